@@ -1,0 +1,52 @@
+# Third-party dependencies, all from Debian packages (see README.md, "Dependencies").
+# Each falls back to plain headers on the include path, so a machine without the
+# packages' CMake files (the GPU machine, which gets headers copied along) still builds.
+
+find_package(Threads REQUIRED)
+find_package(OpenMP REQUIRED COMPONENTS CXX)
+
+find_package(Eigen3 3.4 CONFIG QUIET)
+if(NOT TARGET Eigen3::Eigen)
+  find_path(EIGEN3_INCLUDE_DIR Eigen/Core PATH_SUFFIXES eigen3 REQUIRED)
+  add_library(Eigen3::Eigen INTERFACE IMPORTED)
+  target_include_directories(Eigen3::Eigen INTERFACE ${EIGEN3_INCLUDE_DIR})
+endif()
+
+find_package(spdlog CONFIG QUIET)
+if(NOT TARGET spdlog::spdlog)
+  find_path(SPDLOG_INCLUDE_DIR spdlog/spdlog.h REQUIRED)
+  add_library(spdlog::spdlog INTERFACE IMPORTED)
+  target_include_directories(spdlog::spdlog INTERFACE ${SPDLOG_INCLUDE_DIR})
+  target_compile_definitions(spdlog::spdlog INTERFACE SPDLOG_HEADER_ONLY SPDLOG_FMT_EXTERNAL FMT_HEADER_ONLY)
+endif()
+
+find_package(CLI11 CONFIG QUIET)
+if(NOT TARGET CLI11::CLI11)
+  find_path(CLI11_INCLUDE_DIR CLI/CLI.hpp REQUIRED)
+  add_library(CLI11::CLI11 INTERFACE IMPORTED)
+  target_include_directories(CLI11::CLI11 INTERFACE ${CLI11_INCLUDE_DIR})
+endif()
+
+find_package(nlohmann_json 3 CONFIG QUIET)
+if(NOT TARGET nlohmann_json::nlohmann_json)
+  find_path(NLOHMANN_INCLUDE_DIR nlohmann/json.hpp REQUIRED)
+  add_library(nlohmann_json::nlohmann_json INTERFACE IMPORTED)
+  target_include_directories(nlohmann_json::nlohmann_json INTERFACE ${NLOHMANN_INCLUDE_DIR})
+endif()
+
+# CHOLMOD (SuiteSparse) is the direct reference solver when present; without it
+# --solver direct uses Eigen's SimplicialLDLT, slower on large grids but exact too.
+find_path(CHOLMOD_INCLUDE_DIR cholmod.h PATH_SUFFIXES suitesparse)
+find_library(CHOLMOD_LIBRARY cholmod)
+if(CHOLMOD_INCLUDE_DIR AND CHOLMOD_LIBRARY)
+  add_library(pgsim_cholmod INTERFACE)
+  target_include_directories(pgsim_cholmod INTERFACE ${CHOLMOD_INCLUDE_DIR})
+  target_link_libraries(pgsim_cholmod INTERFACE ${CHOLMOD_LIBRARY})
+  target_compile_definitions(pgsim_cholmod INTERFACE PGSIM_HAVE_CHOLMOD)
+  set(PGSIM_HAVE_CHOLMOD ON)
+  message(STATUS "pgsim: CHOLMOD found, --solver direct uses it")
+else()
+  message(STATUS "pgsim: CHOLMOD not found, --solver direct uses Eigen SimplicialLDLT")
+endif()
+
+find_package(PNG QUIET)

@@ -1,0 +1,75 @@
+// pgsim: DC analysis of a power-grid netlist.
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <CLI/CLI.hpp>
+#include <iostream>
+#include <new>
+
+#include "app/exit_codes.hpp"
+#include "app/report.hpp"
+#include "app/run.hpp"
+#include "app/solve_error.hpp"
+#include "app/system_error.hpp"
+#include "parser/input_error.hpp"
+#include "pcg/preconditioner_factory.hpp"
+
+int main(int argc, char** argv) {
+  using namespace pgsim;
+  Options opt;
+  CLI::App app{"pgsim: DC voltages of a power-grid SPICE netlist (R, V, I; C open, L short)"};
+  app.add_option("netlist", opt.netlist, "SPICE netlist to solve")->required();
+  app.add_option("-o,--output", opt.output, "write every node's voltage here, one 'name value' line per node");
+  app.add_option("--compare", opt.compare, "reference voltages (IBM .solution layout) to compare with");
+  app.add_option("--json", opt.json, "write a machine-readable summary of the run here");
+  app.add_option("--solver", opt.solver, "pcg (iterative) or direct (sparse Cholesky, the accuracy reference)")
+      ->check(CLI::IsMember({"pcg", "direct"}))
+      ->capture_default_str();
+  std::string precond_help = "PCG preconditioner:";
+  for (const auto& name : cpu_preconditioner_names()) precond_help += " " + name;
+  precond_help += " (default " + cpu_preconditioner_names().front() + ")";
+  app.add_option("--precond", opt.precond, precond_help)->check(CLI::IsMember(cpu_preconditioner_names()));
+  app.add_option("--tol", opt.tolerance, "stop when ||b - Gx|| <= tol ||b||")
+      ->check(CLI::Range(1e-16, 1.0))
+      ->capture_default_str();
+  app.add_option("--max-iter", opt.max_iterations, "iteration limit; reaching it is an error")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_flag("--profile", opt.profile, "print per-phase and per-level timing");
+  bool verbose = false;
+  app.add_flag("-v,--verbose", verbose, "more messages");
+  app.add_flag("-q,--quiet", opt.quiet, "warnings and errors only");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int code = app.exit(e);
+    return code == 0 ? 0 : kExitInput;
+  }
+
+  auto logger = spdlog::stderr_color_mt("pgsim");
+  spdlog::set_default_logger(logger);
+  spdlog::set_pattern("%^%l%$: %v");
+  spdlog::set_level(opt.quiet ? spdlog::level::warn : verbose ? spdlog::level::debug : spdlog::level::info);
+
+  try {
+    RunReport report = run(opt);
+    if (report.comparison) std::cout << comparison_text(*report.comparison);
+    if (opt.profile) std::cout << profile_table(report);
+    return kExitOk;
+  } catch (const InputError& e) {
+    spdlog::error("{}", e.what());
+    return kExitInput;
+  } catch (const SolveError& e) {
+    spdlog::error("{}", e.what());
+    return kExitNotConverged;
+  } catch (const SystemError& e) {
+    spdlog::error("{}", e.what());
+    return kExitSystem;
+  } catch (const std::bad_alloc&) {
+    spdlog::error("out of host memory");
+    return kExitSystem;
+  } catch (const std::exception& e) {
+    spdlog::error("internal error: {}", e.what());
+    return kExitSystem;
+  }
+}

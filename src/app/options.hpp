@@ -1,0 +1,20 @@
+#pragma once
+#include <string>
+
+namespace pgsim {
+
+// Everything the command line can ask for.
+struct Options {
+  std::string netlist;
+  std::string output;        // voltages file; empty: do not write
+  std::string compare;       // reference voltages; empty: no comparison
+  std::string json;          // machine-readable summary; empty: none
+  std::string solver = "pcg";  // pcg | direct
+  std::string precond;       // empty: the default preconditioner
+  double tolerance = 1e-10;
+  int max_iterations = 5000;
+  bool profile = false;
+  bool quiet = false;
+};
+
+}  // namespace pgsim

@@ -1,0 +1,77 @@
+#include "app/report.hpp"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "app/atomic_file.hpp"
+
+namespace pgsim {
+
+std::string profile_table(const RunReport& r) {
+  std::string s = fmt::format("{:<10}{:>12}\n", "phase", "seconds");
+  const std::pair<const char*, double> phases[] = {{"parse", r.time.parse},   {"reduce", r.time.reduce},
+                                                   {"setup", r.time.setup},   {"upload", r.time.upload},
+                                                   {"solve", r.time.solve},   {"write", r.time.write},
+                                                   {"total", r.time.total}};
+  for (auto [name, t] : phases) s += fmt::format("{:<10}{:>12.6f}\n", name, t);
+  if (!r.levels.empty()) {
+    s += fmt::format("\n{:>5} {:>12} {:>13} {:>9} {:>7} {:>8} {:>11} {:>7}\n", "level", "rows", "nnz", "ratio",
+                     "repeats", "visits", "seconds", "share");
+    double total = 0;
+    for (const auto& l : r.levels) total += l.seconds;
+    for (size_t i = 0; i < r.levels.size(); ++i) {
+      const auto& l = r.levels[i];
+      double ratio = i + 1 < r.levels.size() ? double(r.levels[i + 1].rows) / double(l.rows) : 0.0;
+      s += fmt::format("{:>5} {:>12} {:>13} {:>9.3f} {:>7} {:>8.1f} {:>11.6f} {:>6.1f}%\n", i, l.rows, l.nnz, ratio,
+                       l.repeats, l.visits, l.seconds, total > 0 ? 100 * l.seconds / total : 0.0);
+    }
+  }
+  return s;
+}
+
+std::string comparison_text(const Comparison& c) {
+  std::string s = fmt::format("compare: {} nodes matched, max |error| {:.3e} V, mean |error| {:.3e} V\n", c.matched,
+                              c.max_abs_error, c.mean_abs_error);
+  for (const auto& w : c.worst) s += fmt::format("  {:<32} {:+.3e} V\n", w.name, w.value);
+  if (c.missing_in_reference || c.missing_in_result) {
+    s += fmt::format("  missing: {} netlist nodes not in the reference, {} reference nodes not in the netlist\n",
+                     c.missing_in_reference, c.missing_in_result);
+    for (const auto& m : c.missing_examples) s += "    " + m + "\n";
+  }
+  return s;
+}
+
+void write_json(const std::string& path, const RunReport& r) {
+  using nlohmann::json;
+  json j;
+  j["netlist"] = r.netlist;
+  j["bytes"] = r.bytes;
+  j["nodes"] = r.nodes;
+  j["unknowns"] = r.unknowns;
+  j["nnz"] = r.nnz;
+  j["solver"] = {{"method", r.method},
+                 {"precond", r.precond},
+                 {"backend", r.backend},
+                 {"iterations", r.result.iterations},
+                 {"relative_residual", r.result.relative_residual},
+                 {"converged", r.result.converged}};
+  j["timing"] = {{"parse", r.time.parse}, {"reduce", r.time.reduce}, {"setup", r.time.setup},
+                 {"upload", r.time.upload}, {"solve", r.time.solve},   {"write", r.time.write},
+                 {"total", r.time.total}};
+  j["parse_mb_per_s"] = r.time.parse > 0 ? double(r.bytes) / 1e6 / r.time.parse : 0.0;
+  j["levels"] = json::array();
+  for (const auto& l : r.levels)
+    j["levels"].push_back(
+        {{"rows", l.rows}, {"nnz", l.nnz}, {"repeats", l.repeats}, {"visits", l.visits}, {"seconds", l.seconds}});
+  if (r.comparison)
+    j["compare"] = {{"matched", r.comparison->matched},
+                    {"missing", r.comparison->missing_in_reference + r.comparison->missing_in_result},
+                    {"max_abs_error", r.comparison->max_abs_error},
+                    {"mean_abs_error", r.comparison->mean_abs_error}};
+  AtomicFile out(path);
+  out.write(j.dump(2) + "\n");
+  out.commit();
+}
+
+}  // namespace pgsim

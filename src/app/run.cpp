@@ -1,0 +1,99 @@
+#include "app/run.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+
+#include "app/report.hpp"
+#include "app/solve_error.hpp"
+#include "app/voltage_file.hpp"
+#include "mna/reduce.hpp"
+#include "parser/input_error.hpp"
+#include "parser/netlist.hpp"
+#include "pcg/direct.hpp"
+#include "pcg/pcg_cpu.hpp"
+#include "pcg/preconditioner_factory.hpp"
+
+namespace pgsim {
+namespace {
+
+class Stopwatch {
+ public:
+  double lap() {
+    auto now = std::chrono::steady_clock::now();
+    double s = std::chrono::duration<double>(now - last_).count();
+    last_ = now;
+    return s;
+  }
+
+ private:
+  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+};
+
+}  // namespace
+
+RunReport run(const Options& opt) {
+  RunReport rep;
+  rep.netlist = opt.netlist;
+  Stopwatch total, phase;
+
+  // Read the reference first: a bad --compare file should fail before a long solve.
+  std::vector<NamedValue> reference;
+  if (!opt.compare.empty()) reference = read_voltages(opt.compare);
+
+  Netlist netlist = parse_netlist(opt.netlist);
+  rep.time.parse = phase.lap();
+  rep.bytes = netlist.bytes_read;
+  rep.nodes = netlist.node_count() - 1;
+  spdlog::info("parsed {}: {} elements, {} nodes, {:.1f} MB in {:.3f} s", opt.netlist, netlist.elements.size(),
+               rep.nodes, double(rep.bytes) / 1e6, rep.time.parse);
+
+  ReducedSystem sys = reduce(netlist);
+  rep.time.reduce = phase.lap();
+  rep.unknowns = sys.unknowns();
+  rep.nnz = sys.G.nnz();
+  spdlog::info("reduced to {} unknowns, {} nonzeros in {:.3f} s", rep.unknowns, rep.nnz, rep.time.reduce);
+
+  std::vector<double> x(static_cast<size_t>(sys.unknowns()), 0.0);
+  rep.backend = "cpu";
+  if (opt.solver == "direct") {
+    rep.method = "direct";
+    rep.precond = direct_solver_name();
+    phase.lap();
+    rep.result = solve_direct(sys.G, sys.b, x);
+    rep.time.solve = phase.lap();
+  } else if (opt.solver == "pcg") {
+    rep.method = "pcg";
+    rep.precond = opt.precond.empty() ? cpu_preconditioner_names().front() : opt.precond;
+    auto M = make_cpu_preconditioner(rep.precond, sys.G);
+    rep.time.setup = phase.lap();
+    SolveControl control;
+    control.tolerance = opt.tolerance;
+    control.max_iterations = opt.max_iterations;
+    rep.result = pcg_cpu(sys.G, sys.b, x, *M, control);
+    rep.time.solve = phase.lap();
+    rep.levels = M->levels();
+  } else {
+    throw InputError("unknown solver '" + opt.solver + "' (pcg or direct)");
+  }
+  spdlog::info("{} ({}) on the {}: {} iterations, relative residual {:.3e}, {:.3f} s", rep.method, rep.precond,
+               rep.backend, rep.result.iterations, rep.result.relative_residual, rep.time.solve);
+
+  if (!rep.result.converged) {
+    rep.time.total = total.lap();
+    if (!opt.json.empty()) write_json(opt.json, rep);
+    throw SolveError(fmt::format("{} did not converge: relative residual {:.3e} after {} iterations, tolerance {:.1e} "
+                                 "(raise --max-iter or try another --precond); no voltages written",
+                                 rep.method, rep.result.relative_residual, rep.result.iterations, opt.tolerance));
+  }
+
+  std::vector<double> voltages = node_voltages(sys, x);
+  if (!opt.output.empty()) write_voltages(opt.output, netlist, voltages);
+  rep.time.write = phase.lap();
+  if (!opt.compare.empty()) rep.comparison = compare_voltages(netlist, voltages, reference);
+  rep.time.total = total.lap();
+  if (!opt.json.empty()) write_json(opt.json, rep);
+  return rep;
+}
+
+}  // namespace pgsim

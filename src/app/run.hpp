@@ -1,0 +1,34 @@
+#pragma once
+// The whole pipeline for one netlist: parse, reduce, set up, solve, write, compare.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "app/compare.hpp"
+#include "app/options.hpp"
+#include "pcg/preconditioner.hpp"
+#include "pcg/solve_result.hpp"
+
+namespace pgsim {
+
+struct PhaseTimes {
+  double parse = 0, reduce = 0, setup = 0, upload = 0, solve = 0, write = 0, total = 0;
+};
+
+struct RunReport {
+  std::string netlist;
+  uint64_t bytes = 0;
+  int64_t nodes = 0;      // netlist nodes, ground excluded
+  int64_t unknowns = 0;
+  int64_t nnz = 0;
+  std::string method, precond, backend;
+  SolveResult result;
+  PhaseTimes time;
+  std::vector<LevelStats> levels;
+  std::optional<Comparison> comparison;
+};
+
+// Runs the pipeline; throws InputError, SolveError or SystemError (see main.cpp for exit codes).
+RunReport run(const Options& options);
+
+}  // namespace pgsim

@@ -1,0 +1,21 @@
+#pragma once
+// The IBM .solution layout: one "name value" line per node.
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "parser/netlist.hpp"
+
+namespace pgsim {
+
+// Writes every node but ground, in netlist order, atomically.
+void write_voltages(const std::string& path, const Netlist& netlist, const std::vector<double>& voltages);
+
+struct NamedValue {
+  std::string name;
+  double value;
+};
+// Reads a voltage file; throws ParseError (file:line) on a malformed line.
+std::vector<NamedValue> read_voltages(const std::string& path);
+
+}  // namespace pgsim

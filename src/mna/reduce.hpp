@@ -1,0 +1,32 @@
+#pragma once
+// Netlist -> symmetric diagonally dominant system G x = b (DESIGN.md section 2), and back.
+#include <cstdint>
+#include <vector>
+
+#include "mna/csr.hpp"
+#include "parser/netlist.hpp"
+
+namespace pgsim {
+
+struct ReducedSystem {
+  // SDD M-matrix over the unknown super-nodes: both triangles, sorted columns, diagonal stored.
+  CsrMatrix G;
+  std::vector<double> b;
+  // Per netlist node: its unknown (or -1 when its voltage is fixed) and its offset, so
+  // v(node) = x[unknown_of_node] + offset_of_node, or offset_of_node alone when fixed.
+  std::vector<int32_t> unknown_of_node;
+  std::vector<double> offset_of_node;
+  // Per unknown: one netlist node of its super-node, for names in messages and exports.
+  std::vector<uint32_t> node_of_unknown;
+
+  int32_t unknowns() const { return G.rows; }
+};
+
+// Throws InputError for a conflicting loop of voltage sources (naming them), for a floating
+// component (its size and one node), and for a netlist with no sources.
+ReducedSystem reduce(const Netlist& netlist);
+
+// Every netlist node's voltage from the solution x of G x = b (entry 0, ground, is 0).
+std::vector<double> node_voltages(const ReducedSystem& system, const std::vector<double>& x);
+
+}  // namespace pgsim

@@ -1,0 +1,298 @@
+// SPICE netlist reader (DESIGN.md section 1). The whole file is read in one block and
+// tokenized in place: tokens are string_views into it, so no line costs an allocation.
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string_view>
+#include <unordered_set>
+
+#include "input_error.hpp"
+#include "netlist.hpp"
+#include "spice_value.hpp"
+
+namespace pgsim {
+namespace {
+
+constexpr int kMaxIncludeDepth = 16;
+constexpr size_t kMaxShownToken = 60;  // longer tokens are cut in messages
+constexpr uint64_t kProgressStep = 8u << 20;
+
+inline char lower(char c) { return c >= 'A' && c <= 'Z' ? char(c + ('a' - 'A')) : c; }
+
+bool iequals(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (lower(a[i]) != lower(b[i])) return false;
+  return true;
+}
+
+bool istarts_with(std::string_view s, std::string_view prefix) {
+  return s.size() >= prefix.size() && iequals(s.substr(0, prefix.size()), prefix);
+}
+
+std::string shown(std::string_view token) {
+  if (token.size() <= kMaxShownToken) return "'" + std::string(token) + "'";
+  return "'" + std::string(token.substr(0, kMaxShownToken)) + "...' (" + std::to_string(token.size()) +
+         " characters)";
+}
+
+std::string read_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw InputError("cannot read netlist '" + path + "': it is a directory");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError("cannot open netlist '" + path + "': no such file or not readable");
+  in.seekg(0, std::ios::end);
+  std::string text(static_cast<size_t>(in.tellg()), '\0');
+  in.seekg(0);
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  if (!in) throw InputError("cannot read netlist '" + path + "'");
+  return text;
+}
+
+// Element kinds that SPICE has but a DC power-grid netlist cannot carry.
+bool is_unsupported_element(char c) {
+  switch (lower(c)) {
+    case 'e': case 'f': case 'g': case 'h': case 'd': case 'q': case 'm': case 'j': case 'x': case 'k':
+    case 'b': case 's': case 'w': case 't': case 'o': case 'u': case 'y': case 'z': case 'p':
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Keywords that may follow a V or I source's DC value (AC and transient specs): ignored at DC.
+bool is_source_tail(std::string_view token) {
+  for (std::string_view k : {"ac", "pwl", "pulse", "sin", "exp", "sffm"})
+    if (istarts_with(token, k)) return true;
+  return false;
+}
+
+class Parser {
+ public:
+  Parser(Netlist& netlist, const ParseOptions& options) : nl_(netlist), options_(options) {}
+
+  void parse_text(const std::string& text, const std::string& path, int depth);
+
+ private:
+  void parse_line(std::string_view first_token);
+  void element(char letter);
+  void dot_command();
+  uint32_t node(std::string_view name);
+  [[noreturn]] void fail(const std::string& message) const {
+    throw ParseError(nl_.files[file_], line_, message);
+  }
+
+  Netlist& nl_;
+  const ParseOptions& options_;
+  std::vector<std::string_view> tokens_;
+  std::vector<uint32_t> element_index_of_name_;
+  std::unordered_set<std::string> warned_;
+  uint32_t file_ = 0;
+  uint32_t line_ = 0;
+  int depth_ = 0;
+  bool ended_ = false;
+};
+
+// Splits [p, end) into whitespace-separated tokens, stopping at a ';' comment or a '$'
+// comment that starts a token. Rejects control characters (binary input).
+template <class Fail>
+void tokenize(const char* p, const char* end, std::vector<std::string_view>& out, Fail&& fail) {
+  while (p < end) {
+    char c = *p;
+    if (c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v' || c == ',') { ++p; continue; }
+    if (c == ';' || c == '$') return;
+    const char* start = p;
+    while (p < end) {
+      c = *p;
+      if (c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v' || c == ',' || c == ';') break;
+      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) fail(c);
+      ++p;
+    }
+    out.emplace_back(start, static_cast<size_t>(p - start));
+  }
+}
+
+void Parser::parse_text(const std::string& text, const std::string& path, int depth) {
+  const uint32_t saved_file = file_, saved_line = line_;
+  const int saved_depth = depth_;
+  file_ = static_cast<uint32_t>(nl_.files.size());
+  nl_.files.push_back(path);
+  depth_ = depth;
+  ended_ = false;
+  auto bad_byte = [&](char c) {
+    fail("unexpected control character (byte 0x" + [&] {
+      char hex[3];
+      std::snprintf(hex, sizeof hex, "%02x", static_cast<unsigned char>(c));
+      return std::string(hex);
+    }() + "): is this a text netlist?");
+  };
+
+  const char* p = text.data();
+  const char* const end = p + text.size();
+  uint32_t line = 0;
+  uint64_t next_progress = kProgressStep;
+  while (p < end && !ended_) {
+    const char* eol = static_cast<const char*>(std::memchr(p, '\n', static_cast<size_t>(end - p)));
+    if (!eol) eol = end;
+    ++line;
+    line_ = line;
+    tokens_.clear();
+    const char* s = p;
+    while (s < eol && (*s == ' ' || *s == '\t')) ++s;
+    if (s < eol && *s == '+') fail("continuation line '+' with no line before it to continue");
+    if (s < eol && *s != '*') tokenize(s, eol, tokens_, bad_byte);
+    else if (s < eol && std::memchr(s, '\0', static_cast<size_t>(eol - s))) bad_byte('\0');
+    p = eol < end ? eol + 1 : end;
+    // Continuation lines ('+' first) extend this logical line.
+    while (p < end) {
+      const char* q = p;
+      while (q < end && (*q == ' ' || *q == '\t')) ++q;
+      if (q >= end || *q != '+') break;
+      const char* ceol = static_cast<const char*>(std::memchr(q, '\n', static_cast<size_t>(end - q)));
+      if (!ceol) ceol = end;
+      ++line;
+      tokenize(q + 1, ceol, tokens_, bad_byte);
+      p = ceol < end ? ceol + 1 : end;
+    }
+    if (!tokens_.empty()) parse_line(tokens_[0]);
+    if (depth == 0 && options_.progress && uint64_t(p - text.data()) >= next_progress) {
+      options_.progress(uint64_t(p - text.data()), text.size(), options_.progress_user);
+      next_progress += kProgressStep;
+    }
+  }
+  nl_.bytes_read += text.size();
+  if (depth == 0 && options_.progress) options_.progress(text.size(), text.size(), options_.progress_user);
+  file_ = saved_file;
+  line_ = saved_line;
+  depth_ = saved_depth;
+  ended_ = false;
+}
+
+void Parser::parse_line(std::string_view first) {
+  if (first[0] == '.') return dot_command();
+  char letter = lower(first[0]);
+  switch (letter) {
+    case 'r': case 'v': case 'i': case 'c': case 'l':
+      return element(letter);
+    default:
+      if (is_unsupported_element(letter))
+        fail("element " + shown(first) + ": type '" + std::string(1, first[0]) +
+             "' is not supported in a power-grid netlist (R, V, I, C and L are)");
+      fail("unknown element " + shown(first) + ": a line must start with R, V, I, C, L, '.', '*' or '+'");
+  }
+}
+
+uint32_t Parser::node(std::string_view name) {
+  if (iequals(name, "gnd")) return Netlist::ground;
+  return nl_.node_names.intern(name);
+}
+
+void Parser::element(char letter) {
+  static constexpr const char* kWhat[] = {"resistance", "voltage", "current", "capacitance", "inductance"};
+  const ElementKind kind = letter == 'r'   ? ElementKind::Resistor
+                           : letter == 'v' ? ElementKind::VoltageSource
+                           : letter == 'i' ? ElementKind::CurrentSource
+                           : letter == 'c' ? ElementKind::Capacitor
+                                           : ElementKind::Inductor;
+  const char* what = kWhat[static_cast<int>(kind)];
+  const std::string_view name = tokens_[0];
+  if (tokens_.size() < 3) fail("element " + shown(name) + " needs two nodes and a value");
+  size_t vi = 3;
+  const bool is_source = kind == ElementKind::VoltageSource || kind == ElementKind::CurrentSource;
+  if (is_source && tokens_.size() > 3 && iequals(tokens_[3], "dc")) vi = 4;
+  if (tokens_.size() <= vi) fail("element " + shown(name) + " has no " + what + " value");
+  auto value = parse_spice_value(tokens_[vi]);
+  if (!value) fail("element " + shown(name) + ": " + shown(tokens_[vi]) + " is not a finite number");
+  if (tokens_.size() > vi + 1) {
+    if (kind == ElementKind::Resistor || (is_source && !is_source_tail(tokens_[vi + 1])))
+      fail("element " + shown(name) + ": unexpected field " + shown(tokens_[vi + 1]) + " after the value");
+  }
+  if (kind == ElementKind::Resistor && *value < 0)
+    fail("resistor " + shown(name) + " has a negative resistance " + shown(tokens_[vi]));
+  if ((kind == ElementKind::Capacitor || kind == ElementKind::Inductor) && *value < 0)
+    fail("element " + shown(name) + " has a negative " + what + " " + shown(tokens_[vi]));
+
+  Element e;
+  e.kind = kind;
+  e.plus = node(tokens_[1]);
+  e.minus = node(tokens_[2]);
+  e.value = *value;
+  e.where = {file_, line_};
+  e.name = nl_.element_names.intern(name);
+  if (e.name < element_index_of_name_.size()) {
+    // Two elements of one name: both are kept (they are both in the circuit), and the user is told.
+    const Element& first = nl_.elements[element_index_of_name_[e.name]];
+    spdlog::warn("{}:{}: duplicate element name {} (first at {}); both elements are kept", nl_.files[file_],
+                 line_, shown(name), nl_.where(first.where));
+  } else {
+    element_index_of_name_.push_back(static_cast<uint32_t>(nl_.elements.size()));
+  }
+  nl_.elements.push_back(e);
+}
+
+void Parser::dot_command() {
+  const std::string_view cmd = tokens_[0];
+  if (iequals(cmd, ".end")) {
+    ended_ = true;
+    return;
+  }
+  if (iequals(cmd, ".include") || iequals(cmd, ".inc")) {
+    if (tokens_.size() < 2) fail(".include needs a file name");
+    std::string_view f = tokens_[1];
+    if (f.size() >= 2 && (f.front() == '"' || f.front() == '\'') && f.back() == f.front()) f = f.substr(1, f.size() - 2);
+    if (f.empty()) fail(".include has an empty file name");
+    if (depth_ + 1 >= kMaxIncludeDepth)
+      fail(".include nested more than " + std::to_string(kMaxIncludeDepth) + " deep (a file that includes itself?)");
+    std::filesystem::path inc(std::string{f});
+    if (inc.is_relative()) inc = std::filesystem::path(nl_.files[file_]).parent_path() / inc;
+    std::string text;
+    try {
+      text = read_file(inc.string());
+    } catch (const InputError& e) {
+      fail(std::string(".include: ") + e.what());
+    }
+    parse_text(text, inc.string(), depth_ + 1);
+    return;
+  }
+  if (iequals(cmd, ".subckt") || iequals(cmd, ".ends") || iequals(cmd, ".lib") || iequals(cmd, ".param"))
+    fail(shown(cmd) + " is not supported: pgsim reads flat netlists");
+  for (std::string_view known : {".op", ".options", ".option", ".title", ".tran", ".dc", ".print", ".probe",
+                                 ".plot", ".save", ".temp", ".width", ".nodeset", ".ic", ".global"})
+    if (iequals(cmd, known)) return;
+  std::string key(cmd);
+  for (char& c : key) c = lower(c);
+  if (warned_.insert(key).second)
+    spdlog::warn("{}:{}: ignoring unknown control line {}", nl_.files[file_], line_, shown(cmd));
+}
+
+}  // namespace
+
+char element_letter(ElementKind kind) {
+  static constexpr char kLetters[] = {'R', 'V', 'I', 'C', 'L'};
+  return kLetters[static_cast<int>(kind)];
+}
+
+Netlist::Netlist() { node_names.intern("0"); }
+
+std::string Netlist::where(const SourceLocation& loc) const {
+  return files[loc.file] + ":" + std::to_string(loc.line);
+}
+
+Netlist parse_netlist_text(const std::string& text, const std::string& name, const ParseOptions& options) {
+  Netlist netlist;
+  // IBM-style lines are ~40 bytes with two nodes each, about one new node per element.
+  netlist.elements.reserve(text.size() / 40);
+  netlist.node_names.reserve(text.size() / 60, text.size() / 4);
+  Parser(netlist, options).parse_text(text, name, 0);
+  if (netlist.elements.empty()) throw InputError(name + ": the netlist has no elements");
+  return netlist;
+}
+
+Netlist parse_netlist(const std::string& path, const ParseOptions& options) {
+  return parse_netlist_text(read_file(path), path, options);
+}
+
+}  // namespace pgsim

@@ -1,0 +1,90 @@
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "app/compare.hpp"
+#include "app/exit_codes.hpp"
+#include "app/voltage_file.hpp"
+#include "parser/netlist.hpp"
+#include "test_util.hpp"
+
+using namespace pgsim;
+
+namespace {
+
+nlohmann::json read_json(const std::string& path) { return nlohmann::json::parse(test::read_text(path)); }
+
+}  // namespace
+
+TEST_CASE("ibmpg1 matches the reference solution", "[app][ibmpg1]") {
+  test::TempDir dir;
+  const std::string netlist = test::shared_data("ibmpg1.spice"), solution = test::shared_data("ibmpg1.solution");
+  SECTION("default solver within 1e-6 V") {
+    REQUIRE(test::run_pgsim(netlist + " -o " + dir.file("v.txt") + " --compare " + solution + " --json " +
+                                dir.file("r.json"),
+                            dir.file("log")) == kExitOk);
+    auto j = read_json(dir.file("r.json"));
+    CHECK(j["nodes"] == 30635);
+    CHECK(j["compare"]["matched"] == 30635);
+    CHECK(j["compare"]["missing"] == 0);
+    CHECK(j["compare"]["max_abs_error"].get<double>() <= 1e-6);
+    CHECK(j["solver"]["converged"] == true);
+    CHECK(j["solver"]["relative_residual"].get<double>() <= 1e-10);
+    for (const char* phase : {"parse", "reduce", "setup", "upload", "solve", "write", "total"})
+      CHECK(j["timing"][phase].is_number());
+    CHECK(j["levels"].is_array());
+    // The output file holds every node but ground and re-compares to the same error.
+    auto written = read_voltages(dir.file("v.txt"));
+    CHECK(written.size() == 30635);
+  }
+  SECTION("direct solver within 1e-9 V") {
+    REQUIRE(test::run_pgsim(netlist + " --solver direct --compare " + solution + " --json " + dir.file("r.json"),
+                            dir.file("log")) == kExitOk);
+    auto j = read_json(dir.file("r.json"));
+    CHECK(j["solver"]["method"] == "direct");
+    CHECK(j["compare"]["max_abs_error"].get<double>() <= 1e-9);
+  }
+}
+
+TEST_CASE("a failed run leaves an earlier output file untouched", "[app]") {
+  test::TempDir dir;
+  const std::string out = dir.write("v.txt", "earlier result\n");
+  SECTION("bad netlist") {
+    std::string bad = dir.write("bad.sp", "V1 a 0 1\nR1 a 0 -1\n");
+    CHECK(test::run_pgsim(bad + " -o " + out, dir.file("log")) == kExitInput);
+    CHECK_THAT(test::read_text(dir.file("log")), Catch::Contains("bad.sp:2:"));
+  }
+  SECTION("no convergence") {
+    std::string ok = dir.write("ok.sp", "V1 a 0 1\nR1 a b 1\nR2 b c 1\nR3 c d 1\nR4 d 0 1\nI1 c 0 1m\n");
+    CHECK(test::run_pgsim(ok + " -o " + out + " --precond none --max-iter 1", dir.file("log")) == kExitNotConverged);
+    CHECK_THAT(test::read_text(dir.file("log")), Catch::Contains("did not converge"));
+  }
+  CHECK(test::read_text(out) == "earlier result\n");
+  for (auto& entry : std::filesystem::directory_iterator(std::filesystem::path(out).parent_path()))
+    CHECK(entry.path().filename().string().find(".tmp") == std::string::npos);
+}
+
+TEST_CASE("exit codes for usage and missing files", "[app]") {
+  test::TempDir dir;
+  CHECK(test::run_pgsim("", dir.file("log")) == kExitInput);
+  CHECK(test::run_pgsim("/nonexistent.sp", dir.file("log")) == kExitInput);
+  CHECK_THAT(test::read_text(dir.file("log")), Catch::Contains("/nonexistent.sp"));
+  CHECK(test::run_pgsim("--help", dir.file("log")) == kExitOk);
+}
+
+TEST_CASE("compare matches names case-insensitively and counts missing nodes", "[app]") {
+  Netlist nl = parse_netlist_text("V1 a 0 1\nR1 a B 1\nR2 B c 1\nR3 c 0 1\n", "mem.sp");
+  std::vector<double> v(nl.node_count(), 0.0);
+  v[nl.node_names.find("a")] = 1.0;
+  v[nl.node_names.find("b")] = 2.0 / 3;
+  v[nl.node_names.find("c")] = 1.0 / 3;
+  std::vector<NamedValue> ref{{"A", 1.0}, {"b", 2.0 / 3 + 1e-3}, {"zz", 5.0}};
+  Comparison c = compare_voltages(nl, v, ref);
+  CHECK(c.matched == 2);
+  CHECK(c.missing_in_result == 1);
+  CHECK(c.missing_in_reference == 1);
+  CHECK(c.max_abs_error == Approx(1e-3));
+  CHECK(c.mean_abs_error == Approx(0.5e-3));
+  REQUIRE(c.worst.size() == 2);
+  CHECK(c.worst[0].name == "B");
+  CHECK(c.worst[0].value == Approx(-1e-3));
+}

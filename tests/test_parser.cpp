@@ -1,0 +1,129 @@
+#include <catch2/catch.hpp>
+
+#include "parser/input_error.hpp"
+#include "parser/netlist.hpp"
+#include "parser/spice_value.hpp"
+#include "test_util.hpp"
+
+using namespace pgsim;
+
+namespace {
+
+Netlist parse(const std::string& text) { return parse_netlist_text(text, "mem.sp"); }
+
+// The message of the ParseError that parsing `text` throws.
+std::string parse_error(const std::string& text) {
+  try {
+    parse(text);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  FAIL("no error for: " << text);
+  return {};
+}
+
+}  // namespace
+
+TEST_CASE("SPICE values take scale suffixes and ignore unit letters", "[parser]") {
+  CHECK(*parse_spice_value("2.5e-01") == Approx(0.25));
+  CHECK(*parse_spice_value("10k") == Approx(1e4));
+  CHECK(*parse_spice_value("10kohm") == Approx(1e4));
+  CHECK(*parse_spice_value("1.8V") == Approx(1.8));
+  CHECK(*parse_spice_value("3MEG") == Approx(3e6));
+  CHECK(*parse_spice_value("3meg") == Approx(3e6));
+  CHECK(*parse_spice_value("2m") == Approx(2e-3));
+  CHECK(*parse_spice_value("2M") == Approx(2e-3));  // SPICE: M is milli
+  CHECK(*parse_spice_value("4u") == Approx(4e-6));
+  CHECK(*parse_spice_value("5n") == Approx(5e-9));
+  CHECK(*parse_spice_value("6p") == Approx(6e-12));
+  CHECK(*parse_spice_value("7f") == Approx(7e-15));
+  CHECK(*parse_spice_value("1g") == Approx(1e9));
+  CHECK(*parse_spice_value("1t") == Approx(1e12));
+  CHECK(*parse_spice_value("-0.5") == Approx(-0.5));
+  CHECK(*parse_spice_value("+.5") == Approx(0.5));
+  CHECK(*parse_spice_value("0") == 0.0);
+}
+
+TEST_CASE("SPICE values reject non-numbers and non-finite numbers", "[parser]") {
+  for (const char* bad : {"", "abc", "nan", "inf", "-inf", "1e999", "1.5.3", "1k2", "0x10", "--1", "NaN"})
+    CHECK_FALSE(parse_spice_value(bad).has_value());
+}
+
+TEST_CASE("elements, ground names and case-insensitive nodes", "[parser]") {
+  Netlist nl = parse("* comment\nR1 A b 2\nr2 a GND 1k\nV1 B 0 DC 1.8\nI1 b 0 1m\nC1 a 0 1p\nL1 a b 1n\n.op\n.end\n");
+  REQUIRE(nl.elements.size() == 6);
+  CHECK(nl.node_count() == 3);  // 0, A, b
+  CHECK(nl.node_names[1] == "A");  // first spelling is kept
+  CHECK(nl.node_names[2] == "b");
+  CHECK(nl.elements[0].kind == ElementKind::Resistor);
+  CHECK(nl.elements[0].plus == 1);
+  CHECK(nl.elements[0].minus == 2);
+  CHECK(nl.elements[1].minus == Netlist::ground);
+  CHECK(nl.elements[1].value == Approx(1000));
+  CHECK(nl.elements[2].kind == ElementKind::VoltageSource);
+  CHECK(nl.elements[2].value == Approx(1.8));
+  CHECK(nl.elements[3].kind == ElementKind::CurrentSource);
+  CHECK(nl.elements[3].value == Approx(1e-3));
+  CHECK(nl.elements[4].kind == ElementKind::Capacitor);
+  CHECK(nl.elements[5].kind == ElementKind::Inductor);
+  CHECK(nl.elements[5].where.line == 7);
+}
+
+TEST_CASE("continuation lines, inline comments and .end", "[parser]") {
+  Netlist nl = parse("R1 a\n+ b\n+ 5 ; five ohms\nR2 b 0 7 $ seven\n$ whole-line comment\n.end\nR3 garbage here\n");
+  REQUIRE(nl.elements.size() == 2);
+  CHECK(nl.elements[0].value == Approx(5));
+  CHECK(nl.elements[1].value == Approx(7));
+  CHECK(nl.elements[1].where.line == 4);
+}
+
+TEST_CASE(".include is read relative to the including file", "[parser]") {
+  test::TempDir dir;
+  std::filesystem::create_directories(dir.file("sub"));
+  dir.write("sub/part.sp", "R2 b 0 3\n.include 'deeper.sp'\n");
+  dir.write("sub/deeper.sp", "V1 a 0 1\n");
+  std::string top = dir.write("top.sp", "R1 a b 1\n.include \"sub/part.sp\"\n.end\n");
+  Netlist nl = parse_netlist(top);
+  REQUIRE(nl.elements.size() == 3);
+  CHECK(nl.files.size() == 3);
+  CHECK(nl.where(nl.elements[2].where) == dir.file("sub/deeper.sp") + ":1");
+}
+
+TEST_CASE("parse errors carry file:line and the offending text", "[parser]") {
+  CHECK_THAT(parse_error("R1 a b 1\nR2 a b\n"), Catch::Contains("mem.sp:2:") && Catch::Contains("'R2'"));
+  CHECK_THAT(parse_error("R1 a b 1\n\nR2 a b x1\n"), Catch::Contains("mem.sp:3:") && Catch::Contains("'x1'"));
+  CHECK_THAT(parse_error("R1 a b -5\n"), Catch::Contains("mem.sp:1:") && Catch::Contains("negative"));
+  CHECK_THAT(parse_error("R1 a b nan\n"), Catch::Contains("mem.sp:1:") && Catch::Contains("'nan'"));
+  CHECK_THAT(parse_error("R1 a b 1e999\n"), Catch::Contains("'1e999'"));
+  CHECK_THAT(parse_error("R1 a b 1\nQ1 a b c mod\n"), Catch::Contains("mem.sp:2:") && Catch::Contains("'Q1'"));
+  CHECK_THAT(parse_error("R1 a b 1\n#1 a b 1\n"), Catch::Contains("mem.sp:2:") && Catch::Contains("unknown element"));
+  CHECK_THAT(parse_error("R1 a b 1 2\n"), Catch::Contains("mem.sp:1:") && Catch::Contains("'2'"));
+  CHECK_THAT(parse_error("V1 a 0\n"), Catch::Contains("mem.sp:1:") && Catch::Contains("no voltage value"));
+  CHECK_THAT(parse_error("+ R1 a b 1\n"), Catch::Contains("mem.sp:1:") && Catch::Contains("continuation"));
+  CHECK_THAT(parse_error("R1 a b 1\n.include missing.sp\n"), Catch::Contains("mem.sp:2:") && Catch::Contains("missing.sp"));
+  CHECK_THAT(parse_error("R1 a b 1\n.subckt foo a b\n"), Catch::Contains("mem.sp:2:") && Catch::Contains("not supported"));
+  CHECK_THAT(parse_error(std::string("R1 a b 1\nR2 a\x01 b 1\n")), Catch::Contains("mem.sp:2:") && Catch::Contains("0x01"));
+  CHECK_THAT(parse_error("* nothing\n.end\n"), Catch::Contains("no elements"));
+}
+
+TEST_CASE("a missing netlist file is an input error naming it", "[parser]") {
+  try {
+    parse_netlist("/nonexistent/x.sp");
+    FAIL("no error");
+  } catch (const InputError& e) {
+    CHECK_THAT(e.what(), Catch::Contains("/nonexistent/x.sp"));
+  }
+}
+
+TEST_CASE("a file that includes itself stops with an error", "[parser]") {
+  test::TempDir dir;
+  std::string top = dir.write("loop.sp", "R1 a 0 1\n.include loop.sp\n");
+  CHECK_THROWS_WITH(parse_netlist(top), Catch::Contains("nested"));
+}
+
+TEST_CASE("very long tokens are shortened in messages", "[parser]") {
+  std::string longname(100000, 'x');
+  std::string msg = parse_error("R1 a b " + longname + "\n");
+  CHECK(msg.size() < 400);
+  CHECK_THAT(msg, Catch::Contains("100000 characters"));
+}

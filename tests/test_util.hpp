@@ -1,0 +1,48 @@
+#pragma once
+// Helpers shared by the tests: temporary folders, files, running the pgsim binary.
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <random>
+#include <string>
+
+namespace pgsim::test {
+
+// A fresh folder under the system's temporary directory, removed at scope exit.
+class TempDir {
+ public:
+  TempDir() {
+    std::random_device rd;
+    path_ = std::filesystem::temp_directory_path() / ("pgsim-test-" + std::to_string(rd()) + std::to_string(rd()));
+    std::filesystem::create_directories(path_);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  std::string file(const std::string& name) const { return (path_ / name).string(); }
+  std::string write(const std::string& name, const std::string& text) const {
+    std::ofstream(file(name), std::ios::binary) << text;
+    return file(name);
+  }
+
+ private:
+  std::filesystem::path path_;
+};
+
+inline std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+// Runs the pgsim binary with `args`; returns its exit code. Output goes to `log`.
+inline int run_pgsim(const std::string& args, const std::string& log) {
+  std::string cmd = std::string("\"") + PGSIM_EXE + "\" " + args + " >\"" + log + "\" 2>&1";
+  int status = std::system(cmd.c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+inline std::string shared_data(const std::string& name) { return std::string(PGSIM_SHARED_DATA) + "/" + name; }
+
+}  // namespace pgsim::test
