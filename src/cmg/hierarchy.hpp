@@ -1,0 +1,51 @@
+#pragma once
+// The Combinatorial Multigrid (CMG) hierarchy: built once on the CPU (src/cmg), applied by the
+// CPU preconditioner (src/cmg) and uploaded as-is to the GPU (src/gpu). This header is the
+// contract between them: the arrays and their meaning, nothing about how they were made.
+#include <cstdint>
+#include <vector>
+
+#include "mna/csr.hpp"
+
+namespace pgsim {
+
+// One level: a pure graph Laplacian (zero row sums, non-positive off-diagonals), its vertices
+// numbered so that every cluster (= one vertex of the next level) is a contiguous range.
+struct CmgLevel {
+  CsrMatrix A;
+  std::vector<double> inv_diag;      // 1 / (2 A_ii): the damped-Jacobi smoother
+  std::vector<int32_t> cluster_ptr;  // next-level vertex c = this level's [cluster_ptr[c], cluster_ptr[c+1]);
+                                     // empty on the coarsest level
+  int repeats = 1;                   // t_l: child cycles per visit of this level
+};
+
+// Sparse Cholesky of the coarsest Laplacian with one vertex grounded (its row and column
+// removed): P A' P^T = L L^T. The grounded vertex's value in the solution is 0.
+struct CoarseFactor {
+  int32_t grounded = 0;           // the coarsest-level vertex held at 0
+  std::vector<int32_t> vertex;    // row i of L is coarsest-level vertex vertex[i]
+  CsrMatrix L;                    // lower triangle with diagonal, columns sorted (diagonal last)
+  CsrMatrix Lt;                   // L^T, upper triangle with diagonal, columns sorted (diagonal first)
+};
+
+// The preconditioner for the SDD system G x = b (n unknowns) is the CMG cycle on the Laplacian
+// of G extended by one ground vertex (DESIGN.md section 3):
+//   y_in[level0_of_unknown[i]] = b[i],  y_in[level0_ground] = -sum(b);
+//   y = cycle(0, y_in);
+//   z[i] = y[level0_of_unknown[i]] - y[level0_ground].
+// cycle(l, r): if l is the coarsest level, the factor's solve; otherwise
+//   x = inv_diag .* r
+//   repeat repeats_l times:
+//     rc = R^T (r - A x)              (R^T sums each cluster's entries)
+//     x += R cycle(l + 1, rc)         (R copies a cluster's value to its vertices)
+//     x += inv_diag .* (r - A x)
+// a fixed symmetric positive definite operator, so plain PCG is valid.
+struct CmgHierarchy {
+  int32_t n = 0;                          // unknowns of G
+  std::vector<int32_t> level0_of_unknown; // size n
+  int32_t level0_ground = 0;              // the extra ground vertex at level 0
+  std::vector<CmgLevel> levels;           // levels[0] has n + 1 vertices
+  CoarseFactor coarse;                    // of levels.back()
+};
+
+}  // namespace pgsim
