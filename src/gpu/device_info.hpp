@@ -1,0 +1,11 @@
+#pragma once
+#include <string>
+
+namespace pgsim::gpu {
+
+// True when a CUDA device can be used; otherwise `why` says what is missing.
+bool device_available(std::string* why);
+// "NVIDIA H100 80GB HBM3, 132 SMs, 79.1 GiB" or similar.
+std::string device_description();
+
+}  // namespace pgsim::gpu
