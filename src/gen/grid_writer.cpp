@@ -7,7 +7,7 @@ namespace {
 
 // Electrical scale, chosen to look like ibmpg1: wire segments of 0.05-0.2 ohm (thinner, more
 // resistive metal at the bottom), 0.25 ohm pads to a 1.8 V supply, sub-mA loads, and a worst
-// IR drop of a few percent of VDD at the default pad and load density.
+// IR drop of about 5% of VDD on each net at the default pad and load density.
 constexpr double kVdd = 1.8;
 constexpr double kBottomOhmPerTrack = 0.1;
 constexpr double kOhmRatioPerLayer = 2.5;  // each layer up is this much less resistive per track
@@ -39,7 +39,7 @@ class Writer {
   Writer(const GridParams& p, TextSink& out) : p_(p), s_(p.shape), out_(out) {}
 
   GridCounts run() {
-    out_ << "* IBM-style power grid from pgsim-gen: " << p_.command_line << '\n';
+    out_ << "* IBM-style power grid: " << p_.command_line << '\n';
     out_ << "* " << s_.total_nodes() << " nodes, " << s_.layers << " layers, " << s_.width << " x " << s_.height
          << " tracks, seed " << static_cast<int64_t>(p_.seed) << '\n';
     for (Net net : {Net::vdd, Net::gnd}) {

@@ -12,7 +12,7 @@ struct GridParams {
   GridShape shape;
   uint64_t seed = 1;
   double load_fraction = 0.5;  // share of bottom-layer VDD taps that draw a load current
-  std::string command_line;    // echoed into the header comment
+  std::string command_line;    // the command that reproduces the file, echoed into its header
 };
 
 // What was written, for the summary line.

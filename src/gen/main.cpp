@@ -68,7 +68,11 @@ int main(int argc, char** argv) {
                  nodes_text.c_str());
     return kExitInput;
   }
-  for (int i = 0; i < argc; ++i) params.command_line += (i ? " " : "") + std::string(i ? argv[i] : "pgsim-gen");
+  // The header names the parameters, not the output path, so equal parameters give equal bytes.
+  params.command_line = "pgsim-gen --nodes " + std::to_string(static_cast<int64_t>(std::ceil(requested))) +
+                        " --layers " + std::to_string(params.shape.layers) + " --seed " + std::to_string(params.seed) +
+                        " --pads-every " + std::to_string(params.shape.pads_every) + " --load-fraction " +
+                        CLI::detail::to_string(params.load_fraction);
 
   auto start = std::chrono::steady_clock::now();
   try {
