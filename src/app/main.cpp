@@ -32,7 +32,7 @@ int main(int argc, char** argv) {
   app.add_option("--backend", opt.backend, "where PCG runs: gpu, cpu, or auto (the GPU when one is usable)")
       ->check(CLI::IsMember({"gpu", "cpu", "auto"}))
       ->capture_default_str();
-  app.add_option("--spmv", opt.spmv, "GPU SpMV layout of the system matrix: seg, csr or cusparse (default seg)")
+  app.add_option("--spmv", opt.spmv, "GPU SpMV layout of the system matrix: seg, csr or cusparse (default csr)")
       ->check(CLI::IsMember({"seg", "csr", "cusparse"}));
   app.add_option("--tol", opt.tolerance, "stop when ||b - Gx|| <= tol ||b||")
       ->check(CLI::Range(1e-16, 1.0))
