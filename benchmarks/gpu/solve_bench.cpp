@@ -10,6 +10,7 @@
 // kernels must move per iteration (every array a kernel touches, read or written once) divided
 // by the device-to-device copy bandwidth measured in the same run. Last, a per-level profile
 // (CUDA events per kernel; time of the one-block tail kernel booked on its first level).
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -147,7 +148,9 @@ int main(int argc, char** argv) {
               t_read, t_elim, t_hier, h.levels.size(), t_upload, t_hier + t_upload);
 
   const Timed cmg = time_gpu(pcg, *A, *M, db, dx, control, reps);
-  auto M32 = gpu::make_device_cmg(h, {6144, true, false});
+  gpu::CmgDeviceOptions f32;
+  f32.float_values = true;
+  auto M32 = gpu::make_device_cmg(h, f32);
   const Timed cmg32 = time_gpu(pcg, *A, *M32, db, dx, control, reps);
   auto Acusp = gpu::make_device_spmv(gpu::SpmvLayout::cusparse, G);
   gpu::DeviceJacobi jacobi(G);
@@ -182,7 +185,9 @@ int main(int argc, char** argv) {
   (void)per_it32;
 
   // Per-level kernel time: one solve with per-kernel CUDA events (no graphs).
-  auto Mp = gpu::make_device_cmg(h, {6144, false, true});
+  gpu::CmgDeviceOptions profiled;
+  profiled.profile = true;
+  auto Mp = gpu::make_device_cmg(h, profiled);
   gpu::GpuPcg pcg_p(G.rows, false);
   PGSIM_CUDA(cudaMemset(dx.data(), 0, dx.size() * sizeof(double)));
   const SolveResult rp = pcg_p.solve(*A, db.data(), dx.data(), *Mp, control);

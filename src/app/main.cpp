@@ -40,6 +40,9 @@ int main(int argc, char** argv) {
   app.add_option("--max-iter", opt.max_iterations, "iteration limit; reaching it is an error")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  bool no_eliminate = false;
+  app.add_flag("--no-eliminate", no_eliminate,
+               "keep wire chains (degree-1 and degree-2 unknowns) in the PCG system instead of eliminating them exactly");
   app.add_flag("--profile", opt.profile, "print per-phase and per-level timing");
   bool verbose = false;
   app.add_flag("-v,--verbose", verbose, "more messages");
@@ -51,6 +54,7 @@ int main(int argc, char** argv) {
     return code == 0 ? 0 : kExitInput;
   }
 
+  opt.eliminate = !no_eliminate;
   auto logger = spdlog::stderr_color_mt("pgsim");
   spdlog::set_default_logger(logger);
   spdlog::set_pattern("%^%l%$: %v");

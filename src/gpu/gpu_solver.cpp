@@ -46,6 +46,10 @@ GpuSolveReport solve_on_gpu(const CsrMatrix& G, const std::vector<double>& b, st
   try {
     GpuSolveReport rep;
     rep.device = device_description();
+    if (G.rows == 0) {  // everything was eliminated before the solve
+      rep.result.converged = true;
+      return rep;
+    }
     const auto t0 = std::chrono::steady_clock::now();
     const SpmvLayout layout = parse_layout(s.spmv.empty() ? default_spmv_layout() : s.spmv);
     auto A = make_device_spmv(layout, G);
