@@ -184,6 +184,18 @@ int main(int argc, char** argv) {
               iteration_bytes(G, h, 8) / 1e6, iteration_bytes(G, h, 4) / 1e6, bw / 1e9, per_it / floor_it);
   (void)per_it32;
 
+  // Where the one-block tail kernel should start: solve time for several row limits.
+  std::printf("tail kernel row limit (levels with at most this many rows run in one block):\n");
+  for (int32_t tail_rows : {0, 2048, 6144, 16384, 65536}) {
+    gpu::CmgDeviceOptions o;
+    o.tail_rows = tail_rows;
+    auto Mt = gpu::make_device_cmg(h, o);
+    const Timed t = time_gpu(pcg, *A, *Mt, db, dx, control, reps);
+    std::printf("  tail_rows %6d: %d iterations, solve %.3f ms%s\n", tail_rows, t.result.iterations, t.seconds * 1e3,
+                tail_rows == gpu::CmgDeviceOptions{}.tail_rows ? " (default)" : "");
+  }
+  std::printf("\n");
+
   // Per-level kernel time: one solve with per-kernel CUDA events (no graphs).
   gpu::CmgDeviceOptions profiled;
   profiled.profile = true;

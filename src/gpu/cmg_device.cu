@@ -18,6 +18,11 @@ constexpr int kRestrictLanes = 8;  // lanes per cluster (a cluster's nonzeros: ~
 constexpr int kProlongLanes = 4;   // lanes per row
 constexpr int kCoarseLanes = 32;   // lanes per row of the dense coarse inverse
 constexpr int32_t kMaxTailCoarse = 1024;  // largest coarsest level solved inside the tail kernel
+// Rows and clusters with more nonzeros than this (the ground vertex at level 0 and the clusters
+// holding it further down: thousands of entries) get a whole block each; a lane group would
+// walk them alone and hold up the whole launch.
+constexpr int32_t kLongRow = 128;
+constexpr int32_t kLongCluster = 512;
 
 // What the kernels see of one level: plain pointers into its device buffers.
 template <class V>
@@ -30,6 +35,9 @@ struct LevelView {
   const V* invd = nullptr;
   const int32_t* cptr = nullptr;  // cluster c = rows [cptr[c], cptr[c+1])
   const int32_t* cl = nullptr;    // cluster of each row
+  const int32_t* long_rows = nullptr;      // rows with more than kLongRow nonzeros
+  const int32_t* long_clusters = nullptr;  // clusters with more than kLongCluster nonzeros
+  int32_t n_long_rows = 0, n_long_clusters = 0;
   double* b = nullptr;            // right-hand side of this level's cycle
   double* x[2] = {nullptr, nullptr};
 };
@@ -53,11 +61,27 @@ __device__ inline void restrict_item(const LevelView<V>& L, const double* xin, d
   double s = 0;
   if (active) {
     const int32_t r0 = L.cptr[c], r1 = L.cptr[c + 1];
-    for (int32_t i = r0 + lane; i < r1; i += W) s += L.b[i];
-    for (int32_t k = L.ptr[r0] + lane; k < L.ptr[r1]; k += W) s -= double(L.val[k]) * x_at<V, First>(L, xin, L.col[k]);
+    active = L.ptr[r1] - L.ptr[r0] <= kLongCluster;  // else restrict_long
+    if (active) {
+      for (int32_t i = r0 + lane; i < r1; i += W) s += L.b[i];
+      for (int32_t k = L.ptr[r0] + lane; k < L.ptr[r1]; k += W)
+        s -= double(L.val[k]) * x_at<V, First>(L, xin, L.col[k]);
+    }
   }
   s = group_sum<W>(s);
   if (active && lane == 0) child_b[c] = s;
+}
+
+// restrict_item for one long cluster, by the whole block.
+template <class V, bool First>
+__device__ inline void restrict_long(const LevelView<V>& L, const double* xin, double* child_b, int32_t c) {
+  const int32_t r0 = L.cptr[c], r1 = L.cptr[c + 1];
+  double s = 0;
+  for (int32_t i = r0 + int32_t(threadIdx.x); i < r1; i += int32_t(blockDim.x)) s += L.b[i];
+  for (int32_t k = L.ptr[r0] + int32_t(threadIdx.x); k < L.ptr[r1]; k += int32_t(blockDim.x))
+    s -= double(L.val[k]) * x_at<V, First>(L, xin, L.col[k]);
+  s = block_sum(s);
+  if (threadIdx.x == 0) child_b[c] = s;
 }
 
 // x' = x + R z (formed per entry), xout_i = x'_i + invD_i (b_i - (A x')_i).
@@ -65,13 +89,32 @@ template <class V, bool First, int W>
 __device__ inline void prolong_item(const LevelView<V>& L, const double* xin, const double* z, double* xout,
                                     int32_t i, int lane, bool active) {
   double s = 0;
-  if (active)
-    for (int32_t k = L.ptr[i] + lane; k < L.ptr[i + 1]; k += W) {
-      const int32_t j = L.col[k];
-      s += double(L.val[k]) * (x_at<V, First>(L, xin, j) + z[L.cl[j]]);
-    }
+  if (active) {
+    active = L.ptr[i + 1] - L.ptr[i] <= kLongRow;  // else prolong_long
+    if (active)
+      for (int32_t k = L.ptr[i] + lane; k < L.ptr[i + 1]; k += W) {
+        const int32_t j = L.col[k];
+        s += double(L.val[k]) * (x_at<V, First>(L, xin, j) + z[L.cl[j]]);
+      }
+  }
   s = group_sum<W>(s);
   if (active && lane == 0) {
+    const double xi = x_at<V, First>(L, xin, i) + z[L.cl[i]];
+    xout[i] = xi + double(L.invd[i]) * (L.b[i] - s);
+  }
+}
+
+// prolong_item for one long row, by the whole block.
+template <class V, bool First>
+__device__ inline void prolong_long(const LevelView<V>& L, const double* xin, const double* z, double* xout,
+                                    int32_t i) {
+  double s = 0;
+  for (int32_t k = L.ptr[i] + int32_t(threadIdx.x); k < L.ptr[i + 1]; k += int32_t(blockDim.x)) {
+    const int32_t j = L.col[k];
+    s += double(L.val[k]) * (x_at<V, First>(L, xin, j) + z[L.cl[j]]);
+  }
+  s = block_sum(s);
+  if (threadIdx.x == 0) {
     const double xi = x_at<V, First>(L, xin, i) + z[L.cl[i]];
     xout[i] = xi + double(L.invd[i]) * (L.b[i] - s);
   }
@@ -90,9 +133,10 @@ __device__ inline void coarse_item(int32_t n, const double* inv, const double* b
 
 // ---- one launch per step (large levels) ----------------------------------------------------
 
+// The first `skip_blocks` blocks of a launch work on long items; the rest on the regular ones.
 template <int W>
-__device__ inline bool grid_item(int32_t count, int32_t& item, int& lane) {
-  const int64_t t = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+__device__ inline bool grid_item(int32_t count, unsigned skip_blocks, int32_t& item, int& lane) {
+  const int64_t t = int64_t(blockIdx.x - skip_blocks) * blockDim.x + threadIdx.x;
   item = int32_t(t / W);
   lane = int(t % W);
   return item < count;
@@ -100,17 +144,25 @@ __device__ inline bool grid_item(int32_t count, int32_t& item, int& lane) {
 
 template <class V, bool First, int W>
 __global__ void restrict_kernel(LevelView<V> L, const double* xin, double* child_b) {
+  if (blockIdx.x < unsigned(L.n_long_clusters)) {
+    restrict_long<V, First>(L, xin, child_b, L.long_clusters[blockIdx.x]);
+    return;
+  }
   int32_t c;
   int lane;
-  const bool active = grid_item<W>(L.clusters, c, lane);
+  const bool active = grid_item<W>(L.clusters, unsigned(L.n_long_clusters), c, lane);
   restrict_item<V, First, W>(L, xin, child_b, c, lane, active);
 }
 
 template <class V, bool First, int W>
 __global__ void prolong_kernel(LevelView<V> L, const double* xin, const double* z, double* xout) {
+  if (blockIdx.x < unsigned(L.n_long_rows)) {
+    prolong_long<V, First>(L, xin, z, xout, L.long_rows[blockIdx.x]);
+    return;
+  }
   int32_t i;
   int lane;
-  const bool active = grid_item<W>(L.rows, i, lane);
+  const bool active = grid_item<W>(L.rows, unsigned(L.n_long_rows), i, lane);
   prolong_item<V, First, W>(L, xin, z, xout, i, lane, active);
 }
 
@@ -118,7 +170,7 @@ template <int W>
 __global__ void coarse_kernel(int32_t n, const double* inv, const double* b, double* x) {
   int32_t i;
   int lane;
-  const bool active = grid_item<W>(n, i, lane);
+  const bool active = grid_item<W>(n, 0, i, lane);
   coarse_item<W>(n, inv, b, x, i, lane, active);
 }
 
@@ -132,29 +184,36 @@ __device__ inline void block_items(int32_t count, F f) {
   for (int32_t base = 0; base < count; base += groups) f(base + group, lane, base + group < count);
 }
 
+template <class V, bool First>
+__device__ void tail_restrict(const LevelView<V>& L, const double* xin, double* child_b) {
+  block_items<kRestrictLanes>(L.clusters, [&](int32_t c, int lane, bool a) {
+    restrict_item<V, First, kRestrictLanes>(L, xin, child_b, c, lane, a);
+  });
+  for (int32_t q = 0; q < L.n_long_clusters; ++q) restrict_long<V, First>(L, xin, child_b, L.long_clusters[q]);
+}
+
 template <class V>
 __device__ void tail_restrict(const LevelView<V>& L, const LevelView<V>& C, int k) {
   if (k == 0)
-    block_items<kRestrictLanes>(L.clusters, [&](int32_t c, int lane, bool a) {
-      restrict_item<V, true, kRestrictLanes>(L, nullptr, C.b, c, lane, a);
-    });
+    tail_restrict<V, true>(L, nullptr, C.b);
   else
-    block_items<kRestrictLanes>(L.clusters, [&](int32_t c, int lane, bool a) {
-      restrict_item<V, false, kRestrictLanes>(L, L.x[(k - 1) % 2], C.b, c, lane, a);
-    });
+    tail_restrict<V, false>(L, L.x[(k - 1) % 2], C.b);
+}
+
+template <class V, bool First>
+__device__ void tail_prolong(const LevelView<V>& L, const double* xin, const double* z, double* xout) {
+  block_items<kProlongLanes>(L.rows, [&](int32_t i, int lane, bool a) {
+    prolong_item<V, First, kProlongLanes>(L, xin, z, xout, i, lane, a);
+  });
+  for (int32_t q = 0; q < L.n_long_rows; ++q) prolong_long<V, First>(L, xin, z, xout, L.long_rows[q]);
 }
 
 template <class V>
 __device__ void tail_prolong(const LevelView<V>& L, const LevelView<V>& C, int k) {
-  const double* z = result_of(C);
   if (k == 0)
-    block_items<kProlongLanes>(L.rows, [&](int32_t i, int lane, bool a) {
-      prolong_item<V, true, kProlongLanes>(L, nullptr, z, L.x[0], i, lane, a);
-    });
+    tail_prolong<V, true>(L, nullptr, result_of(C), L.x[0]);
   else
-    block_items<kProlongLanes>(L.rows, [&](int32_t i, int lane, bool a) {
-      prolong_item<V, false, kProlongLanes>(L, L.x[(k - 1) % 2], z, L.x[k % 2], i, lane, a);
-    });
+    tail_prolong<V, false>(L, L.x[(k - 1) % 2], result_of(C), L.x[k % 2]);
 }
 
 // The cycle from level `first` to the coarsest, as a loop over an explicit stack of visit
@@ -226,7 +285,7 @@ std::vector<V> convert(const std::vector<double>& v) {
 
 template <class V>
 struct LevelBuffers {
-  DeviceBuffer<int32_t> ptr, col, cptr, cl;
+  DeviceBuffer<int32_t> ptr, col, cptr, cl, long_rows, long_clusters;
   DeviceBuffer<V> val, invd;
   DeviceBuffer<double> b, x0, x1;
 };
@@ -272,6 +331,18 @@ class DeviceCmg final : public DevicePreconditioner {
           for (int32_t i = lev.cluster_ptr[c]; i < lev.cluster_ptr[c + 1]; ++i) cl[size_t(i)] = int32_t(c);
         B.cptr = DeviceBuffer<int32_t>(lev.cluster_ptr);
         B.cl = DeviceBuffer<int32_t>(cl);
+        std::vector<int32_t> long_rows, long_clusters;
+        for (int32_t i = 0; i < lev.A.rows; ++i)
+          if (lev.A.ptr[i + 1] - lev.A.ptr[i] > kLongRow) long_rows.push_back(i);
+        for (size_t c = 0; c + 1 < lev.cluster_ptr.size(); ++c)
+          if (lev.A.ptr[lev.cluster_ptr[c + 1]] - lev.A.ptr[lev.cluster_ptr[c]] > kLongCluster)
+            long_clusters.push_back(int32_t(c));
+        B.long_rows = DeviceBuffer<int32_t>(long_rows);
+        B.long_clusters = DeviceBuffer<int32_t>(long_clusters);
+        v.long_rows = B.long_rows.data();
+        v.long_clusters = B.long_clusters.data();
+        v.n_long_rows = int32_t(long_rows.size());
+        v.n_long_clusters = int32_t(long_clusters.size());
         if (lev.repeats > 1) B.x1 = DeviceBuffer<double>(size_t(lev.A.rows));
         if (lev.repeats > 1) v.x[1] = B.x1.data();
         v.cptr = B.cptr.data();
@@ -374,14 +445,16 @@ class DeviceCmg final : public DevicePreconditioner {
       const double* xin = k == 0 ? nullptr : L.x[(k - 1) % 2];
       timed(l, stream, [&] {
         auto kernel = k == 0 ? restrict_kernel<V, true, kRestrictLanes> : restrict_kernel<V, false, kRestrictLanes>;
-        kernel<<<blocks_for(int64_t(L.clusters) * kRestrictLanes), kBlock, 0, stream>>>(L, xin, C.b);
+        kernel<<<L.n_long_clusters + blocks_for(int64_t(L.clusters) * kRestrictLanes), kBlock, 0, stream>>>(L, xin,
+                                                                                                       C.b);
       });
       PGSIM_CUDA_LAUNCH();
       cycle(l + 1, stream);
       const double* zc = result_of(C);
       timed(l, stream, [&] {
         auto kernel = k == 0 ? prolong_kernel<V, true, kProlongLanes> : prolong_kernel<V, false, kProlongLanes>;
-        kernel<<<blocks_for(int64_t(L.rows) * kProlongLanes), kBlock, 0, stream>>>(L, xin, zc, L.x[k % 2]);
+        kernel<<<L.n_long_rows + blocks_for(int64_t(L.rows) * kProlongLanes), kBlock, 0, stream>>>(L, xin, zc,
+                                                                                                 L.x[k % 2]);
       });
       PGSIM_CUDA_LAUNCH();
     }
