@@ -26,9 +26,9 @@ std::vector<double> device_apply(const CmgHierarchy& h, const gpu::CmgDeviceOpti
 TEST_CASE("device CMG cycle equals the reference cycle") {
   test::skip_without_gpu();
   std::mt19937 rng(11);
-  // Pads every 37th node: short rows only. Every 3rd: the ground vertex has ~900 edges, a long
-  // row at level 0 and long clusters below (the block-per-item path).
-  for (auto [pad, repeats] : {std::pair{37, 1}, std::pair{37, 2}, std::pair{3, 1}, std::pair{3, 2}}) {
+  // Pads every 37th node: short rows only. Every 2nd: the ground vertex has ~1350 edges, a long
+  // row at level 0 and long clusters below, cut into two chunks (the block-per-chunk path).
+  for (auto [pad, repeats] : {std::pair{37, 1}, std::pair{37, 2}, std::pair{2, 1}, std::pair{2, 2}}) {
     const CsrMatrix G = test::grid_sdd(60, 45, pad, rng);
     const CmgHierarchy h = test::naive_hierarchy(G, 40, repeats, rng);
     REQUIRE(h.levels.size() >= 4);

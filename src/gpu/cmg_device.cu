@@ -1,5 +1,7 @@
 #include "gpu/cmg_device.hpp"
 
+#include <algorithm>
+#include <array>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -17,12 +19,30 @@ constexpr int kTailBlock = 1024;
 constexpr int kRestrictLanes = 8;  // lanes per cluster (a cluster's nonzeros: ~4 rows x ~6)
 constexpr int kProlongLanes = 4;   // lanes per row
 constexpr int kCoarseLanes = 32;   // lanes per row of the dense coarse inverse
-constexpr int32_t kMaxTailCoarse = 1024;  // largest coarsest level solved inside the tail kernel
+// Largest coarsest level solved inside the tail kernel: one block reads the whole dense inverse
+// there, on every visit (162 per application on a 5M-node grid), so only a small one pays off.
+constexpr int32_t kMaxTailCoarse = 160;
 // Rows and clusters with more nonzeros than this (the ground vertex at level 0 and the clusters
 // holding it further down: thousands of entries) get a whole block each; a lane group would
 // walk them alone and hold up the whole launch.
 constexpr int32_t kLongRow = 128;
 constexpr int32_t kLongCluster = 512;
+constexpr int32_t kChunk = 1024;
+
+// Items (rows or clusters) too long for a lane group, cut into chunks of at most kChunk
+// nonzeros, one block per chunk. Per chunk: its item, its nonzero range, and where the item's
+// chunks start and how many there are. The last block to finish an item adds its chunks'
+// partial sums in chunk order (deterministic) and writes the item's result.
+struct LongItems {
+  int32_t chunks = 0;
+  const int32_t* item = nullptr;
+  const int32_t* begin = nullptr;
+  const int32_t* end = nullptr;
+  const int32_t* first = nullptr;
+  const int32_t* count = nullptr;
+  double* partial = nullptr;
+  unsigned* finished = nullptr;  // per item, at its first chunk; 0 between launches
+};
 
 // What the kernels see of one level: plain pointers into its device buffers.
 template <class V>
@@ -35,9 +55,7 @@ struct LevelView {
   const V* invd = nullptr;
   const int32_t* cptr = nullptr;  // cluster c = rows [cptr[c], cptr[c+1])
   const int32_t* cl = nullptr;    // cluster of each row
-  const int32_t* long_rows = nullptr;      // rows with more than kLongRow nonzeros
-  const int32_t* long_clusters = nullptr;  // clusters with more than kLongCluster nonzeros
-  int32_t n_long_rows = 0, n_long_clusters = 0;
+  LongItems long_rows, long_clusters;  // rows with more than kLongRow, clusters with more than kLongCluster nonzeros
   double* b = nullptr;            // right-hand side of this level's cycle
   double* x[2] = {nullptr, nullptr};
 };
@@ -72,16 +90,41 @@ __device__ inline void restrict_item(const LevelView<V>& L, const double* xin, d
   if (active && lane == 0) child_b[c] = s;
 }
 
-// restrict_item for one long cluster, by the whole block.
+// One chunk of a long item by the whole block: `part(k0, k1, first_chunk)` is a thread's share
+// of the chunk's sum, `finish(item, total)` stores the item's result (called once, by the last).
+template <class Part, class Finish>
+__device__ inline void long_chunk(const LongItems& li, int32_t q, Part part, Finish finish) {
+  __shared__ bool last;
+  double s = block_sum(part(li.begin[q], li.end[q], li.first[q] == q));
+  if (threadIdx.x == 0) {
+    li.partial[q] = s;
+    __threadfence();
+    last = atomicAdd(&li.finished[li.first[q]], 1u) == unsigned(li.count[q]) - 1;
+  }
+  __syncthreads();
+  if (last && threadIdx.x == 0) {
+    double total = 0;
+    for (int32_t c = li.first[q]; c < li.first[q] + li.count[q]; ++c) total += __ldcg(&li.partial[c]);
+    finish(li.item[q], total);
+    li.finished[li.first[q]] = 0;
+  }
+}
+
+// restrict_item for chunk q of a long cluster.
 template <class V, bool First>
-__device__ inline void restrict_long(const LevelView<V>& L, const double* xin, double* child_b, int32_t c) {
-  const int32_t r0 = L.cptr[c], r1 = L.cptr[c + 1];
-  double s = 0;
-  for (int32_t i = r0 + int32_t(threadIdx.x); i < r1; i += int32_t(blockDim.x)) s += L.b[i];
-  for (int32_t k = L.ptr[r0] + int32_t(threadIdx.x); k < L.ptr[r1]; k += int32_t(blockDim.x))
-    s -= double(L.val[k]) * x_at<V, First>(L, xin, L.col[k]);
-  s = block_sum(s);
-  if (threadIdx.x == 0) child_b[c] = s;
+__device__ inline void restrict_long(const LevelView<V>& L, const double* xin, double* child_b, int32_t q) {
+  const int32_t c = L.long_clusters.item[q];
+  long_chunk(
+      L.long_clusters, q,
+      [&](int32_t k0, int32_t k1, bool first_chunk) {
+        double s = 0;
+        if (first_chunk)
+          for (int32_t i = L.cptr[c] + int32_t(threadIdx.x); i < L.cptr[c + 1]; i += int32_t(blockDim.x)) s += L.b[i];
+        for (int32_t k = k0 + int32_t(threadIdx.x); k < k1; k += int32_t(blockDim.x))
+          s -= double(L.val[k]) * x_at<V, First>(L, xin, L.col[k]);
+        return s;
+      },
+      [&](int32_t item, double total) { child_b[item] = total; });
 }
 
 // x' = x + R z (formed per entry), xout_i = x'_i + invD_i (b_i - (A x')_i).
@@ -104,21 +147,26 @@ __device__ inline void prolong_item(const LevelView<V>& L, const double* xin, co
   }
 }
 
-// prolong_item for one long row, by the whole block.
+// prolong_item for chunk q of a long row.
 template <class V, bool First>
 __device__ inline void prolong_long(const LevelView<V>& L, const double* xin, const double* z, double* xout,
-                                    int32_t i) {
-  double s = 0;
-  for (int32_t k = L.ptr[i] + int32_t(threadIdx.x); k < L.ptr[i + 1]; k += int32_t(blockDim.x)) {
-    const int32_t j = L.col[k];
-    s += double(L.val[k]) * (x_at<V, First>(L, xin, j) + z[L.cl[j]]);
-  }
-  s = block_sum(s);
-  if (threadIdx.x == 0) {
-    const double xi = x_at<V, First>(L, xin, i) + z[L.cl[i]];
-    xout[i] = xi + double(L.invd[i]) * (L.b[i] - s);
-  }
+                                    int32_t q) {
+  long_chunk(
+      L.long_rows, q,
+      [&](int32_t k0, int32_t k1, bool) {
+        double s = 0;
+        for (int32_t k = k0 + int32_t(threadIdx.x); k < k1; k += int32_t(blockDim.x)) {
+          const int32_t j = L.col[k];
+          s += double(L.val[k]) * (x_at<V, First>(L, xin, j) + z[L.cl[j]]);
+        }
+        return s;
+      },
+      [&](int32_t i, double total) {
+        const double xi = x_at<V, First>(L, xin, i) + z[L.cl[i]];
+        xout[i] = xi + double(L.invd[i]) * (L.b[i] - total);
+      });
 }
+
 
 // x = inv b with the dense coarse inverse (row-major n x n).
 template <int W>
@@ -144,25 +192,25 @@ __device__ inline bool grid_item(int32_t count, unsigned skip_blocks, int32_t& i
 
 template <class V, bool First, int W>
 __global__ void restrict_kernel(LevelView<V> L, const double* xin, double* child_b) {
-  if (blockIdx.x < unsigned(L.n_long_clusters)) {
-    restrict_long<V, First>(L, xin, child_b, L.long_clusters[blockIdx.x]);
+  if (blockIdx.x < unsigned(L.long_clusters.chunks)) {
+    restrict_long<V, First>(L, xin, child_b, int32_t(blockIdx.x));
     return;
   }
   int32_t c;
   int lane;
-  const bool active = grid_item<W>(L.clusters, unsigned(L.n_long_clusters), c, lane);
+  const bool active = grid_item<W>(L.clusters, unsigned(L.long_clusters.chunks), c, lane);
   restrict_item<V, First, W>(L, xin, child_b, c, lane, active);
 }
 
 template <class V, bool First, int W>
 __global__ void prolong_kernel(LevelView<V> L, const double* xin, const double* z, double* xout) {
-  if (blockIdx.x < unsigned(L.n_long_rows)) {
-    prolong_long<V, First>(L, xin, z, xout, L.long_rows[blockIdx.x]);
+  if (blockIdx.x < unsigned(L.long_rows.chunks)) {
+    prolong_long<V, First>(L, xin, z, xout, int32_t(blockIdx.x));
     return;
   }
   int32_t i;
   int lane;
-  const bool active = grid_item<W>(L.rows, unsigned(L.n_long_rows), i, lane);
+  const bool active = grid_item<W>(L.rows, unsigned(L.long_rows.chunks), i, lane);
   prolong_item<V, First, W>(L, xin, z, xout, i, lane, active);
 }
 
@@ -189,7 +237,7 @@ __device__ void tail_restrict(const LevelView<V>& L, const double* xin, double* 
   block_items<kRestrictLanes>(L.clusters, [&](int32_t c, int lane, bool a) {
     restrict_item<V, First, kRestrictLanes>(L, xin, child_b, c, lane, a);
   });
-  for (int32_t q = 0; q < L.n_long_clusters; ++q) restrict_long<V, First>(L, xin, child_b, L.long_clusters[q]);
+  for (int32_t q = 0; q < L.long_clusters.chunks; ++q) restrict_long<V, First>(L, xin, child_b, q);
 }
 
 template <class V>
@@ -205,7 +253,7 @@ __device__ void tail_prolong(const LevelView<V>& L, const double* xin, const dou
   block_items<kProlongLanes>(L.rows, [&](int32_t i, int lane, bool a) {
     prolong_item<V, First, kProlongLanes>(L, xin, z, xout, i, lane, a);
   });
-  for (int32_t q = 0; q < L.n_long_rows; ++q) prolong_long<V, First>(L, xin, z, xout, L.long_rows[q]);
+  for (int32_t q = 0; q < L.long_rows.chunks; ++q) prolong_long<V, First>(L, xin, z, xout, q);
 }
 
 template <class V>
@@ -283,9 +331,42 @@ std::vector<V> convert(const std::vector<double>& v) {
   return std::vector<V>(v.begin(), v.end());
 }
 
+// The device arrays behind a LongItems.
+struct LongItemBuffers {
+  DeviceBuffer<int32_t> item, begin, end, first, count;
+  DeviceBuffer<double> partial;
+  DeviceBuffer<unsigned> finished;
+
+  // items: (index, first nonzero, end nonzero) of every long item.
+  LongItems upload(const std::vector<std::array<int32_t, 3>>& items) {
+    std::vector<int32_t> it, b, e, f, n;
+    for (const auto& [index, k0, k1] : items) {
+      const int32_t chunks = (k1 - k0 + kChunk - 1) / kChunk, at = int32_t(it.size());
+      for (int32_t c = 0; c < chunks; ++c) {
+        it.push_back(index);
+        b.push_back(k0 + c * kChunk);
+        e.push_back(std::min(k1, k0 + (c + 1) * kChunk));
+        f.push_back(at);
+        n.push_back(chunks);
+      }
+    }
+    item = DeviceBuffer<int32_t>(it);
+    begin = DeviceBuffer<int32_t>(b);
+    end = DeviceBuffer<int32_t>(e);
+    first = DeviceBuffer<int32_t>(f);
+    count = DeviceBuffer<int32_t>(n);
+    partial = DeviceBuffer<double>(it.size());
+    finished = DeviceBuffer<unsigned>(it.size());
+    if (!it.empty()) PGSIM_CUDA(cudaMemset(finished.data(), 0, it.size() * sizeof(unsigned)));
+    return LongItems{int32_t(it.size()), item.data(),    begin.data(),   end.data(),
+                     first.data(),       count.data(),   partial.data(), finished.data()};
+  }
+};
+
 template <class V>
 struct LevelBuffers {
-  DeviceBuffer<int32_t> ptr, col, cptr, cl, long_rows, long_clusters;
+  LongItemBuffers long_rows, long_clusters;
+  DeviceBuffer<int32_t> ptr, col, cptr, cl;
   DeviceBuffer<V> val, invd;
   DeviceBuffer<double> b, x0, x1;
 };
@@ -331,18 +412,16 @@ class DeviceCmg final : public DevicePreconditioner {
           for (int32_t i = lev.cluster_ptr[c]; i < lev.cluster_ptr[c + 1]; ++i) cl[size_t(i)] = int32_t(c);
         B.cptr = DeviceBuffer<int32_t>(lev.cluster_ptr);
         B.cl = DeviceBuffer<int32_t>(cl);
-        std::vector<int32_t> long_rows, long_clusters;
+        std::vector<std::array<int32_t, 3>> long_rows, long_clusters;
+        const auto& ptr = lev.A.ptr;
         for (int32_t i = 0; i < lev.A.rows; ++i)
-          if (lev.A.ptr[i + 1] - lev.A.ptr[i] > kLongRow) long_rows.push_back(i);
-        for (size_t c = 0; c + 1 < lev.cluster_ptr.size(); ++c)
-          if (lev.A.ptr[lev.cluster_ptr[c + 1]] - lev.A.ptr[lev.cluster_ptr[c]] > kLongCluster)
-            long_clusters.push_back(int32_t(c));
-        B.long_rows = DeviceBuffer<int32_t>(long_rows);
-        B.long_clusters = DeviceBuffer<int32_t>(long_clusters);
-        v.long_rows = B.long_rows.data();
-        v.long_clusters = B.long_clusters.data();
-        v.n_long_rows = int32_t(long_rows.size());
-        v.n_long_clusters = int32_t(long_clusters.size());
+          if (ptr[i + 1] - ptr[i] > kLongRow) long_rows.push_back({i, ptr[i], ptr[i + 1]});
+        for (size_t c = 0; c + 1 < lev.cluster_ptr.size(); ++c) {
+          const int32_t k0 = ptr[lev.cluster_ptr[c]], k1 = ptr[lev.cluster_ptr[c + 1]];
+          if (k1 - k0 > kLongCluster) long_clusters.push_back({int32_t(c), k0, k1});
+        }
+        v.long_rows = B.long_rows.upload(long_rows);
+        v.long_clusters = B.long_clusters.upload(long_clusters);
         if (lev.repeats > 1) B.x1 = DeviceBuffer<double>(size_t(lev.A.rows));
         if (lev.repeats > 1) v.x[1] = B.x1.data();
         v.cptr = B.cptr.data();
@@ -445,7 +524,7 @@ class DeviceCmg final : public DevicePreconditioner {
       const double* xin = k == 0 ? nullptr : L.x[(k - 1) % 2];
       timed(l, stream, [&] {
         auto kernel = k == 0 ? restrict_kernel<V, true, kRestrictLanes> : restrict_kernel<V, false, kRestrictLanes>;
-        kernel<<<L.n_long_clusters + blocks_for(int64_t(L.clusters) * kRestrictLanes), kBlock, 0, stream>>>(L, xin,
+        kernel<<<L.long_clusters.chunks + blocks_for(int64_t(L.clusters) * kRestrictLanes), kBlock, 0, stream>>>(L, xin,
                                                                                                        C.b);
       });
       PGSIM_CUDA_LAUNCH();
@@ -453,7 +532,7 @@ class DeviceCmg final : public DevicePreconditioner {
       const double* zc = result_of(C);
       timed(l, stream, [&] {
         auto kernel = k == 0 ? prolong_kernel<V, true, kProlongLanes> : prolong_kernel<V, false, kProlongLanes>;
-        kernel<<<L.n_long_rows + blocks_for(int64_t(L.rows) * kProlongLanes), kBlock, 0, stream>>>(L, xin, zc,
+        kernel<<<L.long_rows.chunks + blocks_for(int64_t(L.rows) * kProlongLanes), kBlock, 0, stream>>>(L, xin, zc,
                                                                                                  L.x[k % 2]);
       });
       PGSIM_CUDA_LAUNCH();
