@@ -1,5 +1,7 @@
 #include "gpu/cmg_device.hpp"
 
+#include <cooperative_groups.h>
+
 #include <algorithm>
 #include <array>
 #include <stdexcept>
@@ -14,14 +16,16 @@
 namespace pgsim::gpu {
 namespace {
 
+namespace cg = cooperative_groups;
+
 constexpr int kMaxLevels = 32;
 constexpr int kTailBlock = 1024;
 constexpr int kRestrictLanes = 8;  // lanes per cluster (a cluster's nonzeros: ~4 rows x ~6)
 constexpr int kProlongLanes = 4;   // lanes per row
 constexpr int kCoarseLanes = 32;   // lanes per row of the dense coarse inverse
-// Largest coarsest level solved inside the tail kernel: one block reads the whole dense inverse
-// there, on every visit (162 per application on a 5M-node grid), so only a small one pays off.
-constexpr int32_t kMaxTailCoarse = 160;
+// Largest coarsest level solved inside the tail kernel: its few blocks read the whole dense
+// inverse there on every visit (162 per application on a 5M-node grid).
+constexpr int32_t kMaxTailCoarse = 512;
 // Rows and clusters with more nonzeros than this (the ground vertex at level 0 and the clusters
 // holding it further down: thousands of entries) get a whole block each; a lane group would
 // walk them alone and hold up the whole launch.
@@ -222,14 +226,26 @@ __global__ void coarse_kernel(int32_t n, const double* inv, const double* b, dou
   coarse_item<W>(n, inv, b, x, i, lane, active);
 }
 
-// ---- the tail: all remaining levels in one block -------------------------------------------
+// ---- the tail: all remaining levels in one thread-block cluster -----------------------------
+// A cluster's blocks run at once on neighbouring SMs and meet at a hardware barrier
+// (cluster.sync, far cheaper than a kernel boundary), so each step of the small levels costs a
+// barrier instead of a launch, and the coarse solve still reads with several SMs.
 
-// Calls f(item, lane, active) for items [0, count), W lanes each; every warp runs the same
-// number of rounds, so the lane-group shuffles always have the whole warp.
+// Calls f(item, lane, active) for items [0, count), W lanes each, over the whole cluster; every
+// warp runs the same number of rounds, so the lane-group shuffles always have the whole warp.
 template <int W, class F>
 __device__ inline void block_items(int32_t count, F f) {
-  const int group = int(threadIdx.x) / W, lane = int(threadIdx.x) % W, groups = int(blockDim.x) / W;
+  const auto cluster = cg::this_cluster();
+  const int t = int(cluster.block_rank() * blockDim.x + threadIdx.x);
+  const int group = t / W, lane = t % W, groups = int(cluster.num_blocks() * blockDim.x) / W;
   for (int32_t base = 0; base < count; base += groups) f(base + group, lane, base + group < count);
+}
+
+// Long-item chunks spread over the cluster's blocks.
+template <class F>
+__device__ inline void cluster_chunks(int32_t chunks, F f) {
+  const auto cluster = cg::this_cluster();
+  for (int32_t q = int32_t(cluster.block_rank()); q < chunks; q += int32_t(cluster.num_blocks())) f(q);
 }
 
 template <class V, bool First>
@@ -237,7 +253,7 @@ __device__ void tail_restrict(const LevelView<V>& L, const double* xin, double* 
   block_items<kRestrictLanes>(L.clusters, [&](int32_t c, int lane, bool a) {
     restrict_item<V, First, kRestrictLanes>(L, xin, child_b, c, lane, a);
   });
-  for (int32_t q = 0; q < L.long_clusters.chunks; ++q) restrict_long<V, First>(L, xin, child_b, q);
+  cluster_chunks(L.long_clusters.chunks, [&](int32_t q) { restrict_long<V, First>(L, xin, child_b, q); });
 }
 
 template <class V>
@@ -253,7 +269,7 @@ __device__ void tail_prolong(const LevelView<V>& L, const double* xin, const dou
   block_items<kProlongLanes>(L.rows, [&](int32_t i, int lane, bool a) {
     prolong_item<V, First, kProlongLanes>(L, xin, z, xout, i, lane, a);
   });
-  for (int32_t q = 0; q < L.long_rows.chunks; ++q) prolong_long<V, First>(L, xin, z, xout, q);
+  cluster_chunks(L.long_rows.chunks, [&](int32_t q) { prolong_long<V, First>(L, xin, z, xout, q); });
 }
 
 template <class V>
@@ -265,10 +281,11 @@ __device__ void tail_prolong(const LevelView<V>& L, const LevelView<V>& C, int k
 }
 
 // The cycle from level `first` to the coarsest, as a loop over an explicit stack of visit
-// counters (the recursion of hierarchy.hpp unrolled). Control flow is uniform over the block.
+// counters (the recursion of hierarchy.hpp unrolled). Control flow is uniform over the cluster.
 template <class V>
 __global__ void __launch_bounds__(kTailBlock) tail_kernel(const LevelView<V>* levels, int first, int coarsest,
                                                           const double* coarse_inv) {
+  const auto cluster = cg::this_cluster();
   int visit[kMaxLevels];
   int l = first;
   visit[l] = 0;
@@ -280,22 +297,22 @@ __global__ void __launch_bounds__(kTailBlock) tail_kernel(const LevelView<V>* le
         block_items<kCoarseLanes>(L.rows, [&](int32_t i, int lane, bool a) {
           coarse_item<kCoarseLanes>(L.rows, coarse_inv, L.b, L.x[0], i, lane, a);
         });
-        __syncthreads();
+        cluster.sync();
         if (l == first) return;
         down = false;
         --l;
         continue;
       }
       tail_restrict(L, levels[l + 1], visit[l]);
-      __syncthreads();
+      cluster.sync();
       visit[++l] = 0;
       continue;
     }
     tail_prolong(L, levels[l + 1], visit[l]);
-    __syncthreads();
+    cluster.sync();
     if (++visit[l] < L.repeats) {
       tail_restrict(L, levels[l + 1], visit[l]);
-      __syncthreads();
+      cluster.sync();
       visit[++l] = 0;
       down = true;
       continue;
@@ -375,10 +392,11 @@ template <class V>
 class DeviceCmg final : public DevicePreconditioner {
  public:
   DeviceCmg(const CmgHierarchy& h, const CmgDeviceOptions& opt)
-      : n_(h.n), ground_(h.level0_ground), profile_(opt.profile), map_(h.level0_of_unknown), partials_(kReduceBlocks),
+      : n_(h.n), ground_(h.level0_ground), profile_(opt.profile), tail_blocks_(opt.tail_blocks), map_(h.level0_of_unknown), partials_(kReduceBlocks),
         finished_(1) {
     const int L = int(h.levels.size());
     if (L == 0 || L > kMaxLevels) throw std::invalid_argument("CMG hierarchy has " + std::to_string(L) + " levels");
+    if (tail_blocks_ < 1 || tail_blocks_ > 8) throw std::invalid_argument("tail_blocks must be 1 to 8");
     if (h.levels[0].A.rows != h.n + 1 || int32_t(h.level0_of_unknown.size()) != h.n)
       throw std::invalid_argument("CMG level 0 does not match the system: " + std::to_string(h.levels[0].A.rows) +
                                   " vertices for " + std::to_string(h.n) + " unknowns");
@@ -506,7 +524,18 @@ class DeviceCmg final : public DevicePreconditioner {
     if (l >= tail_first_) {
       // One block for the rest of the hierarchy; its time is booked on its first level.
       timed(l, stream, [&] {
-        tail_kernel<V><<<1, kTailBlock, 0, stream>>>(views_dev_.data(), l, coarsest_, coarse_inv_.data());
+        cudaLaunchConfig_t config{};
+        config.gridDim = dim3(unsigned(tail_blocks_));
+        config.blockDim = dim3(kTailBlock);
+        config.stream = stream;
+        cudaLaunchAttribute cluster{};
+        cluster.id = cudaLaunchAttributeClusterDimension;
+        cluster.val.clusterDim.x = unsigned(tail_blocks_);
+        cluster.val.clusterDim.y = cluster.val.clusterDim.z = 1;
+        config.attrs = &cluster;
+        config.numAttrs = 1;
+        PGSIM_CUDA(cudaLaunchKernelEx(&config, tail_kernel<V>, static_cast<const LevelView<V>*>(views_dev_.data()), l,
+                                      coarsest_, static_cast<const double*>(coarse_inv_.data())));
       });
       PGSIM_CUDA_LAUNCH();
       return;
@@ -541,7 +570,7 @@ class DeviceCmg final : public DevicePreconditioner {
 
   int32_t n_, ground_;
   bool profile_;
-  int coarsest_ = 0, tail_first_ = 0;
+  int coarsest_ = 0, tail_first_ = 0, tail_blocks_ = 1;
   DeviceBuffer<int32_t> map_;
   DeviceBuffer<double> partials_;
   DeviceBuffer<unsigned> finished_;
