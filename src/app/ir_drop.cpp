@@ -1,0 +1,239 @@
+#include "app/ir_drop.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <numeric>
+
+#include "app/grid_name.hpp"
+
+namespace pgsim {
+namespace {
+
+class UnionFind {
+ public:
+  explicit UnionFind(uint32_t n) : parent_(n) { std::iota(parent_.begin(), parent_.end(), 0u); }
+  uint32_t find(uint32_t x) {
+    while (parent_[x] != x) x = parent_[x] = parent_[parent_[x]];  // path halving
+    return x;
+  }
+  void unite(uint32_t a, uint32_t b) { parent_[find(a)] = find(b); }
+
+ private:
+  std::vector<uint32_t> parent_;
+};
+
+// What the pads of one net say about its supply.
+struct NetSupply {
+  double source = 0;        // value of the source pad of largest |E|
+  bool has_source = false;  // a voltage source to ground
+  bool has_tie = false;     // a resistor or inductor to ground: supplies 0 V when there is no source
+  bool mixed = false;       // source pads that disagree
+  bool supplied() const { return has_source || has_tie; }
+  double value() const { return has_source ? source : 0.0; }
+};
+
+bool joins_net(const Element& e) {
+  return e.kind == ElementKind::Resistor || e.kind == ElementKind::Inductor ||
+         (e.kind == ElementKind::VoltageSource && e.value == 0.0);
+}
+
+}  // namespace
+
+NodeDeviations node_deviations(const Netlist& netlist, const ReducedSystem& system,
+                               const std::vector<double>& voltages) {
+  const uint32_t n = netlist.node_count();
+  UnionFind nets(n);
+  for (const Element& e : netlist.elements)
+    if (e.plus != Netlist::ground && e.minus != Netlist::ground && joins_net(e)) nets.unite(e.plus, e.minus);
+
+  std::vector<NetSupply> supply(n);  // indexed by a net's root
+  for (const Element& e : netlist.elements) {
+    if ((e.plus == Netlist::ground) == (e.minus == Netlist::ground)) continue;  // no ground terminal, or two
+    const uint32_t node = e.plus == Netlist::ground ? e.minus : e.plus;
+    NetSupply& s = supply[nets.find(node)];
+    if (e.kind == ElementKind::VoltageSource) {
+      const double pad = node == e.plus ? e.value : -e.value;  // v(node) = pad
+      if (s.has_source && pad != s.source) s.mixed = true;
+      if (!s.has_source || std::abs(pad) > std::abs(s.source)) s.source = pad;
+      s.has_source = true;
+    } else if (e.kind == ElementKind::Resistor || e.kind == ElementKind::Inductor) {
+      s.has_tie = true;
+    }
+  }
+
+  NodeDeviations d;
+  d.kind.assign(n, NetKind::None);
+  d.value.assign(n, 0.0);
+  for (uint32_t i = 1; i < n; ++i) {
+    const uint32_t root = nets.find(i);
+    const NetSupply& s = supply[root];
+    if (root == i && s.supplied()) {
+      (s.value() == 0.0 ? d.ground_nets : d.supply_nets) += 1;
+      d.mixed_supply_nets += s.mixed;
+    }
+    if (!s.supplied() || system.unknown_of_node[i] < 0) continue;
+    const double e = s.value();
+    if (e == 0.0) {
+      d.kind[i] = NetKind::Ground;
+      d.value[i] = voltages[i];
+    } else {
+      d.kind[i] = NetKind::Supply;
+      d.value[i] = e > 0 ? e - voltages[i] : voltages[i] - e;
+    }
+  }
+  return d;
+}
+
+namespace {
+
+constexpr int kOtherLayer = -1;
+
+// Nearest-rank percentile of the unordered values in [first, last); reorders them.
+double percentile(std::vector<double>::iterator first, std::vector<double>::iterator last, double p) {
+  const auto count = last - first;
+  auto rank = static_cast<std::ptrdiff_t>(std::ceil(p * double(count))) - 1;
+  rank = std::clamp<std::ptrdiff_t>(rank, 0, count - 1);
+  std::nth_element(first, first + rank, last);
+  return first[rank];
+}
+
+// Mean and percentiles of one group's values (worst and its node are tracked while filling).
+void fill_distribution(DeviationStats& s, std::vector<double>::iterator first, std::vector<double>::iterator last) {
+  if (first == last) return;
+  s.mean = std::accumulate(first, last, 0.0) / double(last - first);
+  s.p50 = percentile(first, last, 0.50);
+  s.p90 = percentile(first, last, 0.90);
+  s.p99 = percentile(first, last, 0.99);
+}
+
+// One kind (drop or bounce): values of all groups in one array, group by group, so the
+// per-group and overall percentiles need one copy of the values, not two.
+struct KindValues {
+  std::vector<int64_t> begin;  // per group, then the end
+  std::vector<double> values;
+};
+
+}  // namespace
+
+IrDropReport summarize_ir_drop(const Netlist& netlist, const NodeDeviations& d) {
+  const uint32_t n = netlist.node_count();
+  // Group of every counted node: layers by number, then "other".
+  std::map<int, size_t> group_of_layer;
+  std::vector<int32_t> group(n, -1);
+  IrDropReport r;
+  for (uint32_t i = 1; i < n; ++i) {
+    if (d.kind[i] == NetKind::None) {
+      ++r.uncounted;
+      continue;
+    }
+    group[i] = layer_of_name(netlist.node_names[i]).value_or(kOtherLayer);
+    group_of_layer.emplace(group[i], 0);
+  }
+  // "other" (-1) sorts first in the map; move it last.
+  std::vector<int> layers;
+  for (auto& [layer, index] : group_of_layer)
+    if (layer != kOtherLayer) layers.push_back(layer);
+  if (group_of_layer.count(kOtherLayer)) layers.push_back(kOtherLayer);
+  for (size_t g = 0; g < layers.size(); ++g) {
+    group_of_layer[layers[g]] = g;
+    r.layers.push_back({layers[g] == kOtherLayer ? "other" : fmt::format("n{}", layers[g]), {}, {}});
+  }
+  for (uint32_t i = 1; i < n; ++i)
+    if (group[i] != -1) group[i] = static_cast<int32_t>(group_of_layer[group[i]]);
+
+  r.all.name = "all";
+  r.supply_nets = d.supply_nets;
+  r.ground_nets = d.ground_nets;
+  auto stats_of = [](IrDropGroup& g, NetKind kind) -> DeviationStats& {
+    return kind == NetKind::Supply ? g.drop : g.bounce;
+  };
+  for (NetKind kind : {NetKind::Supply, NetKind::Ground}) {
+    // Counting sort of the values by group.
+    KindValues kv;
+    kv.begin.assign(layers.size() + 1, 0);
+    for (uint32_t i = 1; i < n; ++i)
+      if (d.kind[i] == kind) ++kv.begin[static_cast<size_t>(group[i]) + 1];
+    std::partial_sum(kv.begin.begin(), kv.begin.end(), kv.begin.begin());
+    kv.values.resize(static_cast<size_t>(kv.begin.back()));
+    std::vector<int64_t> next(kv.begin.begin(), kv.begin.end() - 1);
+    std::vector<uint32_t> worst(layers.size(), 0);
+    for (uint32_t i = 1; i < n; ++i) {
+      if (d.kind[i] != kind) continue;
+      const auto g = static_cast<size_t>(group[i]);
+      kv.values[static_cast<size_t>(next[g]++)] = d.value[i];
+      if (worst[g] == 0 || d.value[i] > d.value[worst[g]]) worst[g] = i;
+    }
+    uint32_t worst_all = 0;
+    for (size_t g = 0; g < layers.size(); ++g) {
+      DeviationStats& s = stats_of(r.layers[g], kind);
+      s.nodes = kv.begin[g + 1] - kv.begin[g];
+      if (s.nodes == 0) continue;
+      s.worst = d.value[worst[g]];
+      s.worst_node = std::string(netlist.node_names[worst[g]]);
+      if (worst_all == 0 || s.worst > d.value[worst_all]) worst_all = worst[g];
+      fill_distribution(s, kv.values.begin() + kv.begin[g], kv.values.begin() + kv.begin[g + 1]);
+    }
+    DeviationStats& all = stats_of(r.all, kind);
+    all.nodes = static_cast<int64_t>(kv.values.size());
+    if (all.nodes == 0) continue;
+    all.worst = d.value[worst_all];
+    all.worst_node = std::string(netlist.node_names[worst_all]);
+    fill_distribution(all, kv.values.begin(), kv.values.end());
+  }
+  return r;
+}
+
+std::string ir_drop_text(const IrDropReport& r) {
+  std::string s = fmt::format("IR drop: {} supply net{}, {} ground net{}; {} nodes counted, {} not (pads, unsupplied)\n",
+                              r.supply_nets, r.supply_nets == 1 ? "" : "s", r.ground_nets,
+                              r.ground_nets == 1 ? "" : "s", r.all.drop.nodes + r.all.bounce.nodes, r.uncounted);
+  size_t name_width = std::max({size_t(10), r.all.drop.worst_node.size(), r.all.bounce.worst_node.size()});
+  for (const auto& g : r.layers)
+    name_width = std::max({name_width, g.drop.worst_node.size(), g.bounce.worst_node.size()});
+  s += fmt::format("{:<6} {:<7} {:>10} {:>12}  {:<{}} {:>9} {:>9} {:>9} {:>9}\n", "layer", "kind", "nodes",
+                   "worst (V)", "worst node", name_width, "mean", "p50", "p90", "p99");
+  auto row = [&](const std::string& group, const char* kind, const DeviationStats& st) {
+    if (st.nodes == 0) return;
+    s += fmt::format("{:<6} {:<7} {:>10} {:>12.9f}  {:<{}} {:>9.6f} {:>9.6f} {:>9.6f} {:>9.6f}\n", group, kind,
+                     st.nodes, st.worst, st.worst_node, name_width, st.mean, st.p50, st.p90, st.p99);
+  };
+  row(r.all.name, "drop", r.all.drop);
+  row(r.all.name, "bounce", r.all.bounce);
+  for (const auto& g : r.layers) {
+    row(g.name, "drop", g.drop);
+    row(g.name, "bounce", g.bounce);
+  }
+  return s;
+}
+
+namespace {
+
+nlohmann::json stats_json(const DeviationStats& s) {
+  if (s.nodes == 0) return nullptr;
+  return {{"nodes", s.nodes}, {"worst", s.worst}, {"worst_node", s.worst_node}, {"mean", s.mean},
+          {"p50", s.p50},     {"p90", s.p90},     {"p99", s.p99}};
+}
+
+}  // namespace
+
+nlohmann::json ir_drop_json(const IrDropReport& r) {
+  nlohmann::json j;
+  j["supply_nets"] = r.supply_nets;
+  j["ground_nets"] = r.ground_nets;
+  j["worst_drop"] = r.all.drop.nodes ? nlohmann::json(r.all.drop.worst) : nlohmann::json(nullptr);
+  j["worst_drop_node"] = r.all.drop.nodes ? nlohmann::json(r.all.drop.worst_node) : nlohmann::json(nullptr);
+  j["worst_bounce"] = r.all.bounce.nodes ? nlohmann::json(r.all.bounce.worst) : nlohmann::json(nullptr);
+  j["worst_bounce_node"] = r.all.bounce.nodes ? nlohmann::json(r.all.bounce.worst_node) : nlohmann::json(nullptr);
+  j["drop"] = stats_json(r.all.drop);
+  j["bounce"] = stats_json(r.all.bounce);
+  j["per_layer"] = nlohmann::json::array();
+  for (const auto& g : r.layers)
+    j["per_layer"].push_back({{"layer", g.name}, {"drop", stats_json(g.drop)}, {"bounce", stats_json(g.bounce)}});
+  return j;
+}
+
+}  // namespace pgsim
