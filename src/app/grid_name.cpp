@@ -27,7 +27,7 @@ std::optional<int> parse_layer(std::string_view name, size_t& i) {
   if (name.empty() || (name[0] != 'n' && name[0] != 'N')) return std::nullopt;
   i = 1;
   auto layer = parse_integer(name, i, false);
-  if (!layer || *layer > std::numeric_limits<int>::max() || i >= name.size() || name[i] != '_') return std::nullopt;
+  if (!layer || *layer >= std::numeric_limits<int>::max() || i >= name.size() || name[i] != '_') return std::nullopt;
   ++i;
   return static_cast<int>(*layer);
 }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <numeric>
@@ -90,7 +91,8 @@ NodeDeviations node_deviations(const Netlist& netlist, const ReducedSystem& syst
 
 namespace {
 
-constexpr int kOtherLayer = -1;
+// Names without an n<layer>_ prefix: a key after every layer number.
+constexpr int kOtherLayer = std::numeric_limits<int>::max();
 
 // Nearest-rank percentile of the unordered values in [first, last); reorders them.
 double percentile(std::vector<double>::iterator first, std::vector<double>::iterator last, double p) {
@@ -121,29 +123,27 @@ struct KindValues {
 
 IrDropReport summarize_ir_drop(const Netlist& netlist, const NodeDeviations& d) {
   const uint32_t n = netlist.node_count();
-  // Group of every counted node: layers by number, then "other".
-  std::map<int, size_t> group_of_layer;
-  std::vector<int32_t> group(n, -1);
+  // Group of every counted node (-1: not counted): layers by number, then "other".
+  std::vector<int> layer(n, 0);
+  std::map<int, int32_t> group_of_layer;
   IrDropReport r;
   for (uint32_t i = 1; i < n; ++i) {
     if (d.kind[i] == NetKind::None) {
       ++r.uncounted;
       continue;
     }
-    group[i] = layer_of_name(netlist.node_names[i]).value_or(kOtherLayer);
-    group_of_layer.emplace(group[i], 0);
+    layer[i] = layer_of_name(netlist.node_names[i]).value_or(kOtherLayer);
+    group_of_layer.emplace(layer[i], 0);
   }
-  // "other" (-1) sorts first in the map; move it last.
   std::vector<int> layers;
-  for (auto& [layer, index] : group_of_layer)
-    if (layer != kOtherLayer) layers.push_back(layer);
-  if (group_of_layer.count(kOtherLayer)) layers.push_back(kOtherLayer);
-  for (size_t g = 0; g < layers.size(); ++g) {
-    group_of_layer[layers[g]] = g;
-    r.layers.push_back({layers[g] == kOtherLayer ? "other" : fmt::format("n{}", layers[g]), {}, {}});
+  for (auto& [number, index] : group_of_layer) {
+    index = static_cast<int32_t>(layers.size());
+    layers.push_back(number);
+    r.layers.push_back({number == kOtherLayer ? "other" : fmt::format("n{}", number), {}, {}});
   }
+  std::vector<int32_t> group(n, -1);
   for (uint32_t i = 1; i < n; ++i)
-    if (group[i] != -1) group[i] = static_cast<int32_t>(group_of_layer[group[i]]);
+    if (d.kind[i] != NetKind::None) group[i] = group_of_layer[layer[i]];
 
   r.all.name = "all";
   r.supply_nets = d.supply_nets;
