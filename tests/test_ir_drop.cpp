@@ -270,7 +270,7 @@ TEST_CASE("pgsim --json and --heatmap on ibmpg1", "[ir_drop][ibmpg1][app]") {
   }
 }
 
-TEST_CASE("-q prints no IR-drop summary", "[ir_drop][app]") {
+TEST_CASE("with -q no IR-drop summary is printed", "[ir_drop][app]") {
   test::TempDir dir;
   const std::string net = dir.write("g.sp", kHandGrid);
   REQUIRE(test::run_pgsim(net + " --solver direct", dir.file("log")) == kExitOk);
