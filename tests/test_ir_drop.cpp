@@ -176,6 +176,7 @@ TEST_CASE("drop and bounce of a hand-made grid", "[ir_drop]") {
 TEST_CASE("pads that disagree supply a net at the largest magnitude", "[ir_drop]") {
   Solved s = solve(parse_netlist_text("V1 a 0 1.8\nV2 c 0 1.7\nR1 a b 1\nR2 b c 1\n", "mixed.sp"));
   CHECK(s.dev.mixed_supply_nets == 1);
+  CHECK_THAT(ir_drop_text(s.report), Catch::Contains("1 net(s) with pads at different voltages"));
   CHECK(s.report.supply_nets == 1);
   CHECK(s.dev.value[s.nl.node_names.find("b")] == Approx(0.05).margin(1e-12));  // 1.8 - 1.75
 }

@@ -148,6 +148,7 @@ IrDropReport summarize_ir_drop(const Netlist& netlist, const NodeDeviations& d) 
   r.all.name = "all";
   r.supply_nets = d.supply_nets;
   r.ground_nets = d.ground_nets;
+  r.mixed_supply_nets = d.mixed_supply_nets;
   auto stats_of = [](IrDropGroup& g, NetKind kind) -> DeviationStats& {
     return kind == NetKind::Supply ? g.drop : g.bounce;
   };
@@ -191,6 +192,9 @@ std::string ir_drop_text(const IrDropReport& r) {
   std::string s = fmt::format("IR drop: {} supply net{}, {} ground net{}; {} nodes counted, {} not (pads, unsupplied)\n",
                               r.supply_nets, r.supply_nets == 1 ? "" : "s", r.ground_nets,
                               r.ground_nets == 1 ? "" : "s", r.all.drop.nodes + r.all.bounce.nodes, r.uncounted);
+  if (r.mixed_supply_nets)
+    s += fmt::format("  {} net(s) with pads at different voltages: each measured from its pad of largest |E|\n",
+                     r.mixed_supply_nets);
   size_t name_width = std::max({size_t(10), r.all.drop.worst_node.size(), r.all.bounce.worst_node.size()});
   for (const auto& g : r.layers)
     name_width = std::max({name_width, g.drop.worst_node.size(), g.bounce.worst_node.size()});
@@ -224,6 +228,7 @@ nlohmann::json ir_drop_json(const IrDropReport& r) {
   nlohmann::json j;
   j["supply_nets"] = r.supply_nets;
   j["ground_nets"] = r.ground_nets;
+  j["mixed_supply_nets"] = r.mixed_supply_nets;
   j["worst_drop"] = r.all.drop.nodes ? nlohmann::json(r.all.drop.worst) : nlohmann::json(nullptr);
   j["worst_drop_node"] = r.all.drop.nodes ? nlohmann::json(r.all.drop.worst_node) : nlohmann::json(nullptr);
   j["worst_bounce"] = r.all.bounce.nodes ? nlohmann::json(r.all.bounce.worst) : nlohmann::json(nullptr);

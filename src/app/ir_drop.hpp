@@ -49,6 +49,7 @@ struct IrDropReport {
   IrDropGroup all;
   std::vector<IrDropGroup> layers;  // by layer number, "other" last
   int64_t supply_nets = 0, ground_nets = 0;
+  int64_t mixed_supply_nets = 0;
   int64_t uncounted = 0;  // nodes with kind None, ground excluded
 };
 

@@ -103,8 +103,11 @@ RunReport run(const Options& opt) {
   if (!opt.output.empty()) write_voltages(opt.output, netlist, voltages);
   const NodeDeviations deviations = node_deviations(netlist, sys, voltages);
   rep.ir_drop = summarize_ir_drop(netlist, deviations);
-  if (!opt.heatmap.empty())
-    for (const auto& path : write_heatmaps(opt.heatmap, netlist, deviations)) spdlog::info("wrote {}", path);
+  if (!opt.heatmap.empty()) {
+    const auto maps = write_heatmaps(opt.heatmap, netlist, deviations);
+    if (maps.empty()) spdlog::warn("--heatmap: no supplied node is named n<layer>_<x>_<y>, so there is nothing to draw");
+    for (const auto& path : maps) spdlog::info("wrote {}", path);
+  }
   rep.time.write = phase.lap();
   if (!opt.compare.empty()) rep.comparison = compare_voltages(netlist, voltages, reference);
   rep.time.total = total.lap();
