@@ -118,7 +118,19 @@ TEST_CASE("drop and bounce of a hand-made grid", "[ir_drop]") {
 
   CHECK(r.supply_nets == 2);  // 1.8 V and -1 V
   CHECK(r.ground_nets == 2);  // a 0 V source and a resistor to ground
-  CHECK(s.dev.mixed_supply_nets == 0);
+  CHECK(r.mixed_supply_nets == 0);
+  // Worst first: 0.25 V drop (1.8 V net), 0.225 V bounce, 0.1 V drop (-1 V net), 0.02 V bounce (tied).
+  REQUIRE(r.nets.size() == 4);
+  CHECK(r.nets[0].net.supply == 1.8);
+  CHECK(r.nets[0].net.pads == 1);
+  CHECK(r.nets[0].nodes == 5);
+  CHECK(r.nets[0].worst_node == "n1_20_0");
+  CHECK(r.nets[1].worst_node == "n3_0_10");
+  CHECK(r.nets[2].net.supply == -1.0);
+  CHECK(r.nets[2].worst == Approx(0.1).margin(1e-12));
+  CHECK(r.nets[3].net.supply == 0.0);
+  CHECK(r.nets[3].nodes == 2);
+  CHECK(r.nets[3].worst_node == "n4_0_0");
   // Nodes a source fixes are not counted: the two _X_ pads and n5_0_0.
   CHECK(r.uncounted == 3);
   CHECK(s.dev.kind[node("_X_n1_0_0")] == NetKind::None);
@@ -175,7 +187,7 @@ TEST_CASE("drop and bounce of a hand-made grid", "[ir_drop]") {
 
 TEST_CASE("pads that disagree supply a net at the largest magnitude", "[ir_drop]") {
   Solved s = solve(parse_netlist_text("V1 a 0 1.8\nV2 c 0 1.7\nR1 a b 1\nR2 b c 1\n", "mixed.sp"));
-  CHECK(s.dev.mixed_supply_nets == 1);
+  CHECK(s.report.mixed_supply_nets == 1);
   CHECK_THAT(ir_drop_text(s.report), Catch::Contains("1 net(s) with pads at different voltages"));
   CHECK(s.report.supply_nets == 1);
   CHECK(s.dev.value[s.nl.node_names.find("b")] == Approx(0.05).margin(1e-12));  // 1.8 - 1.75
@@ -187,6 +199,15 @@ TEST_CASE("ibmpg1: worst drop and bounce of the computed voltages", "[ir_drop][i
   CHECK(r.supply_nets == 4);
   CHECK(r.ground_nets == 1);
   CHECK(r.uncounted == 277);  // the pads: 100 at 1.8 V, 177 at 0 V
+  REQUIRE(r.nets.size() == 5);
+  CHECK(r.nets[0].worst_node == "n1_11583_14936");
+  int64_t pads = 0, nodes = 0;
+  for (const auto& net : r.nets) {
+    pads += net.net.pads;
+    nodes += net.nodes;
+  }
+  CHECK(pads == 277);
+  CHECK(nodes == r.all.drop.nodes + r.all.bounce.nodes);
   CHECK(r.all.drop.worst == Approx(0.8117941635).margin(1e-6));
   CHECK(r.all.drop.worst_node == "n1_11583_14936");
   CHECK(r.all.bounce.worst == Approx(0.694645604).margin(1e-6));
@@ -257,6 +278,8 @@ TEST_CASE("pgsim --json and --heatmap on ibmpg1", "[ir_drop][ibmpg1][app]") {
   CHECK(j["worst_drop_node"] == "n1_11583_14936");
   CHECK(j["worst_bounce"].get<double>() == Approx(0.694645604).margin(1e-6));
   CHECK(j["worst_bounce_node"].is_string());
+  CHECK(j["nets"].size() == 5);
+  CHECK(j["nets"][0]["worst_node"] == "n1_11583_14936");
   REQUIRE(j["per_layer"].size() == 4);
   CHECK(j["per_layer"][1]["layer"] == "n1");
   CHECK(j["per_layer"][1]["drop"]["nodes"] == 5387);

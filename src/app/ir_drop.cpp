@@ -31,9 +31,9 @@ class UnionFind {
 struct NetSupply {
   double source = 0;        // value of the source pad of largest |E|
   bool has_source = false;  // a voltage source to ground
-  bool has_tie = false;     // a resistor or inductor to ground: supplies 0 V when there is no source
   bool mixed = false;       // source pads that disagree
-  bool supplied() const { return has_source || has_tie; }
+  int64_t pads = 0;         // sources and resistors to ground; resistors supply 0 V when there is no source
+  bool supplied() const { return pads > 0; }
   double value() const { return has_source ? source : 0.0; }
 };
 
@@ -61,22 +61,27 @@ NodeDeviations node_deviations(const Netlist& netlist, const ReducedSystem& syst
       if (s.has_source && pad != s.source) s.mixed = true;
       if (!s.has_source || std::abs(pad) > std::abs(s.source)) s.source = pad;
       s.has_source = true;
+      ++s.pads;
     } else if (e.kind == ElementKind::Resistor || e.kind == ElementKind::Inductor) {
-      s.has_tie = true;
+      ++s.pads;
     }
   }
 
   NodeDeviations d;
   d.kind.assign(n, NetKind::None);
   d.value.assign(n, 0.0);
+  d.net.assign(n, 0);
+  std::vector<uint32_t> index_of_root(n, UINT32_MAX);
   for (uint32_t i = 1; i < n; ++i) {
     const uint32_t root = nets.find(i);
     const NetSupply& s = supply[root];
-    if (root == i && s.supplied()) {
-      (s.value() == 0.0 ? d.ground_nets : d.supply_nets) += 1;
-      d.mixed_supply_nets += s.mixed;
+    if (!s.supplied()) continue;
+    if (index_of_root[root] == UINT32_MAX) {
+      index_of_root[root] = static_cast<uint32_t>(d.nets.size());
+      d.nets.push_back({s.value(), s.pads, s.mixed});
     }
-    if (!s.supplied() || system.unknown_of_node[i] < 0) continue;
+    d.net[i] = index_of_root[root];
+    if (system.unknown_of_node[i] < 0) continue;
     const double e = s.value();
     if (e == 0.0) {
       d.kind[i] = NetKind::Ground;
@@ -146,9 +151,27 @@ IrDropReport summarize_ir_drop(const Netlist& netlist, const NodeDeviations& d) 
     if (d.kind[i] != NetKind::None) group[i] = group_of_layer[layer[i]];
 
   r.all.name = "all";
-  r.supply_nets = d.supply_nets;
-  r.ground_nets = d.ground_nets;
-  r.mixed_supply_nets = d.mixed_supply_nets;
+  for (const SuppliedNet& net : d.nets) {
+    (net.supply == 0.0 ? r.ground_nets : r.supply_nets) += 1;
+    r.mixed_supply_nets += net.mixed;
+    r.nets.push_back({net, 0, 0, {}});
+  }
+  std::vector<uint32_t> worst_of_net(d.nets.size(), 0);
+  for (uint32_t i = 1; i < n; ++i) {
+    if (d.kind[i] == NetKind::None) continue;
+    NetSummary& net = r.nets[d.net[i]];
+    ++net.nodes;
+    uint32_t& worst = worst_of_net[d.net[i]];
+    if (worst == 0 || d.value[i] > d.value[worst]) worst = i;
+  }
+  for (size_t k = 0; k < r.nets.size(); ++k)
+    if (worst_of_net[k]) {
+      r.nets[k].worst = d.value[worst_of_net[k]];
+      r.nets[k].worst_node = std::string(netlist.node_names[worst_of_net[k]]);
+    }
+  std::stable_sort(r.nets.begin(), r.nets.end(), [](const NetSummary& a, const NetSummary& b) {
+    return a.worst > b.worst;
+  });
   auto stats_of = [](IrDropGroup& g, NetKind kind) -> DeviationStats& {
     return kind == NetKind::Supply ? g.drop : g.bounce;
   };
@@ -162,20 +185,20 @@ IrDropReport summarize_ir_drop(const Netlist& netlist, const NodeDeviations& d) 
     kv.values.resize(static_cast<size_t>(kv.begin.back()));
     std::vector<int64_t> next(kv.begin.begin(), kv.begin.end() - 1);
     std::vector<uint32_t> worst(layers.size(), 0);
+    uint32_t worst_all = 0;  // ties: the first node in netlist order, as for nets
     for (uint32_t i = 1; i < n; ++i) {
       if (d.kind[i] != kind) continue;
       const auto g = static_cast<size_t>(group[i]);
       kv.values[static_cast<size_t>(next[g]++)] = d.value[i];
       if (worst[g] == 0 || d.value[i] > d.value[worst[g]]) worst[g] = i;
+      if (worst_all == 0 || d.value[i] > d.value[worst_all]) worst_all = i;
     }
-    uint32_t worst_all = 0;
     for (size_t g = 0; g < layers.size(); ++g) {
       DeviationStats& s = stats_of(r.layers[g], kind);
       s.nodes = kv.begin[g + 1] - kv.begin[g];
       if (s.nodes == 0) continue;
       s.worst = d.value[worst[g]];
       s.worst_node = std::string(netlist.node_names[worst[g]]);
-      if (worst_all == 0 || s.worst > d.value[worst_all]) worst_all = worst[g];
       fill_distribution(s, kv.values.begin() + kv.begin[g], kv.values.begin() + kv.begin[g + 1]);
     }
     DeviationStats& all = stats_of(r.all, kind);
@@ -211,6 +234,15 @@ std::string ir_drop_text(const IrDropReport& r) {
     row(g.name, "drop", g.drop);
     row(g.name, "bounce", g.bounce);
   }
+  constexpr size_t kNetsShown = 8;
+  s += fmt::format("nets, worst first:\n{:>12} {:>8} {:>10} {:>12}  {}\n", "supply (V)", "pads", "nodes", "worst (V)",
+                   "worst node");
+  for (size_t k = 0; k < std::min(r.nets.size(), kNetsShown); ++k) {
+    const NetSummary& net = r.nets[k];
+    s += fmt::format("{:>12.6g} {:>8} {:>10} {:>12.9f}  {}\n", net.net.supply, net.net.pads, net.nodes, net.worst,
+                     net.worst_node);
+  }
+  if (r.nets.size() > kNetsShown) s += fmt::format("  ... {} more in the --json summary\n", r.nets.size() - kNetsShown);
   return s;
 }
 
@@ -235,6 +267,13 @@ nlohmann::json ir_drop_json(const IrDropReport& r) {
   j["worst_bounce_node"] = r.all.bounce.nodes ? nlohmann::json(r.all.bounce.worst_node) : nlohmann::json(nullptr);
   j["drop"] = stats_json(r.all.drop);
   j["bounce"] = stats_json(r.all.bounce);
+  j["nets"] = nlohmann::json::array();
+  for (const auto& net : r.nets)
+    j["nets"].push_back({{"supply", net.net.supply},
+                         {"pads", net.net.pads},
+                         {"nodes", net.nodes},
+                         {"worst", net.nodes ? nlohmann::json(net.worst) : nlohmann::json(nullptr)},
+                         {"worst_node", net.nodes ? nlohmann::json(net.worst_node) : nlohmann::json(nullptr)}});
   j["per_layer"] = nlohmann::json::array();
   for (const auto& g : r.layers)
     j["per_layer"].push_back({{"layer", g.name}, {"drop", stats_json(g.drop)}, {"bounce", stats_json(g.bounce)}});

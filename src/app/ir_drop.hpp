@@ -20,13 +20,19 @@ namespace pgsim {
 
 enum class NetKind : uint8_t { None, Supply, Ground };
 
-// Per netlist node (index = node id): its net's kind and its drop or bounce in volts.
+struct SuppliedNet {
+  double supply = 0;   // volts; pads that disagree: the one of largest |E|
+  int64_t pads = 0;    // sources and resistors to ground
+  bool mixed = false;  // source pads that disagree
+};
+
+// Per netlist node (index = node id): its net's kind, its drop or bounce in volts, and its net.
 // kind None: ground, pad nodes, and nodes of nets with no pad.
 struct NodeDeviations {
   std::vector<NetKind> kind;
   std::vector<double> value;
-  int64_t supply_nets = 0, ground_nets = 0;
-  int64_t mixed_supply_nets = 0;  // nets whose pads disagree; they use the pad of largest |E|
+  std::vector<uint32_t> net;  // index into nets; meaningful where kind is not None
+  std::vector<SuppliedNet> nets;
 };
 
 NodeDeviations node_deviations(const Netlist& netlist, const ReducedSystem& system,
@@ -45,8 +51,16 @@ struct IrDropGroup {
   DeviationStats drop, bounce;
 };
 
+struct NetSummary {
+  SuppliedNet net;
+  int64_t nodes = 0;  // counted nodes
+  double worst = 0;   // drop or bounce, by the net's supply
+  std::string worst_node;
+};
+
 struct IrDropReport {
   IrDropGroup all;
+  std::vector<NetSummary> nets;  // worst first
   std::vector<IrDropGroup> layers;  // by layer number, "other" last
   int64_t supply_nets = 0, ground_nets = 0;
   int64_t mixed_supply_nets = 0;
