@@ -117,97 +117,91 @@ void fill_distribution(DeviationStats& s, std::vector<double>::iterator first, s
   s.p99 = percentile(first, last, 0.99);
 }
 
-// One kind (drop or bounce): values of all groups in one array, group by group, so the
-// per-group and overall percentiles need one copy of the values, not two.
-struct KindValues {
-  std::vector<int64_t> begin;  // per group, then the end
-  std::vector<double> values;
-};
+// Every counted node's group (-1: not counted) and the groups' names: layers by number, then "other".
+std::vector<int32_t> layer_groups(const Netlist& netlist, const NodeDeviations& d, std::vector<std::string>& names) {
+  const uint32_t n = netlist.node_count();
+  auto layer_of = [&](uint32_t i) { return layer_of_name(netlist.node_names[i]).value_or(kOtherLayer); };
+  std::map<int, int32_t> group_of_layer;
+  for (uint32_t i = 1; i < n; ++i)
+    if (d.kind[i] != NetKind::None) group_of_layer.emplace(layer_of(i), 0);
+  for (auto& [layer, group] : group_of_layer) {
+    group = static_cast<int32_t>(names.size());
+    names.push_back(layer == kOtherLayer ? "other" : fmt::format("n{}", layer));
+  }
+  std::vector<int32_t> group(n, -1);
+  for (uint32_t i = 1; i < n; ++i)
+    if (d.kind[i] != NetKind::None) group[i] = group_of_layer[layer_of(i)];
+  return group;
+}
+
+std::vector<NetSummary> summarize_nets(const Netlist& netlist, const NodeDeviations& d) {
+  std::vector<NetSummary> nets;
+  for (const SuppliedNet& net : d.nets) nets.push_back({net, 0, 0, {}});
+  std::vector<uint32_t> worst(d.nets.size(), 0);  // 0: none yet
+  for (uint32_t i = 1; i < netlist.node_count(); ++i) {
+    if (d.kind[i] == NetKind::None) continue;
+    ++nets[d.net[i]].nodes;
+    uint32_t& w = worst[d.net[i]];
+    if (w == 0 || d.value[i] > d.value[w]) w = i;
+  }
+  for (size_t k = 0; k < nets.size(); ++k)
+    if (worst[k]) {
+      nets[k].worst = d.value[worst[k]];
+      nets[k].worst_node = std::string(netlist.node_names[worst[k]]);
+    }
+  std::stable_sort(nets.begin(), nets.end(), [](const NetSummary& a, const NetSummary& b) { return a.worst > b.worst; });
+  return nets;
+}
+
+DeviationStats& stats_of(IrDropGroup& g, NetKind kind) { return kind == NetKind::Supply ? g.drop : g.bounce; }
+
+// Drop (kind Supply) or bounce (Ground) statistics per group and over all. The values go into
+// one array, group by group (a counting sort), so per-group and overall percentiles share it.
+void summarize_kind(const Netlist& netlist, const NodeDeviations& d, const std::vector<int32_t>& group, NetKind kind,
+                    IrDropReport& r) {
+  const uint32_t n = netlist.node_count();
+  const size_t groups = r.layers.size();
+  std::vector<int64_t> begin(groups + 1, 0);
+  for (uint32_t i = 1; i < n; ++i)
+    if (d.kind[i] == kind) ++begin[size_t(group[i]) + 1];
+  std::partial_sum(begin.begin(), begin.end(), begin.begin());
+  std::vector<double> values(size_t(begin.back()));
+  std::vector<int64_t> next(begin.begin(), begin.end() - 1);
+  std::vector<uint32_t> worst(groups, 0);  // 0: none yet
+  uint32_t worst_all = 0;                  // ties: the first node in netlist order, as for nets
+  for (uint32_t i = 1; i < n; ++i) {
+    if (d.kind[i] != kind) continue;
+    const auto g = size_t(group[i]);
+    values[size_t(next[g]++)] = d.value[i];
+    if (worst[g] == 0 || d.value[i] > d.value[worst[g]]) worst[g] = i;
+    if (worst_all == 0 || d.value[i] > d.value[worst_all]) worst_all = i;
+  }
+  auto fill = [&](DeviationStats& s, uint32_t worst_node, int64_t first, int64_t last) {
+    s.nodes = last - first;
+    if (s.nodes == 0) return;
+    s.worst = d.value[worst_node];
+    s.worst_node = std::string(netlist.node_names[worst_node]);
+    fill_distribution(s, values.begin() + first, values.begin() + last);
+  };
+  for (size_t g = 0; g < groups; ++g) fill(stats_of(r.layers[g], kind), worst[g], begin[g], begin[g + 1]);
+  fill(stats_of(r.all, kind), worst_all, 0, begin.back());  // last: the groups' ranges are reordered by now
+}
 
 }  // namespace
 
 IrDropReport summarize_ir_drop(const Netlist& netlist, const NodeDeviations& d) {
-  const uint32_t n = netlist.node_count();
-  // Group of every counted node (-1: not counted): layers by number, then "other".
-  std::vector<int> layer(n, 0);
-  std::map<int, int32_t> group_of_layer;
   IrDropReport r;
-  for (uint32_t i = 1; i < n; ++i) {
-    if (d.kind[i] == NetKind::None) {
-      ++r.uncounted;
-      continue;
-    }
-    layer[i] = layer_of_name(netlist.node_names[i]).value_or(kOtherLayer);
-    group_of_layer.emplace(layer[i], 0);
-  }
-  std::vector<int> layers;
-  for (auto& [number, index] : group_of_layer) {
-    index = static_cast<int32_t>(layers.size());
-    layers.push_back(number);
-    r.layers.push_back({number == kOtherLayer ? "other" : fmt::format("n{}", number), {}, {}});
-  }
-  std::vector<int32_t> group(n, -1);
-  for (uint32_t i = 1; i < n; ++i)
-    if (d.kind[i] != NetKind::None) group[i] = group_of_layer[layer[i]];
-
   r.all.name = "all";
+  for (uint32_t i = 1; i < netlist.node_count(); ++i) r.uncounted += d.kind[i] == NetKind::None;
   for (const SuppliedNet& net : d.nets) {
     (net.supply == 0.0 ? r.ground_nets : r.supply_nets) += 1;
     r.mixed_supply_nets += net.mixed;
-    r.nets.push_back({net, 0, 0, {}});
   }
-  std::vector<uint32_t> worst_of_net(d.nets.size(), 0);
-  for (uint32_t i = 1; i < n; ++i) {
-    if (d.kind[i] == NetKind::None) continue;
-    NetSummary& net = r.nets[d.net[i]];
-    ++net.nodes;
-    uint32_t& worst = worst_of_net[d.net[i]];
-    if (worst == 0 || d.value[i] > d.value[worst]) worst = i;
-  }
-  for (size_t k = 0; k < r.nets.size(); ++k)
-    if (worst_of_net[k]) {
-      r.nets[k].worst = d.value[worst_of_net[k]];
-      r.nets[k].worst_node = std::string(netlist.node_names[worst_of_net[k]]);
-    }
-  std::stable_sort(r.nets.begin(), r.nets.end(), [](const NetSummary& a, const NetSummary& b) {
-    return a.worst > b.worst;
-  });
-  auto stats_of = [](IrDropGroup& g, NetKind kind) -> DeviationStats& {
-    return kind == NetKind::Supply ? g.drop : g.bounce;
-  };
-  for (NetKind kind : {NetKind::Supply, NetKind::Ground}) {
-    // Counting sort of the values by group.
-    KindValues kv;
-    kv.begin.assign(layers.size() + 1, 0);
-    for (uint32_t i = 1; i < n; ++i)
-      if (d.kind[i] == kind) ++kv.begin[static_cast<size_t>(group[i]) + 1];
-    std::partial_sum(kv.begin.begin(), kv.begin.end(), kv.begin.begin());
-    kv.values.resize(static_cast<size_t>(kv.begin.back()));
-    std::vector<int64_t> next(kv.begin.begin(), kv.begin.end() - 1);
-    std::vector<uint32_t> worst(layers.size(), 0);
-    uint32_t worst_all = 0;  // ties: the first node in netlist order, as for nets
-    for (uint32_t i = 1; i < n; ++i) {
-      if (d.kind[i] != kind) continue;
-      const auto g = static_cast<size_t>(group[i]);
-      kv.values[static_cast<size_t>(next[g]++)] = d.value[i];
-      if (worst[g] == 0 || d.value[i] > d.value[worst[g]]) worst[g] = i;
-      if (worst_all == 0 || d.value[i] > d.value[worst_all]) worst_all = i;
-    }
-    for (size_t g = 0; g < layers.size(); ++g) {
-      DeviationStats& s = stats_of(r.layers[g], kind);
-      s.nodes = kv.begin[g + 1] - kv.begin[g];
-      if (s.nodes == 0) continue;
-      s.worst = d.value[worst[g]];
-      s.worst_node = std::string(netlist.node_names[worst[g]]);
-      fill_distribution(s, kv.values.begin() + kv.begin[g], kv.values.begin() + kv.begin[g + 1]);
-    }
-    DeviationStats& all = stats_of(r.all, kind);
-    all.nodes = static_cast<int64_t>(kv.values.size());
-    if (all.nodes == 0) continue;
-    all.worst = d.value[worst_all];
-    all.worst_node = std::string(netlist.node_names[worst_all]);
-    fill_distribution(all, kv.values.begin(), kv.values.end());
-  }
+  r.nets = summarize_nets(netlist, d);
+  std::vector<std::string> names;
+  const std::vector<int32_t> group = layer_groups(netlist, d, names);
+  for (auto& name : names) r.layers.push_back({std::move(name), {}, {}});
+  for (NetKind kind : {NetKind::Supply, NetKind::Ground}) summarize_kind(netlist, d, group, kind, r);
   return r;
 }
 
