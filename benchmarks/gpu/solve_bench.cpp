@@ -187,8 +187,7 @@ int main(int argc, char** argv) {
   // Where the tail kernel should start, and with how many blocks: solve time for each.
   std::printf("tail kernel (levels with at most tail_rows rows run in one cluster of tail_blocks blocks):\n");
   const gpu::CmgDeviceOptions defaults;
-  for (auto [tail_rows, blocks] : {std::pair{0, 8}, std::pair{6144, 1}, std::pair{2048, 8}, std::pair{6144, 8},
-                                   std::pair{16384, 8}, std::pair{65536, 8}}) {
+  for (auto [tail_rows, blocks] : {std::pair{0, 8}, std::pair{6144, 1}, std::pair{6144, 8}, std::pair{65536, 8}}) {
     gpu::CmgDeviceOptions o;
     o.tail_rows = tail_rows;
     o.tail_blocks = blocks;
