@@ -176,11 +176,19 @@ __device__ inline void prolong_long(const LevelView<V>& L, const double* xin, co
 template <int W>
 __device__ inline void coarse_item(int32_t n, const double* inv, const double* b, double* x, int32_t i, int lane,
                                    bool active) {
-  double s = 0;
-  if (active)
-    for (int32_t j = lane; j < n; j += W) s += inv[size_t(i) * n + j] * b[j];
-  s = group_sum<W>(s);
-  if (active && lane == 0) x[i] = s;
+  // Four independent sums keep four loads in flight per lane: the row is short and the loop
+  // would otherwise wait out one memory latency per element.
+  double s[4] = {0, 0, 0, 0};
+  if (active) {
+    const double* row = inv + size_t(i) * n;
+    int32_t j = lane;
+    for (; j + 3 * W < n; j += 4 * W)
+#pragma unroll
+      for (int u = 0; u < 4; ++u) s[u] += row[j + u * W] * b[j + u * W];
+    for (; j < n; j += W) s[0] += row[j] * b[j];
+  }
+  const double sum = group_sum<W>((s[0] + s[1]) + (s[2] + s[3]));
+  if (active && lane == 0) x[i] = sum;
 }
 
 // ---- one launch per step (large levels) ----------------------------------------------------
