@@ -1,5 +1,5 @@
-// spmv_bench: y = A x in every device layout (segSpMV, CSR-vector, cuSPARSE) on the finest
-// matrix of a netlist and, when the build has the CMG builder, on every hierarchy level.
+// spmv_bench: y = A x in every device layout (segSpMV, CSR-vector, cuSPARSE) on the system
+// matrix of a netlist (after chain elimination) and on every level of its CMG hierarchy.
 // Usage: spmv_bench NETLIST [--reps N]
 // Prints one row per matrix and layout: median kernel time (CUDA events, warm), the effective
 // bandwidth over the bytes a CSR SpMV must move, and which layout is fastest.
@@ -12,6 +12,8 @@
 #include "gpu/device_buffer.hpp"
 #include "gpu/device_info.hpp"
 #include "gpu/spmv.hpp"
+#include "cmg/builder.hpp"
+#include "mna/chain_elimination.hpp"
 #include "mna/reduce.hpp"
 #include "parser/netlist.hpp"
 
@@ -63,11 +65,15 @@ int main(int argc, char** argv) {
   }
   Netlist netlist = parse_netlist(argv[1]);
   ReducedSystem sys = reduce(netlist);
-  std::printf("%s; %s: %d unknowns, %lld nonzeros; median of %d warm runs (CUDA events)\n\n",
-              gpu::device_description().c_str(), argv[1], sys.G.rows, (long long)sys.G.nnz(), reps);
+  std::printf("%s; %s: %d unknowns; median of %d warm runs (CUDA events)\n\n", gpu::device_description().c_str(),
+              argv[1], sys.G.rows, reps);
   std::printf("| matrix   |       rows |         nnz | layout                       |   time us |    GB/s | best    |\n");
   std::printf("|----------|-----------:|------------:|------------------------------|----------:|--------:|---------|\n");
-  bench_matrix("G", sys.G, reps);
+  // The system PCG multiplies by (after chain elimination, as in pgsim), then every CMG level.
+  EliminatedSystem kept = eliminate_chains(sys.G, sys.b);
+  bench_matrix("G", kept.G, reps);
+  const CmgHierarchy h = build_cmg_hierarchy(kept.G);
+  for (size_t l = 0; l < h.levels.size(); ++l) bench_matrix("level " + std::to_string(l), h.levels[l].A, reps);
   std::printf("\nGB/s: bytes a CSR SpMV must move (12 per nonzero, 4 per row offset, 8 per x and y entry) / time.\n");
   return 0;
 }
