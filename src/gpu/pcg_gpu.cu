@@ -7,12 +7,12 @@
 
 namespace pgsim::gpu {
 
-// The PCG scalars in device memory (an array of doubles, these are the indices).
-struct GpuPcg::Scalars {
-  enum { pq, rz, rz_old, rr, rr_stop, done, iteration, count };
-};
-
 namespace {
+
+// The PCG scalars in device memory: an array of doubles, these are the indices.
+namespace scalar {
+enum : int { pq, rz, rz_old, rr, rr_stop, done, iteration, count };
+}
 
 __global__ void dot_kernel(const double* __restrict__ a, const double* __restrict__ b, int64_t n, GridSum g,
                            double* out) {
@@ -27,7 +27,7 @@ __global__ void dot_kernel(const double* __restrict__ a, const double* __restric
 // Nothing once converged; else the last block records rr and the verdict for the host.
 __global__ void update_xr(double* __restrict__ x, double* __restrict__ r, const double* __restrict__ p,
                           const double* __restrict__ q, int64_t n, double* scal, GridSum g, double* history) {
-  enum { pq, rz, rz_old, rr, rr_stop, done, iteration };
+  using namespace scalar;
   if (scal[done] != 0.0) return;  // the same value in every block: set by an earlier launch
   const double alpha = scal[rz] / scal[pq];
   double s = 0;
@@ -101,13 +101,13 @@ GpuPcg::GpuPcg(int32_t n, bool use_graphs)
       p_(size_t(n)),
       q_(size_t(n)),
       partials_(size_t(kReduceBlocks)),
-      scalars_(size_t(Scalars::count)),
+      scalars_(size_t(scalar::count)),
       finished_(1) {
   PGSIM_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   PGSIM_CUDA(cudaMallocHost(&rr_host_, sizeof(double)));
   for (auto& e : step_done_) PGSIM_CUDA(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
   PGSIM_CUDA(cudaMemset(finished_.data(), 0, sizeof(unsigned)));
-  PGSIM_CUDA(cudaMemset(scalars_.data(), 0, Scalars::count * sizeof(double)));
+  PGSIM_CUDA(cudaMemset(scalars_.data(), 0, scalar::count * sizeof(double)));
 }
 
 GpuPcg::~GpuPcg() {
@@ -122,7 +122,7 @@ GpuPcg::~GpuPcg() {
 void GpuPcg::launch_first_half(DeviceSpmv& A) {
   const GridSum g{partials_.data(), finished_.data()};
   A.multiply(p_.data(), q_.data(), stream_);
-  dot_kernel<<<reduce_blocks(n_), kBlock, 0, stream_>>>(p_.data(), q_.data(), n_, g, scalars_.data() + Scalars::pq);
+  dot_kernel<<<reduce_blocks(n_), kBlock, 0, stream_>>>(p_.data(), q_.data(), n_, g, scalars_.data() + scalar::pq);
   PGSIM_CUDA_LAUNCH();
   update_xr<<<reduce_blocks(n_), kBlock, 0, stream_>>>(x_.data(), r_.data(), p_.data(), q_.data(), n_,
                                                        scalars_.data(), g, history_);
@@ -132,11 +132,11 @@ void GpuPcg::launch_first_half(DeviceSpmv& A) {
 void GpuPcg::launch_second_half(DevicePreconditioner& M) {
   const GridSum g{partials_.data(), finished_.data()};
   M.apply(r_.data(), z_.data(), stream_);
-  rz_kernel<<<reduce_blocks(n_), kBlock, 0, stream_>>>(r_.data(), z_.data(), n_, scalars_.data(), g, Scalars::rz,
-                                                       Scalars::rz_old);
+  rz_kernel<<<reduce_blocks(n_), kBlock, 0, stream_>>>(r_.data(), z_.data(), n_, scalars_.data(), g, scalar::rz,
+                                                       scalar::rz_old);
   PGSIM_CUDA_LAUNCH();
-  xpay_kernel<<<reduce_blocks(n_), kBlock, 0, stream_>>>(z_.data(), p_.data(), n_, scalars_.data(), Scalars::rz,
-                                                         Scalars::rz_old);
+  xpay_kernel<<<reduce_blocks(n_), kBlock, 0, stream_>>>(z_.data(), p_.data(), n_, scalars_.data(), scalar::rz,
+                                                         scalar::rz_old);
   PGSIM_CUDA_LAUNCH();
 }
 
@@ -188,9 +188,9 @@ double GpuPcg::read_rr() {
 double GpuPcg::relative_residual(DeviceSpmv& A, const double* b, double bnorm) {
   A.multiply(x_.data(), q_.data(), stream_);
   residual_kernel<<<reduce_blocks(n_), kBlock, 0, stream_>>>(b, q_.data(), r_.data(), n_, scalars_.data(),
-                                                             GridSum{partials_.data(), finished_.data()}, Scalars::rr);
+                                                             GridSum{partials_.data(), finished_.data()}, scalar::rr);
   PGSIM_CUDA_LAUNCH();
-  PGSIM_CUDA(cudaMemcpyAsync(rr_host_, scalars_.data() + Scalars::rr, sizeof(double), cudaMemcpyDeviceToHost, stream_));
+  PGSIM_CUDA(cudaMemcpyAsync(rr_host_, scalars_.data() + scalar::rr, sizeof(double), cudaMemcpyDeviceToHost, stream_));
   return std::sqrt(read_rr()) / bnorm;
 }
 
@@ -198,9 +198,9 @@ SolveResult GpuPcg::solve(DeviceSpmv& A, const double* b, double* x, DevicePreco
                           const SolveControl& control) {
   SolveResult result;
   const GridSum g{partials_.data(), finished_.data()};
-  dot_kernel<<<reduce_blocks(n_), kBlock, 0, stream_>>>(b, b, n_, g, scalars_.data() + Scalars::rr);
+  dot_kernel<<<reduce_blocks(n_), kBlock, 0, stream_>>>(b, b, n_, g, scalars_.data() + scalar::rr);
   PGSIM_CUDA_LAUNCH();
-  PGSIM_CUDA(cudaMemcpyAsync(rr_host_, scalars_.data() + Scalars::rr, sizeof(double), cudaMemcpyDeviceToHost, stream_));
+  PGSIM_CUDA(cudaMemcpyAsync(rr_host_, scalars_.data() + scalar::rr, sizeof(double), cudaMemcpyDeviceToHost, stream_));
   const double bnorm = std::sqrt(read_rr());
   if (n_ == 0 || bnorm == 0.0) {
     if (n_) PGSIM_CUDA(cudaMemsetAsync(x, 0, size_t(n_) * sizeof(double), stream_));
@@ -216,12 +216,12 @@ SolveResult GpuPcg::solve(DeviceSpmv& A, const double* b, double* x, DevicePreco
   // Same control flow as pcg_cpu: when the recurrence claims convergence the true residual is
   // checked, and CG restarts from it if it is not there yet.
   while (rel > control.tolerance && it < control.max_iterations) {
-    reset_kernel<<<1, 1, 0, stream_>>>(scalars_.data(), Scalars::rr_stop, Scalars::done, Scalars::iteration,
+    reset_kernel<<<1, 1, 0, stream_>>>(scalars_.data(), scalar::rr_stop, scalar::done, scalar::iteration,
                                        stop * stop, double(it));
     PGSIM_CUDA_LAUNCH();
     M.apply(r_.data(), z_.data(), stream_);
-    rz_kernel<<<reduce_blocks(n_), kBlock, 0, stream_>>>(r_.data(), z_.data(), n_, scalars_.data(), g, Scalars::rz,
-                                                         Scalars::rz_old);
+    rz_kernel<<<reduce_blocks(n_), kBlock, 0, stream_>>>(r_.data(), z_.data(), n_, scalars_.data(), g, scalar::rz,
+                                                         scalar::rz_old);
     PGSIM_CUDA_LAUNCH();
     PGSIM_CUDA(cudaMemcpyAsync(p_.data(), z_.data(), size_t(n_) * sizeof(double), cudaMemcpyDeviceToDevice, stream_));
     launch_step(false, A, M);

@@ -32,7 +32,6 @@ class GpuPcg {
   cudaStream_t stream() const { return stream_; }
 
  private:
-  struct Scalars;
   void launch_first_half(DeviceSpmv& A);                          // q = A p; pq; x, r update; rr
   void launch_second_half(DevicePreconditioner& M);               // z = M r; rz; p = z + beta p
   double relative_residual(DeviceSpmv& A, const double* b, double bnorm);  // r = b - A x, true
