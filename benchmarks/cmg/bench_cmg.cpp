@@ -83,7 +83,14 @@ Row measure(const std::string& name, const CsrMatrix& G0, const std::vector<doub
                     (long long)levels[l].nnz, ratio, levels[l].repeats, levels[l].visits,
                     levels[l].seconds);
       }
-      std::printf("  operator complexity (sum nnz / nnz level 0): %.3f\n", total / nnz0);
+      // Work of one PCG iteration in level-0 SpMVs: PCG's own product, two passes over each
+      // level per child cycle, two triangular solves per coarsest visit.
+      const auto& cmg_m = static_cast<const CmgPreconditioner&>(*M);
+      double work = nnz0;
+      for (size_t l = 0; l + 1 < levels.size(); ++l) work += 2.0 * levels[l].visits * levels[l].repeats * double(levels[l].nnz);
+      work += 2.0 * levels.back().visits * double(cmg_m.hierarchy().coarse.L.nnz());
+      std::printf("  operator complexity (sum nnz / nnz level 0): %.3f, work per iteration: %.2f level-0 SpMVs\n",
+                  total / nnz0, work / nnz0);
     }
   }
   row.setup = median(setups);
