@@ -107,15 +107,21 @@ int main(int argc, char** argv) {
   test::GridShape shape;
   bool grid = false;
   int repeat = 3;
-  for (int i = 1; i + 1 < argc; i += 2) {
+  bool jacobi = true;
+  for (int i = 1; i < argc; i += 2) {
+    if (!std::strcmp(argv[i], "--no-jacobi")) {
+      jacobi = false;
+      --i;
+      continue;
+    }
+    if (i + 1 >= argc) break;
     if (!std::strcmp(argv[i], "--netlist")) netlist = argv[i + 1];
     else if (!std::strcmp(argv[i], "--grid")) grid = true, shape.nx = shape.ny = std::atoi(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--via-stride")) shape.via_stride = std::atoi(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--merge")) options.merge_ratio = std::atof(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--coarse")) options.coarse_rows = std::atoi(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--repeat")) repeat = std::max(1, std::atoi(argv[i + 1]));
     else {
-      std::fprintf(stderr, "usage: bench_cmg (--netlist FILE | --grid N [--via-stride S]) [--repeat R]\n");
+      std::fprintf(stderr, "usage: bench_cmg (--netlist FILE | --grid N [--via-stride S]) [--repeat R] [--coarse ROWS] [--no-jacobi]\n");
       return 2;
     }
   }
@@ -133,18 +139,20 @@ int main(int argc, char** argv) {
     b = std::move(sys.b);
     std::printf("%s: %d unknowns, %lld nnz\n", netlist.c_str(), G.rows, (long long)G.nnz());
   } else {
-    std::fprintf(stderr, "usage: bench_cmg (--netlist FILE | --grid N [--via-stride S]) [--repeat R]\n");
+    std::fprintf(stderr, "usage: bench_cmg (--netlist FILE | --grid N [--via-stride S]) [--repeat R] [--coarse ROWS] [--no-jacobi]\n");
     return 2;
   }
   std::vector<Row> rows;
   rows.push_back(measure("cmg, chains eliminated", G, b, true, true, options, repeat, true));
   rows.push_back(measure("cmg, no elimination", G, b, false, true, options, repeat, true));
-  rows.push_back(measure("jacobi, chains eliminated", G, b, true, false, options, repeat, false));
-  rows.push_back(measure("jacobi, no elimination", G, b, false, false, options, repeat, false));
+  if (jacobi) {
+    rows.push_back(measure("jacobi, chains eliminated", G, b, true, false, options, repeat, false));
+    rows.push_back(measure("jacobi, no elimination", G, b, false, false, options, repeat, false));
+  }
   std::printf("\n%-28s %10s %6s %10s %10s %10s %14s\n", "method", "pcg rows", "iters", "setup s", "solve s",
               "residual", "jacobi/this");
   for (const Row& r : rows)
     std::printf("%-28s %10d %6d %10.4f %10.4f %10.2e %14.1f\n", r.name.c_str(), r.rows, r.iterations, r.setup,
-                r.solve, r.residual, rows[3].solve / r.solve);
+                r.solve, r.residual, jacobi ? rows[3].solve / r.solve : 0.0);
   return 0;
 }

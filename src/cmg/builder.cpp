@@ -47,17 +47,7 @@ CmgHierarchy build_cmg_hierarchy(const CsrMatrix& G, const CmgOptions& options) 
                    raw.size() - 1, raw.back().rows, c.count, raw.back().rows);
       break;
     }
-    CsrMatrix coarse = galerkin_coarse(raw.back(), c.cluster_of, c.count);
-    // Clusters that are mostly pairs (heavy vias between two wires) coarsen too little: cluster
-    // the pairs once more and merge the two rounds into one level (the Galerkin product of the
-    // composition is the composition of the Galerkin products).
-    if (double(c.count) > options.merge_ratio * double(raw.back().rows) && coarse.rows > options.coarse_rows) {
-      Clustering again = cluster_vertices(coarse);
-      for (int32_t& id : c.cluster_of) id = again.cluster_of[id];
-      c.count = again.count;
-      coarse = galerkin_coarse(coarse, again.cluster_of, again.count);
-    }
-    raw.push_back(std::move(coarse));
+    raw.push_back(galerkin_coarse(raw.back(), c.cluster_of, c.count));
     clusterings.push_back(std::move(c));
   }
 

@@ -8,13 +8,10 @@ namespace pgsim {
 
 struct CmgOptions {
   // A level with at most this many vertices is the coarsest: factored directly.
-  int32_t coarse_rows = 1000;
+  int32_t coarse_rows = 2000;
   // Coarsening has stalled when a level keeps more than this share of its vertices; the level
   // reached is then factored directly (slower, still exact), and a warning says so.
   double stall_ratio = 0.75;
-  // A clustering that keeps more than this share of the vertices is clustered a second time
-  // (clusters of clusters) before it becomes a level.
-  double merge_ratio = 1.0;
   int max_levels = 40;
 };
 
