@@ -272,3 +272,25 @@ TEST_CASE("ibmpg1: CMG-PCG in at most 40 iterations, every node within 1e-6 V", 
     CHECK(rep.comparison->max_abs_error <= 1e-6);
   }
 }
+
+TEST_CASE("coarsening that stalls ends in an exact direct solve", "[cmg]") {
+  // The complete graph K_20 with equal weights: every vertex's heaviest edge carries 1/19 of its
+  // degree, under 1/8, so all are detached and clustering keeps almost every vertex.
+  const int32_t n = 20;
+  CsrMatrix G;
+  G.rows = n;
+  for (int32_t i = 0; i < n; ++i) {
+    for (int32_t j = 0; j < n; ++j) {
+      G.col.push_back(j);
+      G.val.push_back(i == j ? (n - 1) + (i == 0 ? 1.0 : 0.0) : -1.0);
+    }
+    G.ptr.push_back(static_cast<int32_t>(G.col.size()));
+  }
+  const CmgPreconditioner M(G, CmgOptions{5, 0.75, 40});
+  REQUIRE(M.levels().size() == 1);
+  std::vector<double> b = random_vector(static_cast<size_t>(n), 3), x(static_cast<size_t>(n), 0.0);
+  SolveControl control;
+  const SolveResult result = pcg_cpu(G, b, x, M, control);
+  CHECK(result.converged);
+  CHECK(result.iterations == 1);
+}
