@@ -80,7 +80,7 @@ class Parser {
   void parse_line(std::string_view first_token);
   void element(char letter);
   void dot_command();
-  uint32_t node(std::string_view name);
+  uint32_t node(std::string_view name, uint64_t hash);
   [[noreturn]] void fail(const std::string& message) const {
     throw ParseError(nl_.files[file_], line_, message);
   }
@@ -96,21 +96,49 @@ class Parser {
   bool ended_ = false;
 };
 
+// Byte classes for the tokenizer: one table lookup per byte instead of a chain of compares.
+enum ByteClass : uint8_t { kPlain, kSpace, kSemicolon, kControl };
+struct ByteClasses {
+  uint8_t of[256];
+  constexpr ByteClasses() : of() {
+    for (int c = 0; c < 0x20; ++c) of[c] = kControl;
+    of[0x7f] = kControl;
+    for (char c : {' ', '\t', '\r', '\f', '\v', ','}) of[static_cast<unsigned char>(c)] = kSpace;
+    of[static_cast<unsigned char>(';')] = kSemicolon;
+  }
+};
+constexpr ByteClasses kByteClasses;
+
+// The first byte at or after p that is not kPlain, or end. Eight bytes at a time (SWAR): a
+// word's flags mark bytes below 0x21 (blanks and controls), ',', ';' and 0x7f. The lowest
+// flag of each test is exact (borrows only spill upwards), so the lowest flag is the answer.
+inline const char* skip_plain(const char* p, const char* end) {
+  constexpr uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
+  auto zero_byte = [](uint64_t x) { return (x - ones) & ~x & high; };
+  for (; end - p >= 8; p += 8) {
+    uint64_t w;
+    std::memcpy(&w, p, 8);
+    const uint64_t flags = ((w - 0x21 * ones) & ~w & high) | zero_byte(w ^ (',' * ones)) |
+                           zero_byte(w ^ (';' * ones)) | zero_byte(w ^ (0x7f * ones));
+    if (flags) return p + __builtin_ctzll(flags) / 8;
+  }
+  while (p < end && kByteClasses.of[static_cast<unsigned char>(*p)] == kPlain) ++p;
+  return p;
+}
+
 // Splits [p, end) into whitespace-separated tokens, stopping at a ';' comment or a '$'
 // comment that starts a token. Rejects control characters (binary input).
 template <class Fail>
 void tokenize(const char* p, const char* end, std::vector<std::string_view>& out, Fail&& fail) {
+  const uint8_t* cls = kByteClasses.of;
   while (p < end) {
-    char c = *p;
-    if (c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v' || c == ',') { ++p; continue; }
-    if (c == ';' || c == '$') return;
+    const uint8_t c = cls[static_cast<unsigned char>(*p)];
+    if (c == kSpace) { ++p; continue; }
+    if (c == kSemicolon || *p == '$') return;
+    if (c == kControl) fail(*p);
     const char* start = p;
-    while (p < end) {
-      c = *p;
-      if (c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v' || c == ',' || c == ';') break;
-      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) fail(c);
-      ++p;
-    }
+    p = skip_plain(p + 1, end);
+    if (p < end && cls[static_cast<unsigned char>(*p)] == kControl) fail(*p);
     out.emplace_back(start, static_cast<size_t>(p - start));
   }
 }
@@ -185,9 +213,9 @@ void Parser::parse_line(std::string_view first) {
   }
 }
 
-uint32_t Parser::node(std::string_view name) {
+uint32_t Parser::node(std::string_view name, uint64_t hash) {
   if (iequals(name, "gnd")) return Netlist::ground;
-  return nl_.node_names.intern(name);
+  return nl_.node_names.intern(name, hash);
 }
 
 void Parser::element(char letter) {
@@ -200,6 +228,13 @@ void Parser::element(char letter) {
   const char* what = kWhat[static_cast<int>(kind)];
   const std::string_view name = tokens_[0];
   if (tokens_.size() < 3) fail("element " + shown(name) + " needs two nodes and a value");
+  // Hash the three names and start loading their table slots, so the cache misses of the
+  // lookups below overlap each other and the number parsing.
+  const uint64_t name_hash = NameTable::hash(name), plus_hash = NameTable::hash(tokens_[1]),
+                 minus_hash = NameTable::hash(tokens_[2]);
+  nl_.element_names.prefetch(name_hash);
+  nl_.node_names.prefetch(plus_hash);
+  nl_.node_names.prefetch(minus_hash);
   size_t vi = 3;
   const bool is_source = kind == ElementKind::VoltageSource || kind == ElementKind::CurrentSource;
   if (is_source && tokens_.size() > 3 && iequals(tokens_[3], "dc")) vi = 4;
@@ -217,11 +252,11 @@ void Parser::element(char letter) {
 
   Element e;
   e.kind = kind;
-  e.plus = node(tokens_[1]);
-  e.minus = node(tokens_[2]);
+  e.plus = node(tokens_[1], plus_hash);
+  e.minus = node(tokens_[2], minus_hash);
   e.value = *value;
   e.where = {file_, line_};
-  e.name = nl_.element_names.intern(name);
+  e.name = nl_.element_names.intern(name, name_hash);
   if (e.name < element_index_of_name_.size()) {
     // Two elements of one name: both are kept (they are both in the circuit), and the user is told.
     const Element& first = nl_.elements[element_index_of_name_[e.name]];
@@ -286,6 +321,7 @@ Netlist parse_netlist_text(const std::string& text, const std::string& name, con
   // IBM-style lines are ~40 bytes with two nodes each, about one new node per element.
   netlist.elements.reserve(text.size() / 40);
   netlist.node_names.reserve(text.size() / 60, text.size() / 4);
+  netlist.element_names.reserve(text.size() / 40, text.size() / 8);
   Parser(netlist, options).parse_text(text, name, 0);
   if (netlist.elements.empty()) throw InputError(name + ": the netlist has no elements");
   return netlist;
