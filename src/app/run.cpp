@@ -4,6 +4,7 @@
 
 #include <chrono>
 
+#include "app/atomic_file.hpp"
 #include "app/report.hpp"
 #include "app/solve_error.hpp"
 #include "app/voltage_file.hpp"
@@ -37,7 +38,9 @@ RunReport run(const Options& opt) {
   rep.netlist = opt.netlist;
   Stopwatch total, phase;
 
-  // Read the reference first: a bad --compare file should fail before a long solve.
+  // Check the outputs and read the reference first: a bad path should fail before a long solve.
+  for (const std::string* path : {&opt.output, &opt.json})
+    if (!path->empty()) check_writable(*path);
   std::vector<NamedValue> reference;
   if (!opt.compare.empty()) reference = read_voltages(opt.compare);
 

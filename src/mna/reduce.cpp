@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <deque>
 #include <string>
 
@@ -54,10 +55,15 @@ std::vector<uint32_t> source_path(const Netlist& nl, const std::vector<uint32_t>
                                    double expected, double forced) {
   const Element& e = nl.elements[closing];
   std::string names = element_label(nl, e);
-  for (uint32_t k : source_path(nl, merged, e.plus, e.minus)) names += ", " + element_label(nl, nl.elements[k]);
+  bool has_short = is_short(e);
+  for (uint32_t k : source_path(nl, merged, e.plus, e.minus)) {
+    names += ", " + element_label(nl, nl.elements[k]);
+    has_short |= is_short(nl.elements[k]);
+  }
   char diff[128];
   std::snprintf(diff, sizeof diff, "they force %.9g V and %.9g V across the same pair of nodes", forced, expected);
-  throw InputError("voltage sources in a loop disagree (" + std::string(diff) + "): " + names);
+  const char* what = has_short ? "voltage sources and shorts (0-ohm resistors, inductors)" : "voltage sources";
+  throw InputError(std::string(what) + " in a loop disagree (" + diff + "): " + names);
 }
 
 }  // namespace

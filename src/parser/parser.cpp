@@ -2,6 +2,8 @@
 // tokenized in place: tokens are string_views into it, so no line costs an allocation.
 #include <spdlog/spdlog.h>
 
+#include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -19,6 +21,10 @@ namespace {
 constexpr int kMaxIncludeDepth = 16;
 constexpr size_t kMaxShownToken = 60;  // longer tokens are cut in messages
 constexpr uint64_t kProgressStep = 8u << 20;
+constexpr int kMaxDuplicateWarnings = 5;  // then one summary line
+// The magnitudes pgsim accepts for R, V and I values (besides 0): far beyond any physical grid,
+// and small enough that sums and squares in the solvers cannot overflow or underflow.
+constexpr double kMinMagnitude = 1e-30, kMaxMagnitude = 1e30;
 
 inline char lower(char c) { return c >= 'A' && c <= 'Z' ? char(c + ('a' - 'A')) : c; }
 
@@ -42,8 +48,11 @@ std::string shown(std::string_view token) {
 std::string read_file(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) throw InputError("cannot read netlist '" + path + "': it is a directory");
+  errno = 0;
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError("cannot open netlist '" + path + "': no such file or not readable");
+  if (!in)
+    throw InputError("cannot open netlist '" + path + "': " +
+                     (errno ? std::strerror(errno) : "no such file or not readable"));
   in.seekg(0, std::ios::end);
   std::string text(static_cast<size_t>(in.tellg()), '\0');
   in.seekg(0);
@@ -75,6 +84,8 @@ class Parser {
   Parser(Netlist& netlist, const ParseOptions& options) : nl_(netlist), options_(options) {}
 
   void parse_text(const std::string& text, const std::string& path, int depth);
+  // Elements whose name an earlier element has.
+  uint64_t duplicates() const { return duplicates_; }
 
  private:
   void parse_line(std::string_view first_token);
@@ -94,6 +105,7 @@ class Parser {
   uint32_t line_ = 0;
   int depth_ = 0;
   bool ended_ = false;
+  uint64_t duplicates_ = 0;
 };
 
 // Byte classes for the tokenizer: one table lookup per byte instead of a chain of compares.
@@ -160,6 +172,7 @@ void Parser::parse_text(const std::string& text, const std::string& path, int de
 
   const char* p = text.data();
   const char* const end = p + text.size();
+  if (text.compare(0, 3, "\xEF\xBB\xBF") == 0) p += 3;  // a UTF-8 byte-order mark, as some editors write
   uint32_t line = 0;
   uint64_t next_progress = kProgressStep;
   while (p < end && !ended_) {
@@ -249,19 +262,30 @@ void Parser::element(char letter) {
     fail("resistor " + shown(name) + " has a negative resistance " + shown(tokens_[vi]));
   if ((kind == ElementKind::Capacitor || kind == ElementKind::Inductor) && *value < 0)
     fail("element " + shown(name) + " has a negative " + what + " " + shown(tokens_[vi]));
+  const double magnitude = std::abs(*value);
+  const bool checked_range = kind == ElementKind::Resistor || is_source;  // C and L values are unused at DC
+  if (checked_range && (magnitude > kMaxMagnitude || (magnitude != 0 && magnitude < kMinMagnitude))) {
+    fail("element " + shown(name) + ": the " + what + " " + shown(tokens_[vi]) +
+         " is outside the range pgsim accepts (0, or 1e-30 to 1e30 in magnitude)");
+  }
 
   Element e;
   e.kind = kind;
   e.plus = node(tokens_[1], plus_hash);
   e.minus = node(tokens_[2], minus_hash);
+  if (kind == ElementKind::VoltageSource && e.plus == e.minus && *value != 0)
+    fail("voltage source " + shown(name) + " has both ends on node " + shown(tokens_[1]) + " but forces " +
+         shown(tokens_[vi]) + " across them");
   e.value = *value;
   e.where = {file_, line_};
   e.name = nl_.element_names.intern(name, name_hash);
   if (e.name < element_index_of_name_.size()) {
     // Two elements of one name: both are kept (they are both in the circuit), and the user is told.
-    const Element& first = nl_.elements[element_index_of_name_[e.name]];
-    spdlog::warn("{}:{}: duplicate element name {} (first at {}); both elements are kept", nl_.files[file_],
-                 line_, shown(name), nl_.where(first.where));
+    if (++duplicates_ <= kMaxDuplicateWarnings) {
+      const Element& first = nl_.elements[element_index_of_name_[e.name]];
+      spdlog::warn("{}:{}: duplicate element name {} (first at {}); both elements are kept", nl_.files[file_],
+                   line_, shown(name), nl_.where(first.where));
+    }
   } else {
     element_index_of_name_.push_back(static_cast<uint32_t>(nl_.elements.size()));
   }
@@ -322,7 +346,11 @@ Netlist parse_netlist_text(const std::string& text, const std::string& name, con
   netlist.elements.reserve(text.size() / 40);
   netlist.node_names.reserve(text.size() / 60, text.size() / 4);
   netlist.element_names.reserve(text.size() / 40, text.size() / 8);
-  Parser(netlist, options).parse_text(text, name, 0);
+  Parser parser(netlist, options);
+  parser.parse_text(text, name, 0);
+  if (parser.duplicates() > kMaxDuplicateWarnings)
+    spdlog::warn("{}: {} elements in all share a name with an earlier element (the first {} are listed above)",
+                 name, parser.duplicates(), kMaxDuplicateWarnings);
   if (netlist.elements.empty()) throw InputError(name + ": the netlist has no elements");
   return netlist;
 }
