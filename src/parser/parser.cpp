@@ -47,14 +47,20 @@ std::string shown(std::string_view token) {
 
 std::string read_file(const std::string& path) {
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw InputError("cannot read netlist '" + path + "': it is a directory");
+  const auto status = std::filesystem::status(path, ec);
+  if (!ec && std::filesystem::is_directory(status)) throw InputError("cannot read netlist '" + path + "': it is a directory");
+  // Devices and pipes have no size to read ahead, and /dev/zero would never end.
+  if (!ec && !std::filesystem::is_regular_file(status))
+    throw InputError("cannot read netlist '" + path + "': it is not a regular file");
   errno = 0;
   std::ifstream in(path, std::ios::binary);
   if (!in)
     throw InputError("cannot open netlist '" + path + "': " +
                      (errno ? std::strerror(errno) : "no such file or not readable"));
   in.seekg(0, std::ios::end);
-  std::string text(static_cast<size_t>(in.tellg()), '\0');
+  const std::streamoff size = in.tellg();
+  if (size < 0) throw InputError("cannot read netlist '" + path + "': its size is unknown");
+  std::string text(static_cast<size_t>(size), '\0');
   in.seekg(0);
   in.read(text.data(), static_cast<std::streamsize>(text.size()));
   if (!in) throw InputError("cannot read netlist '" + path + "'");
