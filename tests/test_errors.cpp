@@ -124,7 +124,7 @@ TEST_CASE("a voltage source of 0 V across one node, and a resistor across one no
   CHECK(v[1].value == Approx(0.5).margin(1e-9));
 }
 
-TEST_CASE("--compare file errors are input errors", "[errors]") {
+TEST_CASE("reference (--compare) file errors are input errors", "[errors]") {
   test::TempDir dir;
   const std::string net = dir.write("a.sp", "V1 a 0 1\nR1 a 0 1\n");
   struct RefCase {

@@ -99,6 +99,7 @@ ReducedSystem reduce(const Netlist& nl) {
   const uint32_t ground_root = uf.find(Netlist::ground);
   const double ground_offset = uf.offset(Netlist::ground);
   std::vector<int32_t> unknown_of_root(n_nodes, -1);
+  std::vector<double> base_offset;  // per unknown: v(node_of_unknown) - v(root), so x is that node's voltage
   int32_t n = 0;
   for (uint32_t v = 0; v < n_nodes; ++v) {
     uint32_t r = uf.find(v);
@@ -109,9 +110,10 @@ ReducedSystem reduce(const Netlist& nl) {
     if (unknown_of_root[r] < 0) {
       unknown_of_root[r] = n++;
       sys.node_of_unknown.push_back(v);
+      base_offset.push_back(uf.offset(v));
     }
     sys.unknown_of_node[v] = unknown_of_root[r];
-    sys.offset_of_node[v] = uf.offset(v);
+    sys.offset_of_node[v] = uf.offset(v) - base_offset[static_cast<size_t>(unknown_of_root[r])];
   }
 
   // 3. Stamp resistors and current sources. Off-diagonals are gathered per row, then sorted.
