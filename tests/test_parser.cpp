@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -182,4 +183,37 @@ TEST_CASE("numbers read by the fast path equal from_chars bit for bit", "[parser
     INFO(text);
     REQUIRE(std::memcmp(&*got, &expected, sizeof expected) == 0);
   }
+}
+
+TEST_CASE("elements and node ids keep netlist order across includes and many lines", "[parser]") {
+  // The parser enters elements a few lines after reading them (to overlap table look-ups):
+  // the result must be as if each were entered at once.
+  test::TempDir dir;
+  std::string part, top;
+  for (int i = 0; i < 30; ++i) part += "Rp" + std::to_string(i) + " p" + std::to_string(i) + " n" + std::to_string(i) + " 1\n";
+  dir.write("part.sp", part);
+  for (int i = 0; i < 40; ++i) {
+    top += "R" + std::to_string(i) + " n" + std::to_string(i) + " n" + std::to_string(i + 1) + " 1\n";
+    if (i == 20) top += ".include part.sp\n";
+  }
+  top += "R0 n0 0 5\n";  // a duplicate name after the include
+  const Netlist nl = parse_netlist(dir.write("top.sp", top));
+  REQUIRE(nl.elements.size() == 71);
+  std::vector<std::string> first_seen{"0"};
+  auto see = [&](const std::string& name) {
+    if (std::find(first_seen.begin(), first_seen.end(), name) == first_seen.end()) first_seen.push_back(name);
+  };
+  for (int i = 0; i < 40; ++i) {
+    see("n" + std::to_string(i)), see("n" + std::to_string(i + 1));
+    if (i == 20)
+      for (int k = 0; k < 30; ++k) see("p" + std::to_string(k)), see("n" + std::to_string(k));
+  }
+  REQUIRE(nl.node_count() == first_seen.size());
+  for (uint32_t id = 0; id < nl.node_count(); ++id) CHECK(nl.node_names[id] == first_seen[id]);
+  CHECK(nl.where(nl.elements[20].where) == dir.file("top.sp") + ":21");
+  CHECK(nl.where(nl.elements[21].where) == dir.file("part.sp") + ":1");
+  CHECK(nl.where(nl.elements[51].where) == dir.file("top.sp") + ":23");
+  CHECK(nl.element_names[nl.elements[70].name] == "R0");
+  CHECK(nl.elements[70].name == nl.elements[0].name);
+  CHECK(nl.elements[70].value == 5);
 }

@@ -2,6 +2,7 @@
 // tokenized in place: tokens are string_views into it, so no line costs an allocation.
 #include <spdlog/spdlog.h>
 
+#include <array>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -95,9 +96,42 @@ class Parser {
 
  private:
   void parse_line(std::string_view first_token);
+  // An element parsed but not yet entered in the netlist: its three names are looked up a few
+  // elements later, when the table slots prefetched for them have arrived. Elements are
+  // entered in order, so node and element ids are as if each were entered at once.
+  struct Pending {
+    Element element;
+    std::array<std::string_view, 3> names;  // element, plus node, minus node: views into the text
+    std::array<uint64_t, 3> hashes;
+  };
+  // A fixed ring of pending elements; push() enters the oldest when it is full.
+  class PendingRing {
+   public:
+    explicit PendingRing(Parser& parser) : parser_(parser) {}
+    Pending& push() {
+      if (count_ == kLookahead) parser_.enter(pop());
+      return ring_[(head_ + count_++) % kLookahead];
+    }
+    Pending& pop() {
+      Pending& p = ring_[head_];
+      head_ = (head_ + 1) % kLookahead, --count_;
+      return p;
+    }
+    bool empty() const { return count_ == 0; }
+
+   private:
+    static constexpr size_t kLookahead = 16;
+    Parser& parser_;
+    std::array<Pending, kLookahead> ring_{};
+    size_t head_ = 0, count_ = 0;
+  };
+
   void element(char letter);
+  void enter(Pending& p);
+  void flush_pending();  // before the text the pending names point into goes away
   void dot_command();
   uint32_t node(std::string_view name, uint64_t hash);
+  static bool same_node(std::string_view a, std::string_view b);
   [[noreturn]] void fail(const std::string& message) const {
     throw ParseError(nl_.files[file_], line_, message);
   }
@@ -106,6 +140,7 @@ class Parser {
   const ParseOptions& options_;
   std::vector<std::string_view> tokens_;
   std::vector<uint32_t> element_index_of_name_;
+  PendingRing pending_{*this};
   std::unordered_set<std::string> warned_;
   uint32_t file_ = 0;
   uint32_t line_ = 0;
@@ -210,6 +245,7 @@ void Parser::parse_text(const std::string& text, const std::string& path, int de
       next_progress += kProgressStep;
     }
   }
+  flush_pending();
   nl_.bytes_read += text.size();
   if (depth == 0 && options_.progress) options_.progress(text.size(), text.size(), options_.progress_user);
   file_ = saved_file;
@@ -232,9 +268,15 @@ void Parser::parse_line(std::string_view first) {
   }
 }
 
+bool is_ground_name(std::string_view name) { return name == "0" || iequals(name, "gnd"); }
+
 uint32_t Parser::node(std::string_view name, uint64_t hash) {
   if (iequals(name, "gnd")) return Netlist::ground;
   return nl_.node_names.intern(name, hash);
+}
+
+bool Parser::same_node(std::string_view a, std::string_view b) {
+  return iequals(a, b) || (is_ground_name(a) && is_ground_name(b));
 }
 
 void Parser::element(char letter) {
@@ -247,13 +289,6 @@ void Parser::element(char letter) {
   const char* what = kWhat[static_cast<int>(kind)];
   const std::string_view name = tokens_[0];
   if (tokens_.size() < 3) fail("element " + shown(name) + " needs two nodes and a value");
-  // Hash the three names and start loading their table slots, so the cache misses of the
-  // lookups below overlap each other and the number parsing.
-  const uint64_t name_hash = NameTable::hash(name), plus_hash = NameTable::hash(tokens_[1]),
-                 minus_hash = NameTable::hash(tokens_[2]);
-  nl_.element_names.prefetch(name_hash);
-  nl_.node_names.prefetch(plus_hash);
-  nl_.node_names.prefetch(minus_hash);
   size_t vi = 3;
   const bool is_source = kind == ElementKind::VoltageSource || kind == ElementKind::CurrentSource;
   if (is_source && tokens_.size() > 3 && iequals(tokens_[3], "dc")) vi = 4;
@@ -275,27 +310,41 @@ void Parser::element(char letter) {
          " is outside the range pgsim accepts (0, or 1e-30 to 1e30 in magnitude)");
   }
 
-  Element e;
-  e.kind = kind;
-  e.plus = node(tokens_[1], plus_hash);
-  e.minus = node(tokens_[2], minus_hash);
-  if (kind == ElementKind::VoltageSource && e.plus == e.minus && *value != 0)
-    fail("voltage source " + shown(name) + " has both ends on node " + shown(tokens_[1]) + " but forces " +
+  const std::string_view plus = tokens_[1], minus = tokens_[2];
+  if (kind == ElementKind::VoltageSource && *value != 0 && same_node(plus, minus))
+    fail("voltage source " + shown(name) + " has both ends on node " + shown(plus) + " but forces " +
          shown(tokens_[vi]) + " across them");
-  e.value = *value;
-  e.where = {file_, line_};
-  e.name = nl_.element_names.intern(name, name_hash);
+  Pending& p = pending_.push();
+  p.element.kind = kind;
+  p.element.value = *value;
+  p.element.where = {file_, line_};
+  p.names = {name, plus, minus};
+  p.hashes = {NameTable::hash(name), NameTable::hash(plus), NameTable::hash(minus)};
+  nl_.element_names.prefetch(p.hashes[0]);
+  nl_.node_names.prefetch(p.hashes[1]);
+  nl_.node_names.prefetch(p.hashes[2]);
+}
+
+void Parser::enter(Pending& p) {
+  Element& e = p.element;
+  e.plus = node(p.names[1], p.hashes[1]);
+  e.minus = node(p.names[2], p.hashes[2]);
+  e.name = nl_.element_names.intern(p.names[0], p.hashes[0]);
   if (e.name < element_index_of_name_.size()) {
     // Two elements of one name: both are kept (they are both in the circuit), and the user is told.
     if (++duplicates_ <= kMaxDuplicateWarnings) {
       const Element& first = nl_.elements[element_index_of_name_[e.name]];
-      spdlog::warn("{}:{}: duplicate element name {} (first at {}); both elements are kept", nl_.files[file_],
-                   line_, shown(name), nl_.where(first.where));
+      spdlog::warn("{}: duplicate element name {} (first at {}); both elements are kept", nl_.where(e.where),
+                   shown(p.names[0]), nl_.where(first.where));
     }
   } else {
     element_index_of_name_.push_back(static_cast<uint32_t>(nl_.elements.size()));
   }
   nl_.elements.push_back(e);
+}
+
+void Parser::flush_pending() {
+  while (!pending_.empty()) enter(pending_.pop());
 }
 
 void Parser::dot_command() {
