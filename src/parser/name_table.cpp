@@ -31,7 +31,7 @@ bool equal_lower(std::string_view a, std::string_view b) {
     uint64_t x, y;
     std::memcpy(&x, a.data() + i, 8);
     std::memcpy(&y, b.data() + i, 8);
-    if (lower8(x) != lower8(y)) return false;
+    if (x != y && lower8(x) != lower8(y)) return false;  // most matches are spelled alike
   }
   if (i == a.size()) return true;
   uint64_t x = 0, y = 0;
@@ -42,18 +42,22 @@ bool equal_lower(std::string_view a, std::string_view b) {
 
 }  // namespace
 
+// Hashes the bytes with bit 0x20 set in each: that folds 'A'..'Z' onto 'a'..'z' in one
+// operation, and also folds some non-letters onto each other ('_' onto 0x7f, '@' onto '`'),
+// which only costs a rare extra comparison: names are still compared exactly (equal_lower).
 uint64_t NameTable::hash(std::string_view s) {
+  constexpr uint64_t fold = 0x2020202020202020ull;
   uint64_t h = 0x243f6a8885a308d3ull ^ s.size();
   size_t i = 0;
   for (; i + 8 <= s.size(); i += 8) {
     uint64_t w;
     std::memcpy(&w, s.data() + i, 8);
-    h = mix(h, lower8(w));
+    h = mix(h, w | fold);
   }
   if (i < s.size()) {
     uint64_t w = 0;
     std::memcpy(&w, s.data() + i, s.size() - i);
-    h = mix(h, lower8(w));
+    h = mix(h, w | fold);
   }
   h *= 0xff51afd7ed558ccdull;  // final avalanche: slots use the low bits, tags the high ones
   return h ^ (h >> 29);
