@@ -1,7 +1,7 @@
 #pragma once
 // An IBM-like power grid built directly as an SDD system, for tests and benchmarks that need
 // 100k+ unknowns without a netlist: two metal layers (horizontal wires below, vertical above),
-// vias on every `via_stride`-th diagonal of crossings, pads to a 1.8 V supply every `pad_stride` crossings on the
+// vias at the crossings on every `via_stride`-th row and column, pads to a 1.8 V supply every `pad_stride` crossings on the
 // top layer, a load current at every bottom-layer node. Conductances vary +-50% (seeded).
 #include <algorithm>
 #include <cstdint>
@@ -19,7 +19,7 @@ struct GridSystem {
 
 struct GridShape {
   int32_t nx = 100, ny = 100;  // crossings per layer
-  int32_t via_stride = 2;      // vias where (x + y) % via_stride == 0; 1: everywhere (no wire chains)
+  int32_t via_stride = 2;      // vias where x or y is a multiple; 1: everywhere (no wire chains)
   int32_t pad_stride = 20;
   uint32_t seed = 1;
 };
@@ -43,7 +43,7 @@ inline GridSystem make_grid_system(const GridShape& s) {
     for (int32_t x = 0; x < s.nx; ++x) {
       if (x + 1 < s.nx) edges.push_back({node(0, x, y), node(0, x + 1, y), 10.0 * spread(rng)});
       if (y + 1 < s.ny) edges.push_back({node(1, x, y), node(1, x, y + 1), 20.0 * spread(rng)});
-      if ((x + y) % s.via_stride == 0) edges.push_back({node(0, x, y), node(1, x, y), 50.0});
+      if (x % s.via_stride == 0 || y % s.via_stride == 0) edges.push_back({node(0, x, y), node(1, x, y), 50.0});
       if (x % s.pad_stride == 0 && y % s.pad_stride == 0) {
         const double g_pad = 100.0;
         excess[node(1, x, y)] += g_pad;

@@ -18,13 +18,12 @@ std::string profile_table(const RunReport& r) {
   if (!r.levels.empty()) {
     s += fmt::format("\n{:>5} {:>12} {:>13} {:>9} {:>7} {:>8} {:>11} {:>7}\n", "level", "rows", "nnz", "ratio",
                      "repeats", "visits", "seconds", "share");
-    double total = 0;
-    for (const auto& l : r.levels) total += l.seconds;
+    // Each level's own work (not its children's), as a share of the whole PCG solve.
     for (size_t i = 0; i < r.levels.size(); ++i) {
       const auto& l = r.levels[i];
       double ratio = i + 1 < r.levels.size() ? double(r.levels[i + 1].rows) / double(l.rows) : 0.0;
       s += fmt::format("{:>5} {:>12} {:>13} {:>9.3f} {:>7} {:>8.1f} {:>11.6f} {:>6.1f}%\n", i, l.rows, l.nnz, ratio,
-                       l.repeats, l.visits, l.seconds, total > 0 ? 100 * l.seconds / total : 0.0);
+                       l.repeats, l.visits, l.seconds, r.time.solve > 0 ? 100 * l.seconds / r.time.solve : 0.0);
     }
   }
   return s;

@@ -72,9 +72,15 @@ CmgHierarchy build_cmg_hierarchy(const CsrMatrix& G, const CmgOptions& options) 
 
   for (size_t l = 0; l < levels; ++l) {
     CmgLevel& level = h.levels[l];
-    const std::vector<double> diag = level.A.diagonal();
-    level.inv_diag.resize(diag.size());
-    for (size_t i = 0; i < diag.size(); ++i) level.inv_diag[i] = diag[i] > 0 ? 0.5 / diag[i] : 0.0;
+    const CsrMatrix& A = level.A;
+    level.inv_diag.resize(static_cast<size_t>(A.rows));
+#pragma omp parallel for schedule(static, 4096)
+    for (int32_t i = 0; i < A.rows; ++i) {
+      double d = 0;
+      for (int32_t k = A.ptr[i]; k < A.ptr[i + 1]; ++k)
+        if (A.col[k] == i) d = A.val[k];
+      level.inv_diag[i] = d > 0 ? 0.5 / d : 0.0;
+    }
     if (l + 1 < levels) level.repeats = repeats(level.A.nnz(), h.levels[l + 1].A.nnz());
   }
   h.coarse = factor_coarsest(h.levels.back().A);

@@ -8,7 +8,7 @@ namespace pgsim {
 
 struct CmgOptions {
   // A level with at most this many vertices is the coarsest: factored directly.
-  int32_t coarse_rows = 1000;
+  int32_t coarse_rows = 2000;
   // Coarsening has stalled when a level keeps more than this share of its vertices; the level
   // reached is then factored directly (slower, still exact), and a warning says so.
   double stall_ratio = 0.75;

@@ -36,6 +36,31 @@ void prefix_sum(std::vector<int32_t>& counts) {
   for (size_t i = 1; i < counts.size(); ++i) counts[i] += counts[i - 1];
 }
 
+// Entry (c, d) and (d, c) were summed in different orders and may differ in the last bit: copy
+// the upper triangle into the lower one and recompute the diagonals, so the level is exactly
+// symmetric with exactly zero row sums (up to the rounding of that sum).
+void make_exactly_symmetric(CsrMatrix& A) {
+#pragma omp parallel for schedule(static, 1024)
+  for (int32_t c = 0; c < A.rows; ++c) {
+    double off_sum = 0;
+    int32_t diag_at = -1;
+    for (int32_t k = A.ptr[c]; k < A.ptr[c + 1]; ++k) {
+      const int32_t d = A.col[k];
+      if (d == c) {
+        diag_at = k;
+        continue;
+      }
+      if (d < c) {  // row d holds (d, c) in its upper part, which no thread writes
+        const int32_t* begin = A.col.data() + A.ptr[d];
+        const int32_t* at = std::lower_bound(begin, begin + (A.ptr[d + 1] - A.ptr[d]), c);
+        A.val[k] = A.val[at - A.col.data()];
+      }
+      off_sum += A.val[k];
+    }
+    A.val[diag_at] = -off_sum;
+  }
+}
+
 }  // namespace
 
 CsrMatrix galerkin_coarse(const CsrMatrix& A, const std::vector<int32_t>& cluster_of, int32_t clusters) {
@@ -109,6 +134,7 @@ CsrMatrix galerkin_coarse(const CsrMatrix& A, const std::vector<int32_t>& cluste
     std::copy(tcol.begin() + bound[c], tcol.begin() + bound[c] + (Ac.ptr[c + 1] - Ac.ptr[c]), Ac.col.begin() + Ac.ptr[c]);
     std::copy(tval.begin() + bound[c], tval.begin() + bound[c] + (Ac.ptr[c + 1] - Ac.ptr[c]), Ac.val.begin() + Ac.ptr[c]);
   }
+  make_exactly_symmetric(Ac);
   return Ac;
 }
 
