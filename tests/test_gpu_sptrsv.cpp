@@ -63,7 +63,7 @@ TEST_CASE("GPU SpTRSV: every method matches the CPU on random triangles", "[gpu]
 }
 
 TEST_CASE("GPU SpTRSV: every method matches the CPU on IC(0) factors", "[gpu][trsv][ibmpg1]") {
-  const CsrMatrix grid = grid_matrix(300, 200, 7), ibmpg1 = test::ibmpg1_matrix();
+  const CsrMatrix grid = grid_matrix(120, 80, 7), ibmpg1 = test::ibmpg1_matrix();
   for (const CsrMatrix* G : {&grid, &ibmpg1}) {
     INFO(G->rows << " rows");
     const Ic0Factor natural = ic0_factor(*G);

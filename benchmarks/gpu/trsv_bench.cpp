@@ -1,0 +1,176 @@
+// Sparse triangular solves on the GPU: every method on the IC(0) factors of ibmpg1 and of
+// generated grids, in natural and in colour order. Per method: time per solve (CUDA events, warm,
+// median), GFLOP/s, preprocessing time, launches per solve, and ratios against cuSPARSE SpSV.
+//
+//   trsv_bench [--netlist ibmpg1.spice] [--grid 1000] [--grid 2237] [--repeats 20]
+//
+// Without --grid it runs 1000x1000 (1M unknowns) and 2237x2237 (5M unknowns) grids.
+#include <cuda_runtime.h>  // the typed cudaMalloc overload DeviceBuffer uses
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gpu/device_buffer.hpp"
+#include "gpu/device_info.hpp"
+#include "gpu/sptrsv.hpp"
+#include "mna/grid_matrix.hpp"
+#include "mna/reduce.hpp"
+#include "parser/netlist.hpp"
+#include "pcg/ic0.hpp"
+#include "pcg/triangular.hpp"
+
+using namespace pgsim;
+using gpu::TrsvMethod;
+
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+struct Timed {
+  double median_ms = 0;
+  double rel_error = 0;
+};
+
+// Median over `repeats` warm solves, each timed with CUDA events, and the error against the CPU.
+Timed time_solve(gpu::SpTrsv& solver, const CsrMatrix& T, Triangle tri, int repeats) {
+  std::vector<double> rhs(static_cast<size_t>(T.rows));
+  std::mt19937 rng(1);
+  std::uniform_real_distribution<double> u(-1, 1);
+  for (double& v : rhs) v = u(rng);
+  gpu::DeviceBuffer<double> b(rhs), x(rhs.size());
+  cudaEvent_t start, stop;
+  PGSIM_CUDA(cudaEventCreate(&start));
+  PGSIM_CUDA(cudaEventCreate(&stop));
+  for (int w = 0; w < 3; ++w) solver.solve(b.data(), x.data(), nullptr);
+  std::vector<float> ms;
+  for (int r = 0; r < repeats; ++r) {
+    PGSIM_CUDA(cudaEventRecord(start));
+    solver.solve(b.data(), x.data(), nullptr);
+    PGSIM_CUDA(cudaEventRecord(stop));
+    PGSIM_CUDA(cudaEventSynchronize(stop));
+    float t = 0;
+    PGSIM_CUDA(cudaEventElapsedTime(&t, start, stop));
+    ms.push_back(t);
+  }
+  PGSIM_CUDA(cudaEventDestroy(start));
+  PGSIM_CUDA(cudaEventDestroy(stop));
+  std::sort(ms.begin(), ms.end());
+  std::vector<double> expected(rhs.size());
+  solve_triangular(T, tri, rhs.data(), expected.data());
+  const std::vector<double> got = x.download();
+  double diff = 0, ref = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    diff = std::max(diff, std::abs(got[i] - expected[i]));
+    ref = std::max(ref, std::abs(expected[i]));
+  }
+  return {ms[ms.size() / 2], diff / ref};
+}
+
+struct Row {
+  std::string matrix, order, method;
+  int32_t launches = 0;
+  double solve_ms = 0;  // lower + upper, one IC(0) application
+  double gflops = 0;
+  double prep_ms = 0;   // lower + upper
+  double error = 0;
+};
+
+void bench_factor(const std::string& name, const std::string& order, const Ic0Factor& f, int repeats,
+                  std::vector<Row>& rows) {
+  const LevelSets levels = level_sets(f.L, Triangle::lower);
+  const RowBlocks blocks = independent_blocks(f.L, Triangle::lower);
+  const int64_t n = f.L.rows, nnz = f.L.nnz();
+  std::printf("# %s, %s order: n %lld, nnz(L) %lld, levels %d, independent blocks %d, parallel granularity %.2f\n",
+              name.c_str(), order.c_str(), (long long)n, (long long)nnz, levels.count(), blocks.count(),
+              parallel_granularity(f.L.rows, levels.count(), nnz));
+  std::fflush(stdout);
+  // Per triangle: nnz - n multiply-adds and n divisions.
+  const double flops = 2.0 * (2.0 * double(nnz - n) + double(n));
+  for (TrsvMethod method : {TrsvMethod::cusparse, TrsvMethod::syncfree, TrsvMethod::thread, TrsvMethod::levelset,
+                            TrsvMethod::colored, TrsvMethod::automatic}) {
+    if (method == TrsvMethod::colored && blocks.count() > 20000) {
+      std::printf("# colored skipped: %d launches per solve\n", blocks.count());
+      continue;
+    }
+    Row row{name, order, gpu::to_string(method)};
+    for (Triangle tri : {Triangle::lower, Triangle::upper}) {
+      const CsrMatrix& T = tri == Triangle::lower ? f.L : f.Lt;
+      gpu::SpTrsv solver(T, tri, method);
+      if (method == TrsvMethod::automatic) row.method = "auto=" + gpu::to_string(solver.method());
+      const Timed t = time_solve(solver, T, tri, repeats);
+      row.launches = solver.method() == TrsvMethod::cusparse ? 0 : solver.launches();
+      row.solve_ms += t.median_ms;
+      row.prep_ms += solver.analysis_seconds() * 1e3;
+      row.error = std::max(row.error, t.rel_error);
+    }
+    row.gflops = flops / (row.solve_ms * 1e-3) / 1e9;
+    rows.push_back(row);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string netlist;
+  std::vector<int> grids;
+  int repeats = 20;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string opt = argv[i];
+    if (opt == "--netlist") netlist = argv[i + 1];
+    else if (opt == "--grid") grids.push_back(std::atoi(argv[i + 1]));
+    else if (opt == "--repeats") repeats = std::atoi(argv[i + 1]);
+    else {
+      std::fprintf(stderr, "usage: trsv_bench [--netlist FILE] [--grid N]... [--repeats R]\n");
+      return 2;
+    }
+  }
+  if (grids.empty()) grids = {1000, 2237};
+  std::string why;
+  if (!gpu::device_available(&why)) {
+    std::fprintf(stderr, "trsv_bench: no GPU: %s\n", why.c_str());
+    return 4;
+  }
+  std::printf("# %s\n", gpu::device_description().c_str());
+
+  std::vector<std::pair<std::string, CsrMatrix>> systems;
+  if (!netlist.empty()) systems.emplace_back("ibmpg1", reduce(parse_netlist(netlist)).G);
+  for (int g : grids) systems.emplace_back("grid" + std::to_string(g) + "^2", grid_matrix(g, g, 1));
+
+  std::vector<Row> rows;
+  for (const auto& [name, G] : systems) {
+    auto t0 = std::chrono::steady_clock::now();
+    const Ic0Factor natural = ic0_factor(G);
+    const double t_ic0 = seconds_since(t0);
+    t0 = std::chrono::steady_clock::now();
+    const std::vector<int32_t> color = greedy_coloring(G);
+    const CsrMatrix P = permute_symmetric(G, color_order(color));
+    const double t_color = seconds_since(t0);
+    const Ic0Factor colored = ic0_factor(P);
+    std::printf("# %s: %d unknowns, IC(0) on the CPU %.3f s; colouring + reorder %.3f s, %d colours\n", name.c_str(),
+                G.rows, t_ic0, t_color, *std::max_element(color.begin(), color.end()) + 1);
+    bench_factor(name, "natural", natural, repeats, rows);
+    bench_factor(name, "colour", colored, repeats, rows);
+  }
+
+  std::printf("\nOne IC(0) application = lower + upper solve. prep = the method's analysis for both triangles\n"
+              "(upload excluded). x cuSPARSE: cuSPARSE time / this time (same matrix and order).\n\n");
+  std::printf("| matrix | order | method | launches | solve ms | GFLOP/s | prep ms | speed x cuSPARSE | prep x cuSPARSE | rel. error |\n");
+  std::printf("|---|---|---|---:|---:|---:|---:|---:|---:|---:|\n");
+  for (const Row& r : rows) {
+    const Row* base = nullptr;
+    for (const Row& c : rows)
+      if (c.matrix == r.matrix && c.order == r.order && c.method == "cusparse") base = &c;
+    std::printf("| %s | %s | %s | %d | %.3f | %.2f | %.3f | %.2f | %.1f | %.1e |\n", r.matrix.c_str(), r.order.c_str(),
+                r.method.c_str(), r.launches, r.solve_ms, r.gflops, r.prep_ms, base->solve_ms / r.solve_ms,
+                base->prep_ms / r.prep_ms, r.error);
+  }
+  return 0;
+}
