@@ -51,28 +51,38 @@ __device__ __forceinline__ void store_release(int32_t* p, int32_t v) {
 }
 
 // Sync-free scheduling state, kept on the device so that no solve needs a reset or a host round
-// trip (and a captured CUDA graph replays correctly). Every warp takes a ticket; a launch of W
-// warps takes tickets [s W, (s+1) W) in solve number s, so ticket % W is the warp's place in
-// processing order (handed out in the order warps start, hence a warp only ever waits on warps
-// that are already running: no deadlock whatever order the hardware starts blocks in) and
-// ticket / W is the solve number. Every solve sets every flag, so a flag holds the previous
-// solve's mark or this one's: two alternating marks, 1 and 2 (0 before the first solve), suffice.
-__device__ __forceinline__ void take_ticket(unsigned long long* tickets, unsigned long long warps, int32_t& place,
+// trip (and a captured CUDA graph replays correctly). Every block takes a ticket (one atomic per
+// block: per-warp tickets made the single counter the bottleneck); a launch of B blocks takes
+// tickets [s B, (s+1) B) in solve number s, so ticket % B is the block's place in processing
+// order (handed out in the order blocks start, hence a row only ever waits on rows of blocks that
+// are already running: no deadlock whatever order the hardware starts blocks in) and ticket / B
+// is the solve number. Every solve sets every flag, so a flag holds the previous solve's mark or
+// this one's: two alternating marks, 1 and 2 (0 before the first solve), suffice.
+__device__ __forceinline__ void take_ticket(unsigned long long* tickets, unsigned long long blocks, int32_t& place,
                                             int32_t& mark) {
-  unsigned long long t = 0;
-  if ((threadIdx.x & 31) == 0) t = atomicAdd(tickets, 1ull);
-  t = __shfl_sync(kFullMask, t, 0);
-  place = static_cast<int32_t>(t % warps);
-  mark = static_cast<int32_t>((t / warps) & 1) + 1;
+  __shared__ unsigned long long ticket;
+  if (threadIdx.x == 0) ticket = atomicAdd(tickets, 1ull);
+  __syncthreads();
+  place = static_cast<int32_t>(ticket % blocks);
+  mark = static_cast<int32_t>((ticket / blocks) & 1) + 1;
+}
+
+#ifndef PGSIM_TRSV_BACKOFF_NS
+#define PGSIM_TRSV_BACKOFF_NS 0
+#endif
+// Pause after a poll found a row not ready, to leave L2 bandwidth to the rows being solved.
+__device__ __forceinline__ void backoff() {
+  if (PGSIM_TRSV_BACKOFF_NS > 0) __nanosleep(PGSIM_TRSV_BACKOFF_NS);
 }
 
 // Liu et al.: one warp per row; lanes split the row's entries, each waiting for its column's flag.
 template <Triangle T>
 __global__ void __launch_bounds__(kBlock)
     syncfree_warp_kernel(DevTri A, const double* __restrict__ b, double* x, int32_t* ready,
-                         unsigned long long* tickets, unsigned long long warps) {
-  int32_t k, mark;
-  take_ticket(tickets, warps, k, mark);
+                         unsigned long long* tickets, unsigned long long blocks) {
+  int32_t place, mark;
+  take_ticket(tickets, blocks, place, mark);
+  const int32_t k = place * kWarpsPerBlock + static_cast<int32_t>(threadIdx.x / 32);
   if (k >= A.n) return;  // the whole warp
   const int lane = threadIdx.x & 31;
   const int32_t i = row_at<T>(A.n, k);
@@ -81,8 +91,7 @@ __global__ void __launch_bounds__(kBlock)
   double s = 0;
   for (int32_t q = begin + lane; q < end; q += 32) {
     const int32_t j = A.col[q];
-    while (load_acquire(ready + j) != mark) {
-    }
+    while (load_acquire(ready + j) != mark) backoff();
     s += A.val[q] * __ldcg(x + j);
   }
   for (int off = 16; off > 0; off >>= 1) s += __shfl_down_sync(kFullMask, s, off);
@@ -92,17 +101,17 @@ __global__ void __launch_bounds__(kBlock)
   }
 }
 
-// CapelliniSpTRSV: one thread per row, a warp takes 32 consecutive rows. A thread never spins on
+// CapelliniSpTRSV: one thread per row, consecutive rows in a block. A thread never spins on
 // one flag: it consumes the entries whose rows are ready and otherwise goes round the outer loop,
 // so a row waiting on a row of its own warp cannot starve it, with or without independent thread
 // scheduling.
 template <Triangle T>
 __global__ void __launch_bounds__(kBlock)
     syncfree_thread_kernel(DevTri A, const double* __restrict__ b, double* x, int32_t* ready,
-                           unsigned long long* tickets, unsigned long long warps) {
+                           unsigned long long* tickets, unsigned long long blocks) {
   int32_t place, mark;
-  take_ticket(tickets, warps, place, mark);
-  const int32_t k = place * 32 + static_cast<int32_t>(threadIdx.x & 31);
+  take_ticket(tickets, blocks, place, mark);
+  const int32_t k = place * kBlock + static_cast<int32_t>(threadIdx.x);
   if (k >= A.n) return;
   const int32_t i = row_at<T>(A.n, k);
   int32_t diag, q, end;
@@ -116,6 +125,7 @@ __global__ void __launch_bounds__(kBlock)
       ++q;
     }
     if (q == end) break;
+    backoff();
   }
   x[i] = (b[i] - s) / A.val[diag];
   store_release(ready + i, mark);
@@ -186,7 +196,7 @@ struct SpTrsv::Impl {
   // sync-free
   DeviceBuffer<int32_t> ready;
   DeviceBuffer<unsigned long long> tickets;
-  unsigned long long warps = 0;
+  unsigned long long blocks_per_solve = 0;
   // level-set: rows by level; colored: blocks of rows
   std::vector<int32_t> level_ptr;
   DeviceBuffer<int32_t> level_rows;
@@ -217,16 +227,15 @@ struct SpTrsv::Impl {
         tickets = DeviceBuffer<unsigned long long>(1);
         if (host.rows) PGSIM_CUDA(cudaMemset(ready.data(), 0, ready.size() * sizeof(int32_t)));
         PGSIM_CUDA(cudaMemset(tickets.data(), 0, sizeof(unsigned long long)));
-        const int64_t rows_per_warp = method == TrsvMethod::syncfree ? 1 : 32;
-        warps = static_cast<unsigned long long>(blocks_for((host.rows + rows_per_warp - 1) / rows_per_warp * 32)) *
-                kWarpsPerBlock;
+        const int64_t threads_per_row = method == TrsvMethod::syncfree ? 32 : 1;
+        blocks_per_solve = blocks_for(int64_t(host.rows) * threads_per_row);
         break;
       }
       case TrsvMethod::levelset: {
         LevelSets levels = level_sets(host, tri);
+        launches = levels.count();
         level_ptr = std::move(levels.ptr);
         level_rows = DeviceBuffer<int32_t>(levels.rows);
-        launches = levels.count();
         break;
       }
       case TrsvMethod::colored:
@@ -247,13 +256,13 @@ struct SpTrsv::Impl {
     if (A.n == 0) return;
     switch (method) {
       case TrsvMethod::syncfree:
-        syncfree_warp_kernel<kTri><<<static_cast<unsigned>(warps / kWarpsPerBlock), kBlock, 0, stream>>>(
-            A, b, x, ready.data(), tickets.data(), warps);
+        syncfree_warp_kernel<kTri><<<static_cast<unsigned>(blocks_per_solve), kBlock, 0, stream>>>(
+            A, b, x, ready.data(), tickets.data(), blocks_per_solve);
         PGSIM_CUDA_LAUNCH();
         break;
       case TrsvMethod::thread:
-        syncfree_thread_kernel<kTri><<<static_cast<unsigned>(warps / kWarpsPerBlock), kBlock, 0, stream>>>(
-            A, b, x, ready.data(), tickets.data(), warps);
+        syncfree_thread_kernel<kTri><<<static_cast<unsigned>(blocks_per_solve), kBlock, 0, stream>>>(
+            A, b, x, ready.data(), tickets.data(), blocks_per_solve);
         PGSIM_CUDA_LAUNCH();
         break;
       case TrsvMethod::levelset:
