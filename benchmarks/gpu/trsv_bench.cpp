@@ -2,7 +2,7 @@
 // generated grids, in natural and in colour order. Per method: time per solve (CUDA events, warm,
 // median), GFLOP/s, preprocessing time, launches per solve, and ratios against cuSPARSE SpSV.
 //
-//   trsv_bench [--netlist ibmpg1.spice] [--grid 1000] [--grid 2237] [--repeats 20]
+//   trsv_bench [--netlist ibmpg1.spice] [--grid 1000] [--grid 2237] [--repeats 10]
 //
 // Without --grid it runs 1000x1000 (1M unknowns) and 2237x2237 (5M unknowns) grids.
 #include <cuda_runtime.h>  // the typed cudaMalloc overload DeviceBuffer uses
@@ -50,7 +50,7 @@ Timed time_solve(gpu::SpTrsv& solver, const CsrMatrix& T, Triangle tri, int repe
   cudaEvent_t start, stop;
   PGSIM_CUDA(cudaEventCreate(&start));
   PGSIM_CUDA(cudaEventCreate(&stop));
-  for (int w = 0; w < 3; ++w) solver.solve(b.data(), x.data(), nullptr);
+  for (int w = 0; w < 2; ++w) solver.solve(b.data(), x.data(), nullptr);
   std::vector<float> ms;
   for (int r = 0; r < repeats; ++r) {
     PGSIM_CUDA(cudaEventRecord(start));
@@ -138,7 +138,7 @@ void pcg_iterations(const std::string& name, const ReducedSystem& sys) {
 int main(int argc, char** argv) {
   std::string netlist;
   std::vector<int> grids;
-  int repeats = 20;
+  int repeats = 10;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string opt = argv[i];
     if (opt == "--netlist") netlist = argv[i + 1];
