@@ -70,6 +70,11 @@ __device__ __forceinline__ void take_ticket(unsigned long long* tickets, unsigne
 #ifndef PGSIM_TRSV_BACKOFF_NS
 #define PGSIM_TRSV_BACKOFF_NS 0
 #endif
+#ifndef PGSIM_TRSV_ROWS_PER_THREAD
+#define PGSIM_TRSV_ROWS_PER_THREAD 1
+#endif
+constexpr int32_t kRowsPerThread = PGSIM_TRSV_ROWS_PER_THREAD;
+
 // Pause after a poll found a row not ready, to leave L2 bandwidth to the rows being solved.
 __device__ __forceinline__ void backoff() {
   if (PGSIM_TRSV_BACKOFF_NS > 0) __nanosleep(PGSIM_TRSV_BACKOFF_NS);
@@ -111,24 +116,25 @@ __global__ void __launch_bounds__(kBlock)
                            unsigned long long* tickets, unsigned long long blocks) {
   int32_t place, mark;
   take_ticket(tickets, blocks, place, mark);
-  const int32_t k = place * kBlock + static_cast<int32_t>(threadIdx.x);
-  if (k >= A.n) return;
-  const int32_t i = row_at<T>(A.n, k);
-  int32_t diag, q, end;
-  row_parts<T>(A, i, diag, q, end);
-  double s = 0;
-  for (;;) {
-    while (q < end) {
-      const int32_t j = A.col[q];
-      if (load_acquire(ready + j) != mark) break;
-      s += A.val[q] * __ldcg(x + j);
-      ++q;
+  const int32_t k0 = (place * kBlock + static_cast<int32_t>(threadIdx.x)) * kRowsPerThread;
+  for (int32_t k = k0; k < k0 + kRowsPerThread && k < A.n; ++k) {
+    const int32_t i = row_at<T>(A.n, k);
+    int32_t diag, q, end;
+    row_parts<T>(A, i, diag, q, end);
+    double s = 0;
+    for (;;) {
+      while (q < end) {
+        const int32_t j = A.col[q];
+        if (load_acquire(ready + j) != mark) break;
+        s += A.val[q] * __ldcg(x + j);
+        ++q;
+      }
+      if (q == end) break;
+      backoff();
     }
-    if (q == end) break;
-    backoff();
+    x[i] = (b[i] - s) / A.val[diag];
+    store_release(ready + i, mark);
   }
-  x[i] = (b[i] - s) / A.val[diag];
-  store_release(ready + i, mark);
 }
 
 // One level (rows listed in `rows`) or one block of contiguous rows: all independent, each
@@ -227,8 +233,9 @@ struct SpTrsv::Impl {
         tickets = DeviceBuffer<unsigned long long>(1);
         if (host.rows) PGSIM_CUDA(cudaMemset(ready.data(), 0, ready.size() * sizeof(int32_t)));
         PGSIM_CUDA(cudaMemset(tickets.data(), 0, sizeof(unsigned long long)));
-        const int64_t threads_per_row = method == TrsvMethod::syncfree ? 32 : 1;
-        blocks_per_solve = blocks_for(int64_t(host.rows) * threads_per_row);
+        const int64_t threads = method == TrsvMethod::syncfree ? int64_t(host.rows) * 32
+                                                               : (host.rows + kRowsPerThread - 1) / kRowsPerThread;
+        blocks_per_solve = blocks_for(threads);
         break;
       }
       case TrsvMethod::levelset: {
