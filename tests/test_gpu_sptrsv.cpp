@@ -7,6 +7,7 @@
 #include "gpu/device_buffer.hpp"
 #include "gpu/ic0_preconditioner.hpp"
 #include "gpu/sptrsv.hpp"
+#include "gpu_test_util.hpp"
 #include "pcg/ic0.hpp"
 #include "triangles.hpp"
 
@@ -46,7 +47,7 @@ void check_all_methods(const CsrMatrix& T, Triangle tri) {
       b.upload(rhs);
       solver.solve(b.data(), x.data(), stream);
       PGSIM_CUDA(cudaStreamSynchronize(stream));
-      CHECK(test::relative_difference(x.download(), expected) <= 1e-12);
+      CHECK(test::max_relative_error(x.download(), expected) <= 1e-12);
     }
   }
 }
@@ -54,6 +55,7 @@ void check_all_methods(const CsrMatrix& T, Triangle tri) {
 }  // namespace
 
 TEST_CASE("GPU SpTRSV: every method matches the CPU on random triangles", "[gpu][trsv]") {
+  test::skip_without_gpu();
   for (Shape shape : {Shape::chain, Shape::wide, Shape::dense, Shape::empty_runs}) {
     INFO(test::shape_name(shape));
     const CsrMatrix L = test::random_lower(shape, 21);
@@ -63,6 +65,7 @@ TEST_CASE("GPU SpTRSV: every method matches the CPU on random triangles", "[gpu]
 }
 
 TEST_CASE("GPU SpTRSV: every method matches the CPU on IC(0) factors", "[gpu][trsv][ibmpg1]") {
+  test::skip_without_gpu();
   const CsrMatrix grid = grid_matrix(120, 80, 7), ibmpg1 = test::ibmpg1_matrix();
   for (const CsrMatrix* G : {&grid, &ibmpg1}) {
     INFO(G->rows << " rows");
@@ -76,6 +79,7 @@ TEST_CASE("GPU SpTRSV: every method matches the CPU on IC(0) factors", "[gpu][tr
 }
 
 TEST_CASE("GPU SpTRSV: a sync-free solve captured in a CUDA graph replays correctly", "[gpu][trsv]") {
+  test::skip_without_gpu();
   const CsrMatrix L = test::random_lower(Shape::wide, 5);
   Stream stream;
   DeviceBuffer<double> b(static_cast<size_t>(L.rows)), x(static_cast<size_t>(L.rows));
@@ -95,7 +99,7 @@ TEST_CASE("GPU SpTRSV: a sync-free solve captured in a CUDA graph replays correc
       b.upload(rhs);
       PGSIM_CUDA(cudaGraphLaunch(exec, stream));
       PGSIM_CUDA(cudaStreamSynchronize(stream));
-      CHECK(test::relative_difference(x.download(), expected) <= 1e-12);
+      CHECK(test::max_relative_error(x.download(), expected) <= 1e-12);
     }
     PGSIM_CUDA(cudaGraphExecDestroy(exec));
     PGSIM_CUDA(cudaGraphDestroy(graph));
@@ -103,6 +107,7 @@ TEST_CASE("GPU SpTRSV: a sync-free solve captured in a CUDA graph replays correc
 }
 
 TEST_CASE("GPU IC(0) preconditioner equals the CPU one", "[gpu][ic0][ibmpg1]") {
+  test::skip_without_gpu();
   const CsrMatrix G = test::ibmpg1_matrix();
   const std::vector<double> r = test::random_vector(static_cast<size_t>(G.rows), 9);
   Stream stream;
@@ -126,6 +131,6 @@ TEST_CASE("GPU IC(0) preconditioner equals the CPU one", "[gpu][ic0][ibmpg1]") {
     } else {
       Ic0Preconditioner(G).apply(r.data(), expected.data());
     }
-    CHECK(test::relative_difference(z_dev.download(), expected) <= 1e-12);
+    CHECK(test::max_relative_error(z_dev.download(), expected) <= 1e-12);
   }
 }

@@ -96,17 +96,14 @@ inline std::vector<double> random_vector(size_t n, uint32_t seed) {
 
 inline CsrMatrix ibmpg1_matrix() { return reduce(parse_netlist(shared_data("ibmpg1.spice"))).G; }
 
-inline double max_abs(const std::vector<double>& v) {
-  double m = 0;
-  for (double x : v) m = std::max(m, std::abs(x));
-  return m;
-}
-
 // max |a - b| / max |b|
-inline double relative_difference(const std::vector<double>& a, const std::vector<double>& b) {
-  double m = 0;
-  for (size_t i = 0; i < a.size(); ++i) m = std::max(m, std::abs(a[i] - b[i]));
-  return m / max_abs(b);
+inline double max_relative_error(const std::vector<double>& a, const std::vector<double>& b) {
+  double d = 0, s = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    d = std::max(d, std::abs(a[i] - b[i]));
+    s = std::max(s, std::abs(b[i]));
+  }
+  return d / s;
 }
 
 }  // namespace pgsim::test

@@ -7,7 +7,7 @@ set -u
 bld=$1; netlist=$2; out=$3
 mkdir -p "$out"
 (cd "$bld" && timeout 150 ctest --output-on-failure > "$out/ctest.log" 2>&1); echo "ctest rc $?" > "$out/summary.txt"
-timeout 200 "$bld/benchmarks/gpu/trsv_bench" --netlist "$netlist" > "$out/bench.md" 2>&1; echo "bench rc $?" >> "$out/summary.txt"
+timeout 200 "$bld/trsv_bench" --netlist "$netlist" > "$out/bench.md" 2>&1; echo "bench rc $?" >> "$out/summary.txt"
 timeout 130 compute-sanitizer --tool memcheck --leak-check full "$bld/tests/test_gpu_sptrsv" > "$out/memcheck.log" 2>&1
 echo "memcheck rc $?" >> "$out/summary.txt"
 timeout 120 compute-sanitizer --tool racecheck --kernel-name kns=pgsim "$bld/tests/test_gpu_sptrsv" > "$out/racecheck.log" 2>&1

@@ -4,6 +4,7 @@
 
 #include <chrono>
 
+#include "app/backend.hpp"
 #include "app/report.hpp"
 #include "app/solve_error.hpp"
 #include "app/voltage_file.hpp"
@@ -65,14 +66,20 @@ RunReport run(const Options& opt) {
   } else if (opt.solver == "pcg") {
     rep.method = "pcg";
     rep.precond = opt.precond.empty() ? cpu_preconditioner_names().front() : opt.precond;
-    auto M = make_cpu_preconditioner(rep.precond, sys.G);
-    rep.time.setup = phase.lap();
-    SolveControl control;
-    control.tolerance = opt.tolerance;
-    control.max_iterations = opt.max_iterations;
-    rep.result = pcg_cpu(sys.G, sys.b, x, *M, control);
-    rep.time.solve = phase.lap();
-    rep.levels = M->levels();
+    rep.backend = resolve_backend(opt.backend);
+    if (rep.backend == "gpu") {
+      solve_pcg_on_gpu(sys.G, sys.b, x, opt, rep);
+      phase.lap();
+    } else {
+      auto M = make_cpu_preconditioner(rep.precond, sys.G);
+      rep.time.setup = phase.lap();
+      SolveControl control;
+      control.tolerance = opt.tolerance;
+      control.max_iterations = opt.max_iterations;
+      rep.result = pcg_cpu(sys.G, sys.b, x, *M, control);
+      rep.time.solve = phase.lap();
+      rep.levels = M->levels();
+    }
   } else {
     throw InputError("unknown solver '" + opt.solver + "' (pcg or direct)");
   }

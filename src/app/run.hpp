@@ -22,6 +22,8 @@ struct RunReport {
   int64_t unknowns = 0;
   int64_t nnz = 0;
   std::string method, precond, backend;
+  std::string device;            // the GPU and its SpMV layout, when the GPU solved
+  uint64_t peak_device_bytes = 0;
   SolveResult result;
   PhaseTimes time;
   std::vector<LevelStats> levels;
