@@ -4,7 +4,10 @@
 
 #include <catch2/catch.hpp>
 
+#include "app/compare.hpp"
+#include "app/voltage_file.hpp"
 #include "gpu/device_buffer.hpp"
+#include "gpu/gpu_solver.hpp"
 #include "gpu/ic0_preconditioner.hpp"
 #include "gpu/sptrsv.hpp"
 #include "gpu_test_util.hpp"
@@ -132,5 +135,27 @@ TEST_CASE("GPU IC(0) preconditioner equals the CPU one", "[gpu][ic0][ibmpg1]") {
       Ic0Preconditioner(G).apply(r.data(), expected.data());
     }
     CHECK(test::max_relative_error(z_dev.download(), expected) <= 1e-12);
+  }
+}
+
+TEST_CASE("GPU IC(0)-PCG solves ibmpg1 to 1e-10 within 1e-6 V of the reference", "[gpu][ic0][ibmpg1]") {
+  test::skip_without_gpu();
+  const Netlist nl = parse_netlist(test::shared_data("ibmpg1.spice"));
+  const ReducedSystem sys = reduce(nl);
+  const std::vector<NamedValue> reference = read_voltages(test::shared_data("ibmpg1.solution"));
+  SolveControl control;
+  control.tolerance = 1e-10;
+  for (const char* trsv : {"colored", "thread", "syncfree", "auto"}) {
+    INFO(trsv);
+    gpu::GpuSolveSettings s;
+    s.precond = "ic0";
+    s.trsv = trsv;
+    std::vector<double> x(sys.b.size(), 0.0);
+    const gpu::GpuSolveReport rep = gpu::solve_on_gpu(sys.G, sys.b, x, nullptr, control, s);
+    WARN("GPU IC(0)-PCG on ibmpg1, --trsv " << trsv << ": " << rep.result.iterations << " iterations, "
+                                            << rep.solve_seconds * 1e3 << " ms");
+    REQUIRE(rep.result.converged);
+    CHECK(rep.result.relative_residual <= 1e-10);
+    CHECK(compare_voltages(nl, node_voltages(sys, x), reference).max_abs_error <= 1e-6);
   }
 }

@@ -67,19 +67,6 @@ __device__ __forceinline__ void take_ticket(unsigned long long* tickets, unsigne
   mark = static_cast<int32_t>((ticket / blocks) & 1) + 1;
 }
 
-#ifndef PGSIM_TRSV_BACKOFF_NS
-#define PGSIM_TRSV_BACKOFF_NS 0
-#endif
-#ifndef PGSIM_TRSV_ROWS_PER_THREAD
-#define PGSIM_TRSV_ROWS_PER_THREAD 1
-#endif
-constexpr int32_t kRowsPerThread = PGSIM_TRSV_ROWS_PER_THREAD;
-
-// Pause after a poll found a row not ready, to leave L2 bandwidth to the rows being solved.
-__device__ __forceinline__ void backoff() {
-  if (PGSIM_TRSV_BACKOFF_NS > 0) __nanosleep(PGSIM_TRSV_BACKOFF_NS);
-}
-
 // Liu et al.: one warp per row; lanes split the row's entries, each waiting for its column's flag.
 template <Triangle T>
 __global__ void __launch_bounds__(kBlock)
@@ -96,7 +83,8 @@ __global__ void __launch_bounds__(kBlock)
   double s = 0;
   for (int32_t q = begin + lane; q < end; q += 32) {
     const int32_t j = A.col[q];
-    while (load_acquire(ready + j) != mark) backoff();
+    while (load_acquire(ready + j) != mark) {
+    }
     s += A.val[q] * __ldcg(x + j);
   }
   for (int off = 16; off > 0; off >>= 1) s += __shfl_down_sync(kFullMask, s, off);
@@ -116,25 +104,23 @@ __global__ void __launch_bounds__(kBlock)
                            unsigned long long* tickets, unsigned long long blocks) {
   int32_t place, mark;
   take_ticket(tickets, blocks, place, mark);
-  const int32_t k0 = (place * kBlock + static_cast<int32_t>(threadIdx.x)) * kRowsPerThread;
-  for (int32_t k = k0; k < k0 + kRowsPerThread && k < A.n; ++k) {
-    const int32_t i = row_at<T>(A.n, k);
-    int32_t diag, q, end;
-    row_parts<T>(A, i, diag, q, end);
-    double s = 0;
-    for (;;) {
-      while (q < end) {
-        const int32_t j = A.col[q];
-        if (load_acquire(ready + j) != mark) break;
-        s += A.val[q] * __ldcg(x + j);
-        ++q;
-      }
-      if (q == end) break;
-      backoff();
+  const int32_t k = place * kBlock + static_cast<int32_t>(threadIdx.x);
+  if (k >= A.n) return;
+  const int32_t i = row_at<T>(A.n, k);
+  int32_t diag, q, end;
+  row_parts<T>(A, i, diag, q, end);
+  double s = 0;
+  for (;;) {
+    while (q < end) {
+      const int32_t j = A.col[q];
+      if (load_acquire(ready + j) != mark) break;
+      s += A.val[q] * __ldcg(x + j);
+      ++q;
     }
-    x[i] = (b[i] - s) / A.val[diag];
-    store_release(ready + i, mark);
+    if (q == end) break;
   }
+  x[i] = (b[i] - s) / A.val[diag];
+  store_release(ready + i, mark);
 }
 
 // One level (rows listed in `rows`) or one block of contiguous rows: all independent, each
@@ -233,9 +219,7 @@ struct SpTrsv::Impl {
         tickets = DeviceBuffer<unsigned long long>(1);
         if (host.rows) PGSIM_CUDA(cudaMemset(ready.data(), 0, ready.size() * sizeof(int32_t)));
         PGSIM_CUDA(cudaMemset(tickets.data(), 0, sizeof(unsigned long long)));
-        const int64_t threads = method == TrsvMethod::syncfree ? int64_t(host.rows) * 32
-                                                               : (host.rows + kRowsPerThread - 1) / kRowsPerThread;
-        blocks_per_solve = blocks_for(threads);
+        blocks_per_solve = blocks_for(int64_t(host.rows) * (method == TrsvMethod::syncfree ? 32 : 1));
         break;
       }
       case TrsvMethod::levelset: {
