@@ -46,8 +46,8 @@ TEST_CASE("device CMG cycle equals the reference cycle") {
 TEST_CASE("device CMG cycle with a coarsest level too large for the tail kernel") {
   test::skip_without_gpu();
   std::mt19937 rng(12);
-  const CsrMatrix G = test::grid_sdd(50, 50, 13, rng);
-  const CmgHierarchy h = test::naive_hierarchy(G, 1500, 1, rng);  // coarsest > 1024: grid coarse solve
+  const CsrMatrix G = test::grid_sdd(60, 60, 13, rng);
+  const CmgHierarchy h = test::naive_hierarchy(G, 2000, 1, rng);  // coarsest > 1024: grid coarse solve
   REQUIRE(h.levels.back().A.rows > 1024);
   const std::vector<double> r = test::random_vector(size_t(G.rows), rng);
   CHECK(test::relative_difference(device_apply(h, {}, r), test::reference_cmg(h, r)) < 1e-12);

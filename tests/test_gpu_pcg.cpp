@@ -88,7 +88,7 @@ TEST_CASE("ibmpg1: --backend gpu and --backend cpu agree to 1e-9 V and within 2 
   test::skip_without_gpu();
   test::TempDir dir;
   const std::string net = test::shared_data("ibmpg1.spice");
-  for (const char* precond : {"jacobi"}) {
+  for (const char* precond : {"cmg", "jacobi"}) {
     INFO(precond);
     const std::string common = "\"" + net + "\" -q --precond " + precond;
     REQUIRE(test::run_pgsim(common + " --backend cpu -o " + dir.file("cpu.txt") + " --json " + dir.file("cpu.json"),

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "cmg/galerkin.hpp"
 #include "gpu/device_buffer.hpp"
 #include "gpu/device_info.hpp"
 #include "gpu/sptrsv.hpp"
@@ -133,7 +134,7 @@ void pcg_iterations(const std::string& name, const ReducedSystem& sys) {
   std::vector<double> x(sys.b.size(), 0.0);
   const SolveResult natural = pcg_cpu(sys.G, sys.b, x, Ic0Preconditioner(sys.G), control);
   const std::vector<int32_t> order = color_order(greedy_coloring(sys.G));
-  const CsrMatrix P = permute_symmetric(sys.G, order);
+  const CsrMatrix P = permute_symmetric(sys.G, inverse_permutation(order));
   std::vector<double> bp(sys.b.size()), xp(sys.b.size(), 0.0);
   for (size_t i = 0; i < bp.size(); ++i) bp[i] = sys.b[order[i]];
   const SolveResult colour = pcg_cpu(P, bp, xp, Ic0Preconditioner(P), control);
@@ -180,7 +181,7 @@ int main(int argc, char** argv) {
     const double t_ic0 = seconds_since(t0);
     t0 = std::chrono::steady_clock::now();
     const std::vector<int32_t> color = greedy_coloring(G);
-    const CsrMatrix P = permute_symmetric(G, color_order(color));
+    const CsrMatrix P = permute_symmetric(G, inverse_permutation(color_order(color)));
     const double t_color = seconds_since(t0);
     const Ic0Factor colored = ic0_factor(P);
     std::printf("# %s: %d unknowns, IC(0) on the CPU %.3f s; colouring + reorder %.3f s, %d colours\n", name.c_str(),

@@ -2,9 +2,14 @@
 
 #include <spdlog/spdlog.h>
 
+#include <optional>
+
 #include "app/system_error.hpp"
 #include "parser/input_error.hpp"
 #ifdef PGSIM_HAVE_CUDA
+#include <chrono>
+
+#include "cmg/builder.hpp"
 #include "gpu/gpu_solver.hpp"
 #endif
 
@@ -25,18 +30,19 @@ std::string resolve_backend(const std::string& requested) {
 }
 
 #ifdef PGSIM_HAVE_CUDA
-void solve_pcg_on_gpu(const CsrMatrix& G, const std::vector<double>& b, std::vector<double>& x, const Options& opt,
-                      RunReport& rep) {
+void solve_pcg_on_gpu(const CsrMatrix& G, const std::vector<double>& b, std::vector<double>& x,
+                      const SolveControl& control, const Options& opt, RunReport& rep) {
   gpu::GpuSolveSettings s;
   s.precond = rep.precond;
   s.spmv = opt.spmv;
   s.trsv = opt.trsv;
   s.profile = opt.profile;
-  SolveControl control;
-  control.tolerance = opt.tolerance;
-  control.max_iterations = opt.max_iterations;
+  const auto t0 = std::chrono::steady_clock::now();
+  std::optional<CmgHierarchy> hierarchy;
+  if (s.precond == "cmg") hierarchy = build_cmg_hierarchy(G);
+  rep.time.setup = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   try {
-    gpu::GpuSolveReport g = gpu::solve_on_gpu(G, b, x, nullptr, control, s);
+    gpu::GpuSolveReport g = gpu::solve_on_gpu(G, b, x, hierarchy ? &*hierarchy : nullptr, control, s);
     rep.result = g.result;
     rep.time.upload = g.upload_seconds;
     rep.time.solve = g.solve_seconds;
@@ -48,7 +54,8 @@ void solve_pcg_on_gpu(const CsrMatrix& G, const std::vector<double>& b, std::vec
   }
 }
 #else
-void solve_pcg_on_gpu(const CsrMatrix&, const std::vector<double>&, std::vector<double>&, const Options&, RunReport&) {
+void solve_pcg_on_gpu(const CsrMatrix&, const std::vector<double>&, std::vector<double>&, const SolveControl&,
+                      const Options&, RunReport&) {
   throw SystemError("this pgsim was built without CUDA");
 }
 #endif

@@ -7,6 +7,7 @@
 #include "app/options.hpp"
 #include "app/run.hpp"
 #include "mna/csr.hpp"
+#include "pcg/solve_result.hpp"
 
 namespace pgsim {
 
@@ -14,9 +15,10 @@ namespace pgsim {
 // gpu with no usable GPU: SystemError.
 std::string resolve_backend(const std::string& requested);
 
-// PCG on the GPU: fills report.result, time.upload, time.solve, levels, peak_device_bytes and
-// device. A device failure is a SystemError naming the failed call.
-void solve_pcg_on_gpu(const CsrMatrix& G, const std::vector<double>& b, std::vector<double>& x, const Options& opt,
-                      RunReport& report);
+// PCG on the GPU with report.precond (cmg: the hierarchy is built on the CPU first, time.setup):
+// fills report.result, time.setup, time.upload, time.solve, levels, peak_device_bytes and device.
+// A device failure is a SystemError naming the failed call.
+void solve_pcg_on_gpu(const CsrMatrix& G, const std::vector<double>& b, std::vector<double>& x,
+                      const SolveControl& control, const Options& opt, RunReport& report);
 
 }  // namespace pgsim

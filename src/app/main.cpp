@@ -32,7 +32,7 @@ int main(int argc, char** argv) {
   app.add_option("--backend", opt.backend, "where PCG runs: gpu, cpu, or auto (the GPU when one is usable)")
       ->check(CLI::IsMember({"gpu", "cpu", "auto"}))
       ->capture_default_str();
-  app.add_option("--spmv", opt.spmv, "GPU SpMV layout of the system matrix: seg, csr or cusparse (default seg)")
+  app.add_option("--spmv", opt.spmv, "GPU SpMV layout of the system matrix: seg, csr or cusparse (default csr)")
       ->check(CLI::IsMember({"seg", "csr", "cusparse"}));
   app.add_option("--trsv", opt.trsv,
                  "GPU triangular solves of --precond ic0: colored (default: colour-ordered factor, one launch per "
@@ -44,6 +44,9 @@ int main(int argc, char** argv) {
   app.add_option("--max-iter", opt.max_iterations, "iteration limit; reaching it is an error")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  bool no_eliminate = false;
+  app.add_flag("--no-eliminate", no_eliminate,
+               "keep wire chains (degree-1 and degree-2 unknowns) in the PCG system instead of eliminating them exactly");
   app.add_flag("--profile", opt.profile, "print per-phase and per-level timing");
   bool verbose = false;
   app.add_flag("-v,--verbose", verbose, "more messages");
@@ -55,6 +58,7 @@ int main(int argc, char** argv) {
     return code == 0 ? 0 : kExitInput;
   }
 
+  opt.eliminate = !no_eliminate;
   auto logger = spdlog::stderr_color_mt("pgsim");
   spdlog::set_default_logger(logger);
   spdlog::set_pattern("%^%l%$: %v");

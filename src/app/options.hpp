@@ -16,6 +16,7 @@ struct Options {
   std::string spmv;          // GPU SpMV layout of G (seg | csr | cusparse); empty: the default
   double tolerance = 1e-10;
   int max_iterations = 5000;
+  bool eliminate = true;     // exact elimination of wire chains before PCG (mna/chain_elimination.hpp)
   bool profile = false;
   bool quiet = false;
 };

@@ -11,7 +11,7 @@ namespace pgsim {
 std::string profile_table(const RunReport& r) {
   std::string s = fmt::format("{:<10}{:>12}\n", "phase", "seconds");
   const std::pair<const char*, double> phases[] = {{"parse", r.time.parse},   {"reduce", r.time.reduce},
-                                                   {"setup", r.time.setup},   {"upload", r.time.upload},
+                                                   {"eliminate", r.time.eliminate}, {"setup", r.time.setup},   {"upload", r.time.upload},
                                                    {"solve", r.time.solve},   {"write", r.time.write},
                                                    {"total", r.time.total}};
   for (auto [name, t] : phases) s += fmt::format("{:<10}{:>12.6f}\n", name, t);
@@ -50,6 +50,7 @@ void write_json(const std::string& path, const RunReport& r) {
   j["nodes"] = r.nodes;
   j["unknowns"] = r.unknowns;
   j["nnz"] = r.nnz;
+  j["eliminated"] = r.eliminated;
   j["solver"] = {{"method", r.method},
                  {"precond", r.precond},
                  {"backend", r.backend},
@@ -58,7 +59,8 @@ void write_json(const std::string& path, const RunReport& r) {
                  {"converged", r.result.converged},
                  {"device", r.device},
                  {"peak_device_bytes", r.peak_device_bytes}};
-  j["timing"] = {{"parse", r.time.parse}, {"reduce", r.time.reduce}, {"setup", r.time.setup},
+  j["timing"] = {{"parse", r.time.parse}, {"reduce", r.time.reduce}, {"eliminate", r.time.eliminate},
+                 {"setup", r.time.setup},
                  {"upload", r.time.upload}, {"solve", r.time.solve},   {"write", r.time.write},
                  {"total", r.time.total}};
   j["parse_mb_per_s"] = r.time.parse > 0 ? double(r.bytes) / 1e6 / r.time.parse : 0.0;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "cmg/galerkin.hpp"
 #include "pcg/ic0.hpp"
 #include "pcg/triangular.hpp"
 
@@ -37,7 +38,7 @@ Ic0DevicePreconditioner::Ic0DevicePreconditioner(const CsrMatrix& G, TrsvMethod 
     const std::vector<int32_t> color = greedy_coloring(G);
     colors_ = color.empty() ? 0 : *std::max_element(color.begin(), color.end()) + 1;
     const std::vector<int32_t> order = color_order(color);
-    f = ic0_factor(permute_symmetric(G, order));
+    f = ic0_factor(permute_symmetric(G, inverse_permutation(order)));
     order_.emplace(order);
     r_ordered_ = DeviceBuffer<double>(static_cast<size_t>(n_));
     z_ordered_ = DeviceBuffer<double>(static_cast<size_t>(n_));

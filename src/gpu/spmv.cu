@@ -93,11 +93,21 @@ class SegSpmv final : public DeviceSpmv {
   DeviceBuffer<double> val_, seg_sum_;
 };
 
-// The segment length: the power of two (4, 8 or 16) nearest above the mean row length, so a
-// typical row is one segment with little padding.
+// The segment length (4, 8 or 16) that moves the fewest bytes: padded elements (value and
+// column, 12 bytes) plus one segment sum written and read back (16 bytes).
 int segment_length(const CsrMatrix& A) {
-  double mean = A.rows ? double(A.nnz()) / A.rows : 0.0;
-  return mean <= 4 ? 4 : mean <= 8 ? 8 : 16;
+  int best = 4;
+  double best_bytes = 1e300;
+  for (int s : {4, 8, 16}) {
+    double segments = 0;
+    for (int32_t i = 0; i < A.rows; ++i) segments += (A.ptr[i + 1] - A.ptr[i] + s - 1) / s;
+    const double bytes = segments * s * 12 + segments * 16;
+    if (bytes < best_bytes) {
+      best_bytes = bytes;
+      best = s;
+    }
+  }
+  return best;
 }
 
 // ---- CSR-vector ----------------------------------------------------------------------------

@@ -139,29 +139,10 @@ std::vector<int32_t> color_order(const std::vector<int32_t>& color) {
   return perm;
 }
 
-CsrMatrix permute_symmetric(const CsrMatrix& A, const std::vector<int32_t>& perm) {
-  std::vector<int32_t> inverse(perm.size());
-  for (size_t i = 0; i < perm.size(); ++i) inverse[perm[i]] = static_cast<int32_t>(i);
-  CsrMatrix B;
-  B.rows = A.rows;
-  B.ptr.resize(static_cast<size_t>(A.rows) + 1);
-  B.col.resize(A.col.size());
-  B.val.resize(A.val.size());
-  B.ptr[0] = 0;
-  for (int32_t i = 0; i < A.rows; ++i) B.ptr[i + 1] = B.ptr[i] + A.ptr[perm[i] + 1] - A.ptr[perm[i]];
-#pragma omp parallel for schedule(static, 4096)
-  for (int32_t i = 0; i < A.rows; ++i) {
-    const int32_t src = perm[i];
-    std::vector<std::pair<int32_t, double>> row;
-    row.reserve(static_cast<size_t>(A.ptr[src + 1] - A.ptr[src]));
-    for (int32_t k = A.ptr[src]; k < A.ptr[src + 1]; ++k) row.emplace_back(inverse[A.col[k]], A.val[k]);
-    std::sort(row.begin(), row.end());
-    for (size_t k = 0; k < row.size(); ++k) {
-      B.col[B.ptr[i] + static_cast<int32_t>(k)] = row[k].first;
-      B.val[B.ptr[i] + static_cast<int32_t>(k)] = row[k].second;
-    }
-  }
-  return B;
+std::vector<int32_t> inverse_permutation(const std::vector<int32_t>& p) {
+  std::vector<int32_t> inverse(p.size());
+  for (size_t i = 0; i < p.size(); ++i) inverse[p[i]] = static_cast<int32_t>(i);
+  return inverse;
 }
 
 double parallel_granularity(int32_t rows, int32_t levels, int64_t nnz) {
