@@ -4,9 +4,10 @@
 //
 //   trsv_bench [--netlist ibmpg1.spice] [--grid 1000] [--grid 2237] [--repeats 10]
 //
-// Without --grid it runs 1000x1000 (1M unknowns) and 2237x2237 (5M unknowns) grids.
-#include <cuda_runtime.h>  // the typed cudaMalloc overload DeviceBuffer uses
-
+// Without --grid it runs 1000x1000 (1M unknowns) and 2237x2237 (5M unknowns) grids. Last, the
+// coarsest level of each system's CMG hierarchy: its Cholesky factor solved by every method
+// against the dense inverse that the GPU CMG cycle applies (one grid launch, or one block as in
+// the cycle's tail kernel).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -16,7 +17,9 @@
 #include <string>
 #include <vector>
 
+#include "cmg/builder.hpp"
 #include "cmg/galerkin.hpp"
+#include "gpu/coarse_inverse.hpp"
 #include "gpu/device_buffer.hpp"
 #include "gpu/device_info.hpp"
 #include "gpu/sptrsv.hpp"
@@ -142,6 +145,66 @@ void pcg_iterations(const std::string& name, const ReducedSystem& sys) {
               name.c_str(), natural.iterations, colour.iterations);
 }
 
+// x = inv b, inv dense n x n row-major, a warp per row; rows strided over the grid's warps (one
+// block: the way the CMG tail kernel runs the coarsest level).
+__global__ void dense_matvec_kernel(int32_t n, const double* __restrict__ inv, const double* __restrict__ b,
+                                    double* __restrict__ x) {
+  const int lane = threadIdx.x & 31;
+  const int32_t warps = int32_t(gridDim.x * blockDim.x / 32);
+  for (int32_t i = int32_t((blockIdx.x * blockDim.x + threadIdx.x) / 32); i < n; i += warps) {
+    double s = 0;
+    for (int32_t j = lane; j < n; j += 32) s += inv[size_t(i) * size_t(n) + size_t(j)] * b[j];
+    for (int off = 16; off > 0; off >>= 1) s += __shfl_down_sync(0xffffffffu, s, off);
+    if (lane == 0) x[i] = s;
+  }
+}
+
+template <class F>
+double median_us(F launch, int repeats) {
+  cudaEvent_t start, stop;
+  PGSIM_CUDA(cudaEventCreate(&start));
+  PGSIM_CUDA(cudaEventCreate(&stop));
+  launch();
+  std::vector<float> ms;
+  for (int r = 0; r < repeats; ++r) {
+    PGSIM_CUDA(cudaEventRecord(start));
+    launch();
+    PGSIM_CUDA(cudaEventRecord(stop));
+    PGSIM_CUDA(cudaEventSynchronize(stop));
+    float t = 0;
+    PGSIM_CUDA(cudaEventElapsedTime(&t, start, stop));
+    ms.push_back(t);
+  }
+  PGSIM_CUDA(cudaEventDestroy(start));
+  PGSIM_CUDA(cudaEventDestroy(stop));
+  std::sort(ms.begin(), ms.end());
+  return 1e3 * ms[ms.size() / 2];
+}
+
+void bench_coarsest(const std::string& name, const CsrMatrix& G, int repeats) {
+  const CmgHierarchy h = build_cmg_hierarchy(G);
+  const CoarseFactor& f = h.coarse;
+  const int32_t n = h.levels.back().A.rows;
+  std::printf("| %s | %d | %d | %lld | %d |", name.c_str(), int(h.levels.size()), n, (long long)f.L.nnz(),
+              level_sets(f.L, Triangle::lower).count());
+  gpu::DeviceBuffer<double> b{std::vector<double>(size_t(n), 1.0)}, y{size_t(n)}, x{size_t(n)};
+  for (TrsvMethod method : {TrsvMethod::cusparse, TrsvMethod::syncfree, TrsvMethod::thread, TrsvMethod::levelset,
+                            TrsvMethod::colored}) {
+    gpu::SpTrsv lower(f.L, Triangle::lower, method), upper(f.Lt, Triangle::upper, method);
+    std::printf(" %.1f |", median_us([&] {
+                  lower.solve(b.data(), y.data(), nullptr);
+                  upper.solve(y.data(), x.data(), nullptr);
+                }, repeats));
+  }
+  const gpu::DeviceBuffer<double> inv(gpu::dense_coarse_inverse(f, n));
+  const double grid_us = median_us([&] {
+    dense_matvec_kernel<<<unsigned((int64_t(n) * 32 + 255) / 256), 256>>>(n, inv.data(), b.data(), x.data());
+  }, repeats);
+  const double block_us = median_us([&] { dense_matvec_kernel<<<1, 1024>>>(n, inv.data(), b.data(), x.data()); },
+                                    repeats);
+  std::printf(" %.1f | %.1f |\n", grid_us, block_us);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -202,5 +265,11 @@ int main(int argc, char** argv) {
                 r.method.c_str(), r.launches, r.solve_ms, r.gflops, r.prep_ms, base->solve_ms / r.solve_ms,
                 base->prep_ms / r.prep_ms, r.error);
   }
+
+  std::printf("\nCMG coarsest level: its factor solved (L then L^T, us per solve) by each method, against the\n"
+              "dense inverse applied by one grid launch or by one 1024-thread block (as in the CMG tail kernel).\n\n");
+  std::printf("| system | levels | coarsest rows | nnz(L) | levels of L | cusparse | syncfree | thread | levelset | "
+              "colored | dense, grid | dense, 1 block |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  for (const auto& [name, G] : systems) bench_coarsest(name, G, 50);
   return 0;
 }
