@@ -184,6 +184,22 @@ int main(int argc, char** argv) {
               iteration_bytes(G, h, 8) / 1e6, iteration_bytes(G, h, 4) / 1e6, bw / 1e9, per_it / floor_it);
   (void)per_it32;
 
+  // Where the tail kernel should start, and with how many blocks: solve time for each.
+  std::printf("tail kernel (levels with at most tail_rows rows run in one cluster of tail_blocks blocks):\n");
+  const gpu::CmgDeviceOptions defaults;
+  for (auto [tail_rows, blocks] : {std::pair{0, 8}, std::pair{6144, 1}, std::pair{2048, 8}, std::pair{6144, 8},
+                                   std::pair{16384, 8}, std::pair{65536, 8}}) {
+    gpu::CmgDeviceOptions o;
+    o.tail_rows = tail_rows;
+    o.tail_blocks = blocks;
+    auto Mt = gpu::make_device_cmg(h, o);
+    const Timed t = time_gpu(pcg, *A, *Mt, db, dx, control, reps);
+    std::printf("  tail_rows %6d, tail_blocks %d: %d iterations, solve %.3f ms%s\n", tail_rows, blocks,
+                t.result.iterations, t.seconds * 1e3,
+                tail_rows == defaults.tail_rows && blocks == defaults.tail_blocks ? " (default)" : "");
+  }
+  std::printf("\n");
+
   // Per-level kernel time: one solve with per-kernel CUDA events (no graphs).
   gpu::CmgDeviceOptions profiled;
   profiled.profile = true;

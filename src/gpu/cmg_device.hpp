@@ -6,8 +6,8 @@
 //  - prolongation + smoothing fused: x' = x + R z is formed on the fly inside the smoother's
 //    SpMV, written to the level's other x buffer;
 //  - on the first visit x = invD b is never stored, the kernels form it on the fly;
-//  - the levels from `tail_first` down (small ones, launch-latency bound) run in one kernel of
-//    one block, with __syncthreads between the steps, the coarsest solve included.
+//  - the small levels at the bottom (launch-latency bound) run in one kernel of one
+//    thread-block cluster, with cluster barriers between the steps, the coarsest solve included.
 #include <memory>
 
 #include "cmg/hierarchy.hpp"
@@ -16,7 +16,8 @@
 namespace pgsim::gpu {
 
 struct CmgDeviceOptions {
-  int32_t tail_rows = 6144;        // levels with at most this many rows run in the one-block tail kernel
+  int32_t tail_rows = 6144;        // levels with at most this many rows run in the tail kernel
+  int tail_blocks = 8;             // blocks (of 1024 threads) in the tail kernel's cluster, 1 to 8
   bool float_values = false;       // matrix values and invD in float32 (vectors stay double)
   bool profile = false;            // time each level with CUDA events (synchronizes every apply)
 };

@@ -9,7 +9,7 @@ namespace pgsim::gpu {
 
 // The PCG scalars in device memory (an array of doubles, these are the indices).
 struct GpuPcg::Scalars {
-  enum { pq, rz, rz_old, rr, count };
+  enum { pq, rz, rz_old, rr, rr_stop, done, iteration, count };
 };
 
 namespace {
@@ -24,8 +24,11 @@ __global__ void dot_kernel(const double* __restrict__ a, const double* __restric
 }
 
 // alpha = rz / pq; x += alpha p; r -= alpha q; rr = r.r (one pass over the four vectors).
+// Nothing once converged; else the last block records rr and the verdict for the host.
 __global__ void update_xr(double* __restrict__ x, double* __restrict__ r, const double* __restrict__ p,
-                          const double* __restrict__ q, int64_t n, double* scal, GridSum g, int rz, int pq, int rr) {
+                          const double* __restrict__ q, int64_t n, double* scal, GridSum g, double* history) {
+  enum { pq, rz, rz_old, rr, rr_stop, done, iteration };
+  if (scal[done] != 0.0) return;  // the same value in every block: set by an earlier launch
   const double alpha = scal[rz] / scal[pq];
   double s = 0;
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
@@ -35,7 +38,22 @@ __global__ void update_xr(double* __restrict__ x, double* __restrict__ r, const 
     s += ri * ri;
   }
   double total;
-  if (grid_sum(g, s, total)) scal[rr] = total;
+  if (grid_sum(g, s, total)) {
+    const bool converged = total <= scal[rr_stop];
+    const auto k = static_cast<int64_t>(scal[iteration]);
+    scal[rr] = total;
+    scal[done] = converged ? 1.0 : 0.0;
+    scal[iteration] = double(k + 1);
+    history[2 * k] = total;
+    history[2 * k + 1] = converged ? 1.0 : 0.0;
+  }
+}
+
+// Start of a solve or a restart: iteration counter, convergence threshold, flag.
+__global__ void reset_kernel(double* scal, int rr_stop, int done, int iteration, double stop, double first_iteration) {
+  scal[rr_stop] = stop;
+  scal[done] = 0.0;
+  scal[iteration] = first_iteration;
 }
 
 // rz_old = rz; rz = r.z
@@ -87,6 +105,7 @@ GpuPcg::GpuPcg(int32_t n, bool use_graphs)
       finished_(1) {
   PGSIM_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   PGSIM_CUDA(cudaMallocHost(&rr_host_, sizeof(double)));
+  for (auto& e : step_done_) PGSIM_CUDA(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
   PGSIM_CUDA(cudaMemset(finished_.data(), 0, sizeof(unsigned)));
   PGSIM_CUDA(cudaMemset(scalars_.data(), 0, Scalars::count * sizeof(double)));
 }
@@ -94,6 +113,8 @@ GpuPcg::GpuPcg(int32_t n, bool use_graphs)
 GpuPcg::~GpuPcg() {
   if (first_) cudaGraphExecDestroy(first_);
   if (step_) cudaGraphExecDestroy(step_);
+  for (auto& e : step_done_) cudaEventDestroy(e);
+  if (history_) cudaFreeHost(history_);
   cudaFreeHost(rr_host_);
   cudaStreamDestroy(stream_);
 }
@@ -104,9 +125,8 @@ void GpuPcg::launch_first_half(DeviceSpmv& A) {
   dot_kernel<<<reduce_blocks(n_), kBlock, 0, stream_>>>(p_.data(), q_.data(), n_, g, scalars_.data() + Scalars::pq);
   PGSIM_CUDA_LAUNCH();
   update_xr<<<reduce_blocks(n_), kBlock, 0, stream_>>>(x_.data(), r_.data(), p_.data(), q_.data(), n_,
-                                                       scalars_.data(), g, Scalars::rz, Scalars::pq, Scalars::rr);
+                                                       scalars_.data(), g, history_);
   PGSIM_CUDA_LAUNCH();
-  PGSIM_CUDA(cudaMemcpyAsync(rr_host_, scalars_.data() + Scalars::rr, sizeof(double), cudaMemcpyDeviceToHost, stream_));
 }
 
 void GpuPcg::launch_second_half(DevicePreconditioner& M) {
@@ -120,35 +140,44 @@ void GpuPcg::launch_second_half(DevicePreconditioner& M) {
   PGSIM_CUDA_LAUNCH();
 }
 
-// One recorded step: [z = M r; rz; p = z + beta p;] q = A p; ...; rr to the host.
-void GpuPcg::run_step(bool with_preconditioner, DeviceSpmv& A, DevicePreconditioner& M) {
+// One recorded step: [z = M r; rz; p = z + beta p;] q = A p; pq; x, r update; rr and verdict.
+void GpuPcg::launch_step(bool with_preconditioner, DeviceSpmv& A, DevicePreconditioner& M) {
   auto record = [&] {
     if (with_preconditioner) launch_second_half(M);
     launch_first_half(A);
   };
   if (!use_graphs_) {
     record();
-  } else {
-    if (graph_A_ != &A || graph_M_ != &M) {
-      for (auto* exec : {&first_, &step_})
-        if (*exec) {
-          PGSIM_CUDA(cudaGraphExecDestroy(*exec));
-          *exec = nullptr;
-        }
-      graph_A_ = &A;
-      graph_M_ = &M;
-    }
-    cudaGraphExec_t& exec = with_preconditioner ? step_ : first_;
-    if (!exec) {
-      cudaGraph_t graph;
-      PGSIM_CUDA(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
-      record();
-      PGSIM_CUDA(cudaStreamEndCapture(stream_, &graph));
-      PGSIM_CUDA(cudaGraphInstantiate(&exec, graph, 0));
-      PGSIM_CUDA(cudaGraphDestroy(graph));
-    }
-    PGSIM_CUDA(cudaGraphLaunch(exec, stream_));
+    return;
   }
+  if (graph_A_ != &A || graph_M_ != &M) {
+    for (auto* exec : {&first_, &step_})
+      if (*exec) {
+        PGSIM_CUDA(cudaGraphExecDestroy(*exec));
+        *exec = nullptr;
+      }
+    graph_A_ = &A;
+    graph_M_ = &M;
+  }
+  cudaGraphExec_t& exec = with_preconditioner ? step_ : first_;
+  if (!exec) {
+    cudaGraph_t graph;
+    PGSIM_CUDA(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
+    record();
+    PGSIM_CUDA(cudaStreamEndCapture(stream_, &graph));
+    PGSIM_CUDA(cudaGraphInstantiate(&exec, graph, 0));
+    PGSIM_CUDA(cudaGraphDestroy(graph));
+  }
+  PGSIM_CUDA(cudaGraphLaunch(exec, stream_));
+}
+
+// The history is baked into the graphs: growing it drops them.
+void GpuPcg::reserve_history(int iterations) {
+  if (iterations <= history_size_) return;
+  if (history_) PGSIM_CUDA(cudaFreeHost(history_));
+  PGSIM_CUDA(cudaHostAlloc(&history_, size_t(iterations) * 2 * sizeof(double), cudaHostAllocMapped));
+  history_size_ = iterations;
+  graph_A_ = graph_M_ = nullptr;
 }
 
 double GpuPcg::read_rr() {
@@ -180,24 +209,35 @@ SolveResult GpuPcg::solve(DeviceSpmv& A, const double* b, double* x, DevicePreco
     return result;
   }
   PGSIM_CUDA(cudaMemcpyAsync(x_.data(), x, size_t(n_) * sizeof(double), cudaMemcpyDeviceToDevice, stream_));
+  reserve_history(control.max_iterations + 1);
+  const double stop = control.tolerance * bnorm;
   double rel = relative_residual(A, b, bnorm);
   int it = 0;
   // Same control flow as pcg_cpu: when the recurrence claims convergence the true residual is
   // checked, and CG restarts from it if it is not there yet.
   while (rel > control.tolerance && it < control.max_iterations) {
+    reset_kernel<<<1, 1, 0, stream_>>>(scalars_.data(), Scalars::rr_stop, Scalars::done, Scalars::iteration,
+                                       stop * stop, double(it));
+    PGSIM_CUDA_LAUNCH();
     M.apply(r_.data(), z_.data(), stream_);
     rz_kernel<<<reduce_blocks(n_), kBlock, 0, stream_>>>(r_.data(), z_.data(), n_, scalars_.data(), g, Scalars::rz,
                                                          Scalars::rz_old);
     PGSIM_CUDA_LAUNCH();
     PGSIM_CUDA(cudaMemcpyAsync(p_.data(), z_.data(), size_t(n_) * sizeof(double), cudaMemcpyDeviceToDevice, stream_));
-    bool with_preconditioner = false;
+    launch_step(false, A, M);
+    PGSIM_CUDA(cudaEventRecord(step_done_[it % 2], stream_));
     while (it < control.max_iterations) {
-      run_step(with_preconditioner, A, M);
-      with_preconditioner = true;
-      rel = std::sqrt(read_rr()) / bnorm;
+      if (it + 1 < control.max_iterations) {  // queue the next iteration before waiting for this one
+        launch_step(true, A, M);
+        PGSIM_CUDA(cudaEventRecord(step_done_[(it + 1) % 2], stream_));
+      }
+      PGSIM_CUDA(cudaEventSynchronize(step_done_[it % 2]));
+      const double rr = history_[2 * it];
+      const bool converged = history_[2 * it + 1] != 0.0;
+      rel = std::sqrt(rr) / bnorm;
       ++it;
       if (control.progress) control.progress(it, rel);
-      if (rel <= control.tolerance) break;
+      if (converged) break;
     }
     rel = relative_residual(A, b, bnorm);
   }

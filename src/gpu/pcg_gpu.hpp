@@ -1,8 +1,11 @@
 #pragma once
 // PCG with every vector operation on the device. The scalars (alpha, beta, the dot products)
 // stay in device memory, so an iteration is a fixed sequence of launches that is captured once
-// in a CUDA graph and replayed; the host reads back one double (||r||^2) per iteration to decide
-// when to stop, exactly as the CPU PCG does (same recurrence, same restart on the true residual).
+// in a CUDA graph and replayed. Each iteration's ||r||^2 and "converged" flag are written by the
+// device straight into mapped host memory; the host queues iteration k+1 before it waits for
+// k's flag, so the round trip hides behind the next iteration's kernels. Once the flag is set
+// the queued iteration leaves x and r alone, so the result and the iteration count are those of
+// the CPU PCG (same recurrence, same restart on the true residual).
 #include <cuda_runtime_api.h>
 
 #include <memory>
@@ -34,7 +37,8 @@ class GpuPcg {
   void launch_second_half(DevicePreconditioner& M);               // z = M r; rz; p = z + beta p
   double relative_residual(DeviceSpmv& A, const double* b, double bnorm);  // r = b - A x, true
   double read_rr();
-  void run_step(bool with_preconditioner, DeviceSpmv& A, DevicePreconditioner& M);
+  void launch_step(bool with_preconditioner, DeviceSpmv& A, DevicePreconditioner& M);
+  void reserve_history(int iterations);
 
   int32_t n_;
   bool use_graphs_;
@@ -42,6 +46,9 @@ class GpuPcg {
   DeviceBuffer<double> x_, r_, z_, p_, q_, partials_, scalars_;
   DeviceBuffer<unsigned> finished_;
   double* rr_host_ = nullptr;  // pinned
+  double* history_ = nullptr;  // mapped host memory: per iteration ||r||^2 and the converged flag
+  int history_size_ = 0;
+  cudaEvent_t step_done_[2] = {nullptr, nullptr};
   cudaGraphExec_t first_ = nullptr, step_ = nullptr;
   const void* graph_A_ = nullptr;
   const void* graph_M_ = nullptr;
