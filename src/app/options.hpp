@@ -18,6 +18,8 @@ struct Options {
   double tolerance = 1e-10;
   int max_iterations = 5000;
   bool eliminate = true;     // exact elimination of wire chains before PCG (mna/chain_elimination.hpp)
+  std::string export_prefix;  // --export-system: write the reduced system; empty: do not
+  bool export_only = false;   // stop after the export
   bool profile = false;
   bool quiet = false;
 };
