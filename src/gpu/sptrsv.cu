@@ -207,6 +207,7 @@ struct SpTrsv::Impl {
   }
 
   void analyse(const CsrMatrix& host) {
+    if (host.rows == 0) return;  // nothing to solve; cuSPARSE would refuse the empty matrix
     if (method == TrsvMethod::automatic) {
       const LevelSets levels = level_sets(host, tri);
       method = parallel_granularity(host.rows, levels.count(), host.nnz()) > kThreadGranularity ? TrsvMethod::thread
