@@ -119,9 +119,10 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--grid")) grid = true, shape.nx = shape.ny = std::atoi(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--via-stride")) shape.via_stride = std::atoi(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--coarse")) options.coarse_rows = std::atoi(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--v-cycle-rows")) options.v_cycle_rows = std::atoi(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--repeat")) repeat = std::max(1, std::atoi(argv[i + 1]));
     else {
-      std::fprintf(stderr, "usage: bench_cmg (--netlist FILE | --grid N [--via-stride S]) [--repeat R] [--coarse ROWS] [--no-jacobi]\n");
+      std::fprintf(stderr, "usage: bench_cmg (--netlist FILE | --grid N [--via-stride S]) [--repeat R] [--coarse ROWS] [--v-cycle-rows ROWS] [--no-jacobi]\n");
       return 2;
     }
   }
@@ -139,7 +140,7 @@ int main(int argc, char** argv) {
     b = std::move(sys.b);
     std::printf("%s: %d unknowns, %lld nnz\n", netlist.c_str(), G.rows, (long long)G.nnz());
   } else {
-    std::fprintf(stderr, "usage: bench_cmg (--netlist FILE | --grid N [--via-stride S]) [--repeat R] [--coarse ROWS] [--no-jacobi]\n");
+    std::fprintf(stderr, "usage: bench_cmg (--netlist FILE | --grid N [--via-stride S]) [--repeat R] [--coarse ROWS] [--v-cycle-rows ROWS] [--no-jacobi]\n");
     return 2;
   }
   std::vector<Row> rows;

@@ -1,5 +1,5 @@
 // solve_bench: the GPU CMG-PCG solve of one netlist against its baselines, in one run.
-// Usage: solve_bench NETLIST [--tol 1e-8] [--reps 5]
+// Usage: solve_bench NETLIST [--tol 1e-8] [--reps 5] [--v-cycle-rows R] [--coarse-rows R] (CmgOptions)
 // Pipeline as in pgsim: parse, reduce, chain elimination, CMG hierarchy on the CPU, one upload.
 // Then, all from this run:
 //   gpu-cmg          GPU PCG + device CMG cycle (median solve time of warm repeats)
@@ -100,20 +100,24 @@ double iteration_bytes(const CsrMatrix& G, const CmgHierarchy& h, size_t value_b
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: solve_bench NETLIST [--tol T] [--reps N]\n");
+    std::fprintf(stderr, "usage: solve_bench NETLIST [--tol T] [--reps N] [--v-cycle-rows R] [--coarse-rows R]\n");
     return 2;
   }
   double tol = 1e-8;
   int reps = 5;
+  CmgOptions cmg_options;
   for (int i = 2; i + 1 < argc; ++i) {
     if (std::string(argv[i]) == "--tol") tol = std::atof(argv[i + 1]);
     if (std::string(argv[i]) == "--reps") reps = std::atoi(argv[i + 1]);
+    if (std::string(argv[i]) == "--v-cycle-rows") cmg_options.v_cycle_rows = std::atoi(argv[i + 1]);
+    if (std::string(argv[i]) == "--coarse-rows") cmg_options.coarse_rows = std::atoi(argv[i + 1]);
   }
   std::string why;
   if (!gpu::device_available(&why)) {
     std::fprintf(stderr, "no GPU: %s\n", why.c_str());
     return 77;
   }
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
   PGSIM_CUDA(cudaFree(nullptr));  // create the context before any timing
 
   auto t0 = Clock::now();
@@ -125,7 +129,7 @@ int main(int argc, char** argv) {
   const double t_elim = since(t0);
   const CsrMatrix& G = kept.G;
   t0 = Clock::now();
-  CmgHierarchy h = build_cmg_hierarchy(G);
+  CmgHierarchy h = build_cmg_hierarchy(G, cmg_options);
   const double t_hier = since(t0);
 
   SolveControl control;
@@ -192,10 +196,34 @@ int main(int argc, char** argv) {
     o.tail_rows = tail_rows;
     o.tail_blocks = blocks;
     auto Mt = gpu::make_device_cmg(h, o);
-    const Timed t = time_gpu(pcg, *A, *Mt, db, dx, control, reps);
+    gpu::GpuPcg pcg_t(G.rows, true);  // fresh: GpuPcg keeps its graphs while M's address stays, and Mt may reuse one
+    const Timed t = time_gpu(pcg_t, *A, *Mt, db, dx, control, reps);
     std::printf("  tail_rows %6d, tail_blocks %d: %d iterations, solve %.3f ms%s\n", tail_rows, blocks,
                 t.result.iterations, t.seconds * 1e3,
                 tail_rows == defaults.tail_rows && blocks == defaults.tail_blocks ? " (default)" : "");
+  }
+  std::printf("\n");
+
+  // The repeats policy at the bottom (CmgOptions::v_cycle_rows) and the coarsest-level size:
+  // iterations against time per iteration, each a fresh hierarchy of the same system.
+  std::printf("v_cycle_rows / coarse_rows (t_l = 1 above a level of at most v_cycle_rows rows; coarsest at most "
+              "coarse_rows rows):\n");
+  const CmgOptions cmg_defaults;
+  for (int32_t coarse_rows : {2000, 500}) {
+    for (int32_t v_cycle_rows : {0, 2000, 8000, 30000, 150000}) {
+      CmgOptions o;
+      o.coarse_rows = coarse_rows;
+      o.v_cycle_rows = v_cycle_rows;
+      const CmgHierarchy hs = build_cmg_hierarchy(G, o);
+      auto Ms = gpu::make_device_cmg(hs, {});
+      gpu::GpuPcg pcg_s(G.rows, true);  // fresh, as above
+      const Timed t = time_gpu(pcg_s, *A, *Ms, db, dx, control, reps);
+      std::printf("  v_cycle_rows %6d, coarse_rows %4d (%zu levels, coarsest %5d rows): %3d iterations, solve %8.3f ms, "
+                  "%7.1f us/iteration%s\n",
+                  v_cycle_rows, coarse_rows, hs.levels.size(), hs.levels.back().A.rows, t.result.iterations,
+                  t.seconds * 1e3, t.seconds * 1e6 / std::max(1, t.result.iterations),
+                  v_cycle_rows == cmg_defaults.v_cycle_rows && coarse_rows == cmg_defaults.coarse_rows ? " (default)" : "");
+    }
   }
   std::printf("\n");
 

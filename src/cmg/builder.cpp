@@ -81,7 +81,10 @@ CmgHierarchy build_cmg_hierarchy(const CsrMatrix& G, const CmgOptions& options) 
         if (A.col[k] == i) d = A.val[k];
       level.inv_diag[i] = d > 0 ? 0.5 / d : 0.0;
     }
-    if (l + 1 < levels) level.repeats = repeats(level.A.nnz(), h.levels[l + 1].A.nnz());
+    if (l + 1 < levels) {
+      const CsrMatrix& child = h.levels[l + 1].A;
+      level.repeats = child.rows <= options.v_cycle_rows ? 1 : repeats(level.A.nnz(), child.nnz());
+    }
   }
   h.coarse = factor_coarsest(h.levels.back().A);
   return h;

@@ -13,6 +13,13 @@ struct CmgOptions {
   // reached is then factored directly (slower, still exact), and a warning says so.
   double stall_ratio = 0.75;
   int max_levels = 40;
+  // A level whose next level has at most this many vertices visits it once (t_l = 1, a V-cycle
+  // at the bottom of the hierarchy); above, t_l = max(floor(nnz_l / nnz_{l+1} - 1), 1). The
+  // W-cycle multiplies visits by ~3 per level, and a small level's visit costs a few dependent
+  // GPU kernels whatever its size, so repeating there costs more time than it saves iterations
+  // (benchmarks/gpu/README.md: 5M-node grid, 21 -> 25 iterations, 52 -> 32 ms on an H100).
+  // 0: the W-cycle formula on every level.
+  int32_t v_cycle_rows = 8000;
 };
 
 // G: symmetric, non-positive off-diagonals, G_ii >= sum_j |G_ij|, every connected component

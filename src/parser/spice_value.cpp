@@ -1,5 +1,6 @@
 #include "spice_value.hpp"
 
+#include <cstdint>
 #include <charconv>
 #include <cctype>
 #include <cmath>
