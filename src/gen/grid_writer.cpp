@@ -41,7 +41,7 @@ class Writer {
   GridCounts run() {
     out_ << "* IBM-style power grid: " << p_.command_line << '\n';
     out_ << "* " << s_.total_nodes() << " nodes, " << s_.layers << " layers, " << s_.width << " x " << s_.height
-         << " tracks, seed " << static_cast<int64_t>(p_.seed) << '\n';
+         << " tracks, seed " << p_.seed << '\n';
     for (Net net : {Net::vdd, Net::gnd}) {
       for (int l = 1; l <= s_.layers; ++l) {
         wires(net, l);

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <exception>
+#include <filesystem>
 #include <string>
 
 #include "app/exit_codes.hpp"
@@ -93,6 +94,9 @@ int main(int argc, char** argv) {
     return kExitOk;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "pgsim-gen: %s\n", e.what());
+    // A partial netlist would parse as a smaller grid: remove it (but never a device or a pipe).
+    std::error_code ec;
+    if (output != "-" && std::filesystem::is_regular_file(output, ec)) std::filesystem::remove(output, ec);
     return kExitSystem;
   }
 }
