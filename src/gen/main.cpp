@@ -69,16 +69,16 @@ int main(int argc, char** argv) {
                  nodes_text.c_str());
     return kExitInput;
   }
+  const auto nodes = static_cast<int64_t>(std::ceil(requested));
   // The header names the parameters, not the output path, so equal parameters give equal bytes.
-  params.command_line = "pgsim-gen --nodes " + std::to_string(static_cast<int64_t>(std::ceil(requested))) +
+  params.command_line = "pgsim-gen --nodes " + std::to_string(nodes) +
                         " --layers " + std::to_string(params.shape.layers) + " --seed " + std::to_string(params.seed) +
                         " --pads-every " + std::to_string(params.shape.pads_every) + " --load-fraction " +
                         CLI::detail::to_string(params.load_fraction);
 
   auto start = std::chrono::steady_clock::now();
   try {
-    params.shape = gen::shape_for_nodes(static_cast<int64_t>(std::ceil(requested)), params.shape.layers,
-                                        params.shape.pads_every);
+    params.shape = gen::shape_for_nodes(nodes, params.shape.layers, params.shape.pads_every);
     gen::TextSink out(output);
     gen::GridCounts c = gen::write_grid(params, out);
     out.close();
