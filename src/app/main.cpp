@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   app.add_option("-o,--output", opt.output, "write every node's voltage here, one 'name value' line per node");
   app.add_option("--compare", opt.compare, "reference voltages (IBM .solution layout) to compare with");
   app.add_option("--json", opt.json, "write a machine-readable summary of the run here");
+  app.add_option("--heatmap", opt.heatmap, "write an IR-drop heat map per metal layer (<layer>.png) into this folder");
   app.add_option("--solver", opt.solver, "pcg (iterative) or direct (sparse Cholesky, the accuracy reference)")
       ->check(CLI::IsMember({"pcg", "direct"}))
       ->capture_default_str();
@@ -53,6 +54,7 @@ int main(int argc, char** argv) {
 
   try {
     RunReport report = run(opt);
+    if (report.ir_drop && !opt.quiet) std::cout << ir_drop_text(*report.ir_drop);
     if (report.comparison) std::cout << comparison_text(*report.comparison);
     if (opt.profile) std::cout << profile_table(report);
     return kExitOk;

@@ -9,6 +9,7 @@ struct Options {
   std::string output;        // voltages file; empty: do not write
   std::string compare;       // reference voltages; empty: no comparison
   std::string json;          // machine-readable summary; empty: none
+  std::string heatmap;       // folder for per-layer IR-drop heat maps; empty: none
   std::string solver = "pcg";  // pcg | direct
   std::string precond;       // empty: the default preconditioner
   double tolerance = 1e-10;

@@ -69,6 +69,7 @@ void write_json(const std::string& path, const RunReport& r) {
                     {"missing", r.comparison->missing_in_reference + r.comparison->missing_in_result},
                     {"max_abs_error", r.comparison->max_abs_error},
                     {"mean_abs_error", r.comparison->mean_abs_error}};
+  if (r.ir_drop) j["ir_drop"] = ir_drop_json(*r.ir_drop);
   AtomicFile out(path);
   out.write(j.dump(2) + "\n");
   out.commit();

@@ -4,6 +4,9 @@
 
 #include <chrono>
 
+#include "app/heatmap.hpp"
+#include "app/png_writer.hpp"
+#include "app/progress.hpp"
 #include "app/report.hpp"
 #include "app/solve_error.hpp"
 #include "app/voltage_file.hpp"
@@ -40,8 +43,14 @@ RunReport run(const Options& opt) {
   // Read the reference first: a bad --compare file should fail before a long solve.
   std::vector<NamedValue> reference;
   if (!opt.compare.empty()) reference = read_voltages(opt.compare);
+  if (!opt.heatmap.empty() && !png_supported()) throw InputError("--heatmap: this pgsim was built without libpng");
 
-  Netlist netlist = parse_netlist(opt.netlist);
+  ParseOptions parse_options;
+  ProgressLine parse_progress(progress_wanted(opt.quiet));
+  parse_options.progress = show_parse_progress;
+  parse_options.progress_user = &parse_progress;
+  Netlist netlist = parse_netlist(opt.netlist, parse_options);
+  parse_progress.finish();
   rep.time.parse = phase.lap();
   rep.bytes = netlist.bytes_read;
   rep.nodes = netlist.node_count() - 1;
@@ -70,7 +79,10 @@ RunReport run(const Options& opt) {
     SolveControl control;
     control.tolerance = opt.tolerance;
     control.max_iterations = opt.max_iterations;
+    ProgressLine solve_progress(progress_wanted(opt.quiet));
+    control.progress = solve_progress_callback(solve_progress);
     rep.result = pcg_cpu(sys.G, sys.b, x, *M, control);
+    solve_progress.finish();
     rep.time.solve = phase.lap();
     rep.levels = M->levels();
   } else {
@@ -89,6 +101,13 @@ RunReport run(const Options& opt) {
 
   std::vector<double> voltages = node_voltages(sys, x);
   if (!opt.output.empty()) write_voltages(opt.output, netlist, voltages);
+  const NodeDeviations deviations = node_deviations(netlist, sys, voltages);
+  rep.ir_drop = summarize_ir_drop(netlist, deviations);
+  if (!opt.heatmap.empty()) {
+    const auto maps = write_heatmaps(opt.heatmap, netlist, deviations);
+    if (maps.empty()) spdlog::warn("--heatmap: no supplied node is named n<layer>_<x>_<y>, so there is nothing to draw");
+    for (const auto& path : maps) spdlog::info("wrote {}", path);
+  }
   rep.time.write = phase.lap();
   if (!opt.compare.empty()) rep.comparison = compare_voltages(netlist, voltages, reference);
   rep.time.total = total.lap();

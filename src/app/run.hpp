@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "app/compare.hpp"
+#include "app/ir_drop.hpp"
 #include "app/options.hpp"
 #include "pcg/preconditioner.hpp"
 #include "pcg/solve_result.hpp"
@@ -26,6 +27,7 @@ struct RunReport {
   PhaseTimes time;
   std::vector<LevelStats> levels;
   std::optional<Comparison> comparison;
+  std::optional<IrDropReport> ir_drop;
 };
 
 // Runs the pipeline; throws InputError, SolveError or SystemError (see main.cpp for exit codes).

@@ -1,0 +1,277 @@
+#include "app/ir_drop.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <numeric>
+
+#include "app/grid_name.hpp"
+
+namespace pgsim {
+namespace {
+
+class UnionFind {
+ public:
+  explicit UnionFind(uint32_t n) : parent_(n) { std::iota(parent_.begin(), parent_.end(), 0u); }
+  uint32_t find(uint32_t x) {
+    while (parent_[x] != x) x = parent_[x] = parent_[parent_[x]];  // path halving
+    return x;
+  }
+  void unite(uint32_t a, uint32_t b) { parent_[find(a)] = find(b); }
+
+ private:
+  std::vector<uint32_t> parent_;
+};
+
+// What the pads of one net say about its supply.
+struct NetSupply {
+  double source = 0;        // value of the source pad of largest |E|
+  bool has_source = false;  // a voltage source to ground
+  bool mixed = false;       // source pads that disagree
+  int64_t pads = 0;         // sources and resistors to ground; resistors supply 0 V when there is no source
+  bool supplied() const { return pads > 0; }
+  double value() const { return has_source ? source : 0.0; }
+};
+
+bool joins_net(const Element& e) {
+  return e.kind == ElementKind::Resistor || e.kind == ElementKind::Inductor ||
+         (e.kind == ElementKind::VoltageSource && e.value == 0.0);
+}
+
+}  // namespace
+
+NodeDeviations node_deviations(const Netlist& netlist, const ReducedSystem& system,
+                               const std::vector<double>& voltages) {
+  const uint32_t n = netlist.node_count();
+  UnionFind nets(n);
+  for (const Element& e : netlist.elements)
+    if (e.plus != Netlist::ground && e.minus != Netlist::ground && joins_net(e)) nets.unite(e.plus, e.minus);
+
+  std::vector<NetSupply> supply(n);  // indexed by a net's root
+  for (const Element& e : netlist.elements) {
+    if ((e.plus == Netlist::ground) == (e.minus == Netlist::ground)) continue;  // no ground terminal, or two
+    const uint32_t node = e.plus == Netlist::ground ? e.minus : e.plus;
+    NetSupply& s = supply[nets.find(node)];
+    if (e.kind == ElementKind::VoltageSource) {
+      const double pad = node == e.plus ? e.value : -e.value;  // v(node) = pad
+      if (s.has_source && pad != s.source) s.mixed = true;
+      if (!s.has_source || std::abs(pad) > std::abs(s.source)) s.source = pad;
+      s.has_source = true;
+      ++s.pads;
+    } else if (e.kind == ElementKind::Resistor || e.kind == ElementKind::Inductor) {
+      ++s.pads;
+    }
+  }
+
+  NodeDeviations d;
+  d.kind.assign(n, NetKind::None);
+  d.value.assign(n, 0.0);
+  d.net.assign(n, 0);
+  std::vector<uint32_t> index_of_root(n, UINT32_MAX);
+  for (uint32_t i = 1; i < n; ++i) {
+    const uint32_t root = nets.find(i);
+    const NetSupply& s = supply[root];
+    if (!s.supplied()) continue;
+    if (index_of_root[root] == UINT32_MAX) {
+      index_of_root[root] = static_cast<uint32_t>(d.nets.size());
+      d.nets.push_back({s.value(), s.pads, s.mixed});
+    }
+    d.net[i] = index_of_root[root];
+    if (system.unknown_of_node[i] < 0) continue;
+    const double e = s.value();
+    if (e == 0.0) {
+      d.kind[i] = NetKind::Ground;
+      d.value[i] = voltages[i];
+    } else {
+      d.kind[i] = NetKind::Supply;
+      d.value[i] = e > 0 ? e - voltages[i] : voltages[i] - e;
+    }
+  }
+  return d;
+}
+
+namespace {
+
+// Names without an n<layer>_ prefix: a key after every layer number.
+constexpr int kOtherLayer = std::numeric_limits<int>::max();
+
+// Nearest-rank percentile of the unordered values in [first, last); reorders them.
+double percentile(std::vector<double>::iterator first, std::vector<double>::iterator last, double p) {
+  const auto count = last - first;
+  auto rank = static_cast<std::ptrdiff_t>(std::ceil(p * double(count))) - 1;
+  rank = std::clamp<std::ptrdiff_t>(rank, 0, count - 1);
+  std::nth_element(first, first + rank, last);
+  return first[rank];
+}
+
+// Mean and percentiles of one group's values (worst and its node are tracked while filling).
+void fill_distribution(DeviationStats& s, std::vector<double>::iterator first, std::vector<double>::iterator last) {
+  if (first == last) return;
+  s.mean = std::accumulate(first, last, 0.0) / double(last - first);
+  s.p50 = percentile(first, last, 0.50);
+  s.p90 = percentile(first, last, 0.90);
+  s.p99 = percentile(first, last, 0.99);
+}
+
+// Every counted node's group (-1: not counted) and the groups' names: layers by number, then "other".
+std::vector<int32_t> layer_groups(const Netlist& netlist, const NodeDeviations& d, std::vector<std::string>& names) {
+  const uint32_t n = netlist.node_count();
+  auto layer_of = [&](uint32_t i) { return layer_of_name(netlist.node_names[i]).value_or(kOtherLayer); };
+  std::map<int, int32_t> group_of_layer;
+  for (uint32_t i = 1; i < n; ++i)
+    if (d.kind[i] != NetKind::None) group_of_layer.emplace(layer_of(i), 0);
+  for (auto& [layer, group] : group_of_layer) {
+    group = static_cast<int32_t>(names.size());
+    names.push_back(layer == kOtherLayer ? "other" : fmt::format("n{}", layer));
+  }
+  std::vector<int32_t> group(n, -1);
+  for (uint32_t i = 1; i < n; ++i)
+    if (d.kind[i] != NetKind::None) group[i] = group_of_layer[layer_of(i)];
+  return group;
+}
+
+std::vector<NetSummary> summarize_nets(const Netlist& netlist, const NodeDeviations& d) {
+  std::vector<NetSummary> nets;
+  for (const SuppliedNet& net : d.nets) nets.push_back({net, 0, 0, {}});
+  std::vector<uint32_t> worst(d.nets.size(), 0);  // 0: none yet
+  for (uint32_t i = 1; i < netlist.node_count(); ++i) {
+    if (d.kind[i] == NetKind::None) continue;
+    ++nets[d.net[i]].nodes;
+    uint32_t& w = worst[d.net[i]];
+    if (w == 0 || d.value[i] > d.value[w]) w = i;
+  }
+  for (size_t k = 0; k < nets.size(); ++k)
+    if (worst[k]) {
+      nets[k].worst = d.value[worst[k]];
+      nets[k].worst_node = std::string(netlist.node_names[worst[k]]);
+    }
+  std::stable_sort(nets.begin(), nets.end(), [](const NetSummary& a, const NetSummary& b) { return a.worst > b.worst; });
+  return nets;
+}
+
+DeviationStats& stats_of(IrDropGroup& g, NetKind kind) { return kind == NetKind::Supply ? g.drop : g.bounce; }
+
+// Drop (kind Supply) or bounce (Ground) statistics per group and over all. The values go into
+// one array, group by group (a counting sort), so per-group and overall percentiles share it.
+void summarize_kind(const Netlist& netlist, const NodeDeviations& d, const std::vector<int32_t>& group, NetKind kind,
+                    IrDropReport& r) {
+  const uint32_t n = netlist.node_count();
+  const size_t groups = r.layers.size();
+  std::vector<int64_t> begin(groups + 1, 0);
+  for (uint32_t i = 1; i < n; ++i)
+    if (d.kind[i] == kind) ++begin[size_t(group[i]) + 1];
+  std::partial_sum(begin.begin(), begin.end(), begin.begin());
+  std::vector<double> values(size_t(begin.back()));
+  std::vector<int64_t> next(begin.begin(), begin.end() - 1);
+  std::vector<uint32_t> worst(groups, 0);  // 0: none yet
+  uint32_t worst_all = 0;                  // ties: the first node in netlist order, as for nets
+  for (uint32_t i = 1; i < n; ++i) {
+    if (d.kind[i] != kind) continue;
+    const auto g = size_t(group[i]);
+    values[size_t(next[g]++)] = d.value[i];
+    if (worst[g] == 0 || d.value[i] > d.value[worst[g]]) worst[g] = i;
+    if (worst_all == 0 || d.value[i] > d.value[worst_all]) worst_all = i;
+  }
+  auto fill = [&](DeviationStats& s, uint32_t worst_node, int64_t first, int64_t last) {
+    s.nodes = last - first;
+    if (s.nodes == 0) return;
+    s.worst = d.value[worst_node];
+    s.worst_node = std::string(netlist.node_names[worst_node]);
+    fill_distribution(s, values.begin() + first, values.begin() + last);
+  };
+  for (size_t g = 0; g < groups; ++g) fill(stats_of(r.layers[g], kind), worst[g], begin[g], begin[g + 1]);
+  fill(stats_of(r.all, kind), worst_all, 0, begin.back());  // last: the groups' ranges are reordered by now
+}
+
+}  // namespace
+
+IrDropReport summarize_ir_drop(const Netlist& netlist, const NodeDeviations& d) {
+  IrDropReport r;
+  r.all.name = "all";
+  for (uint32_t i = 1; i < netlist.node_count(); ++i) r.uncounted += d.kind[i] == NetKind::None;
+  for (const SuppliedNet& net : d.nets) {
+    (net.supply == 0.0 ? r.ground_nets : r.supply_nets) += 1;
+    r.mixed_supply_nets += net.mixed;
+  }
+  r.nets = summarize_nets(netlist, d);
+  std::vector<std::string> names;
+  const std::vector<int32_t> group = layer_groups(netlist, d, names);
+  for (auto& name : names) r.layers.push_back({std::move(name), {}, {}});
+  for (NetKind kind : {NetKind::Supply, NetKind::Ground}) summarize_kind(netlist, d, group, kind, r);
+  return r;
+}
+
+std::string ir_drop_text(const IrDropReport& r) {
+  std::string s = fmt::format("IR drop: {} supply net{}, {} ground net{}; {} nodes counted, {} not (pads, unsupplied)\n",
+                              r.supply_nets, r.supply_nets == 1 ? "" : "s", r.ground_nets,
+                              r.ground_nets == 1 ? "" : "s", r.all.drop.nodes + r.all.bounce.nodes, r.uncounted);
+  if (r.mixed_supply_nets)
+    s += fmt::format("  {} net(s) with pads at different voltages: each measured from its pad of largest |E|\n",
+                     r.mixed_supply_nets);
+  size_t name_width = std::max({size_t(10), r.all.drop.worst_node.size(), r.all.bounce.worst_node.size()});
+  for (const auto& g : r.layers)
+    name_width = std::max({name_width, g.drop.worst_node.size(), g.bounce.worst_node.size()});
+  s += fmt::format("{:<6} {:<7} {:>10} {:>12}  {:<{}} {:>9} {:>9} {:>9} {:>9}\n", "layer", "kind", "nodes",
+                   "worst (V)", "worst node", name_width, "mean", "p50", "p90", "p99");
+  auto row = [&](const std::string& group, const char* kind, const DeviationStats& st) {
+    if (st.nodes == 0) return;
+    s += fmt::format("{:<6} {:<7} {:>10} {:>12.9f}  {:<{}} {:>9.6f} {:>9.6f} {:>9.6f} {:>9.6f}\n", group, kind,
+                     st.nodes, st.worst, st.worst_node, name_width, st.mean, st.p50, st.p90, st.p99);
+  };
+  row(r.all.name, "drop", r.all.drop);
+  row(r.all.name, "bounce", r.all.bounce);
+  for (const auto& g : r.layers) {
+    row(g.name, "drop", g.drop);
+    row(g.name, "bounce", g.bounce);
+  }
+  constexpr size_t kNetsShown = 8;
+  s += fmt::format("nets, worst first:\n{:>12} {:>8} {:>10} {:>12}  {}\n", "supply (V)", "pads", "nodes", "worst (V)",
+                   "worst node");
+  for (size_t k = 0; k < std::min(r.nets.size(), kNetsShown); ++k) {
+    const NetSummary& net = r.nets[k];
+    s += fmt::format("{:>12.6g} {:>8} {:>10} {:>12.9f}  {}\n", net.net.supply, net.net.pads, net.nodes, net.worst,
+                     net.worst_node);
+  }
+  if (r.nets.size() > kNetsShown) s += fmt::format("  ... {} more in the --json summary\n", r.nets.size() - kNetsShown);
+  return s;
+}
+
+namespace {
+
+nlohmann::json stats_json(const DeviationStats& s) {
+  if (s.nodes == 0) return nullptr;
+  return {{"nodes", s.nodes}, {"worst", s.worst}, {"worst_node", s.worst_node}, {"mean", s.mean},
+          {"p50", s.p50},     {"p90", s.p90},     {"p99", s.p99}};
+}
+
+}  // namespace
+
+nlohmann::json ir_drop_json(const IrDropReport& r) {
+  nlohmann::json j;
+  j["supply_nets"] = r.supply_nets;
+  j["ground_nets"] = r.ground_nets;
+  j["mixed_supply_nets"] = r.mixed_supply_nets;
+  j["worst_drop"] = r.all.drop.nodes ? nlohmann::json(r.all.drop.worst) : nlohmann::json(nullptr);
+  j["worst_drop_node"] = r.all.drop.nodes ? nlohmann::json(r.all.drop.worst_node) : nlohmann::json(nullptr);
+  j["worst_bounce"] = r.all.bounce.nodes ? nlohmann::json(r.all.bounce.worst) : nlohmann::json(nullptr);
+  j["worst_bounce_node"] = r.all.bounce.nodes ? nlohmann::json(r.all.bounce.worst_node) : nlohmann::json(nullptr);
+  j["drop"] = stats_json(r.all.drop);
+  j["bounce"] = stats_json(r.all.bounce);
+  j["nets"] = nlohmann::json::array();
+  for (const auto& net : r.nets)
+    j["nets"].push_back({{"supply", net.net.supply},
+                         {"pads", net.net.pads},
+                         {"nodes", net.nodes},
+                         {"worst", net.nodes ? nlohmann::json(net.worst) : nlohmann::json(nullptr)},
+                         {"worst_node", net.nodes ? nlohmann::json(net.worst_node) : nlohmann::json(nullptr)}});
+  j["per_layer"] = nlohmann::json::array();
+  for (const auto& g : r.layers)
+    j["per_layer"].push_back({{"layer", g.name}, {"drop", stats_json(g.drop)}, {"bounce", stats_json(g.bounce)}});
+  return j;
+}
+
+}  // namespace pgsim

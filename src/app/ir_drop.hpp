@@ -1,0 +1,75 @@
+#pragma once
+// IR-drop report: how far every grid node sits from its net's supply.
+//
+// A net is a set of nodes joined by resistors, inductors and 0 V sources (vias). A voltage source
+// from a net's node to ground, or a resistor to ground, is a pad: it supplies the net at the
+// source's value (0 V for a resistor). A net supplied at 0 V is a ground net and its nodes report
+// bounce = V - 0; a net supplied at E != 0 is a supply net and its nodes report
+// drop = |E| - |V| (E - V for a VDD net). Nodes whose voltage a source fixes (pad nodes) are
+// not counted: their drop is zero by construction, and they are package, not grid.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "mna/reduce.hpp"
+#include "parser/netlist.hpp"
+
+namespace pgsim {
+
+enum class NetKind : uint8_t { None, Supply, Ground };
+
+struct SuppliedNet {
+  double supply = 0;   // volts; pads that disagree: the one of largest |E|
+  int64_t pads = 0;    // sources and resistors to ground
+  bool mixed = false;  // source pads that disagree
+};
+
+// Per netlist node (index = node id): its net's kind, its drop or bounce in volts, and its net.
+// kind None: ground, pad nodes, and nodes of nets with no pad.
+struct NodeDeviations {
+  std::vector<NetKind> kind;
+  std::vector<double> value;
+  std::vector<uint32_t> net;  // index into nets; meaningful where kind is not None
+  std::vector<SuppliedNet> nets;
+};
+
+NodeDeviations node_deviations(const Netlist& netlist, const ReducedSystem& system,
+                               const std::vector<double>& voltages);
+
+// Statistics of one kind (drop or bounce) over a group of nodes, in volts.
+struct DeviationStats {
+  int64_t nodes = 0;
+  double worst = 0;
+  std::string worst_node;
+  double mean = 0, p50 = 0, p90 = 0, p99 = 0;  // nearest-rank percentiles
+};
+
+struct IrDropGroup {
+  std::string name;  // "all", a layer ("n1"), or "other" for names without an n<layer>_ prefix
+  DeviationStats drop, bounce;
+};
+
+struct NetSummary {
+  SuppliedNet net;
+  int64_t nodes = 0;  // counted nodes
+  double worst = 0;   // drop or bounce, by the net's supply
+  std::string worst_node;
+};
+
+struct IrDropReport {
+  IrDropGroup all;
+  std::vector<NetSummary> nets;  // worst first
+  std::vector<IrDropGroup> layers;  // by layer number, "other" last
+  int64_t supply_nets = 0, ground_nets = 0;
+  int64_t mixed_supply_nets = 0;
+  int64_t uncounted = 0;  // nodes with kind None, ground excluded
+};
+
+IrDropReport summarize_ir_drop(const Netlist& netlist, const NodeDeviations& deviations);
+
+std::string ir_drop_text(const IrDropReport& report);
+nlohmann::json ir_drop_json(const IrDropReport& report);
+
+}  // namespace pgsim
