@@ -1,5 +1,11 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <random>
+
 #include "parser/input_error.hpp"
 #include "parser/netlist.hpp"
 #include "parser/spice_value.hpp"
@@ -126,4 +132,88 @@ TEST_CASE("very long tokens are shortened in messages", "[parser]") {
   std::string msg = parse_error("R1 a b " + longname + "\n");
   CHECK(msg.size() < 400);
   CHECK_THAT(msg, Catch::Contains("100000 characters"));
+}
+
+TEST_CASE("name hashing and matching ignore ASCII case only, at every length", "[parser]") {
+  // Every byte value at every position of names of 1..20 bytes (the hash and the compare
+  // work eight bytes at a time, so lengths around 8 and 16 matter).
+  for (size_t len = 1; len <= 20; ++len)
+    for (int c = 1; c < 256; ++c) {
+      std::string a(len, 'q');
+      a[len / 2] = static_cast<char>(c);
+      std::string b = a;
+      for (char& ch : b)
+        if (ch >= 'a' && ch <= 'z') ch = static_cast<char>(ch - 'a' + 'A');
+      REQUIRE(NameTable::hash(a) == NameTable::hash(b));
+      NameTable t;
+      uint32_t id = t.intern(a);
+      REQUIRE(t.find(b) == id);
+      // Bytes that only differ in bit 0x20 outside A-Z/a-z are different names.
+      std::string d = a;
+      d[len / 2] = static_cast<char>(c ^ 0x20);
+      const bool letter = (c | 0x20) >= 'a' && (c | 0x20) <= 'z';
+      if (!letter && d[len / 2] != 0) REQUIRE(t.find(d) == NameTable::npos);
+    }
+}
+
+TEST_CASE("a name table keeps every name across growth", "[parser]") {
+  NameTable t;
+  for (uint32_t i = 0; i < 100000; ++i) REQUIRE(t.intern("node_" + std::to_string(i)) == i);
+  for (uint32_t i = 0; i < 100000; ++i) REQUIRE(t.find("NODE_" + std::to_string(i)) == i);
+  CHECK(t.find("node_100000") == NameTable::npos);
+  CHECK(t[4711] == "node_4711");
+}
+
+TEST_CASE("numbers read by the fast path equal from_chars bit for bit", "[parser]") {
+  std::mt19937_64 rng(12345);
+  std::uniform_real_distribution<double> mantissa(-10.0, 10.0);
+  std::uniform_int_distribution<int> exponent(-30, 30), precision(0, 20), style(0, 2);
+  char text[64];
+  for (int i = 0; i < 200000; ++i) {
+    double x = mantissa(rng) * std::pow(10.0, exponent(rng));
+    const int p = precision(rng);
+    const int s = style(rng);
+    std::snprintf(text, sizeof text, s == 0 ? "%.*e" : s == 1 ? "%.*f" : "%.*g", p, x);
+    double expected = 0;
+    auto r = std::from_chars(text, text + std::strlen(text), expected);
+    REQUIRE(r.ec == std::errc());
+    if (*r.ptr) continue;  // from_chars stopped early: not a plain number
+    auto got = parse_spice_value(text);
+    REQUIRE(got.has_value());
+    INFO(text);
+    REQUIRE(std::memcmp(&*got, &expected, sizeof expected) == 0);
+  }
+}
+
+TEST_CASE("elements and node ids keep netlist order across includes and many lines", "[parser]") {
+  // The parser enters elements a few lines after reading them (to overlap table look-ups):
+  // the result must be as if each were entered at once.
+  test::TempDir dir;
+  std::string part, top;
+  for (int i = 0; i < 30; ++i) part += "Rp" + std::to_string(i) + " p" + std::to_string(i) + " n" + std::to_string(i) + " 1\n";
+  dir.write("part.sp", part);
+  for (int i = 0; i < 40; ++i) {
+    top += "R" + std::to_string(i) + " n" + std::to_string(i) + " n" + std::to_string(i + 1) + " 1\n";
+    if (i == 20) top += ".include part.sp\n";
+  }
+  top += "R0 n0 0 5\n";  // a duplicate name after the include
+  const Netlist nl = parse_netlist(dir.write("top.sp", top));
+  REQUIRE(nl.elements.size() == 71);
+  std::vector<std::string> first_seen{"0"};
+  auto see = [&](const std::string& name) {
+    if (std::find(first_seen.begin(), first_seen.end(), name) == first_seen.end()) first_seen.push_back(name);
+  };
+  for (int i = 0; i < 40; ++i) {
+    see("n" + std::to_string(i)), see("n" + std::to_string(i + 1));
+    if (i == 20)
+      for (int k = 0; k < 30; ++k) see("p" + std::to_string(k)), see("n" + std::to_string(k));
+  }
+  REQUIRE(nl.node_count() == first_seen.size());
+  for (uint32_t id = 0; id < nl.node_count(); ++id) CHECK(nl.node_names[id] == first_seen[id]);
+  CHECK(nl.where(nl.elements[20].where) == dir.file("top.sp") + ":21");
+  CHECK(nl.where(nl.elements[21].where) == dir.file("part.sp") + ":1");
+  CHECK(nl.where(nl.elements[51].where) == dir.file("top.sp") + ":23");
+  CHECK(nl.element_names[nl.elements[70].name] == "R0");
+  CHECK(nl.elements[70].name == nl.elements[0].name);
+  CHECK(nl.elements[70].value == 5);
 }

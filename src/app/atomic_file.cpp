@@ -4,12 +4,15 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 
 #include "app/system_error.hpp"
 
 namespace pgsim {
 
 AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path_, ec)) throw SystemError("cannot write '" + path_ + "': it is a directory");
   temp_ = path_ + ".tmp" + std::to_string(::getpid());
   file_ = std::fopen(temp_.c_str(), "wb");
   if (!file_) throw SystemError("cannot write '" + path_ + "': " + std::strerror(errno));
@@ -38,5 +41,7 @@ void AtomicFile::commit() {
     throw SystemError("cannot write '" + path_ + "': " + std::strerror(err));
   }
 }
+
+void check_writable(const std::string& path) { AtomicFile probe(path); }
 
 }  // namespace pgsim

@@ -22,4 +22,8 @@ class AtomicFile {
   std::FILE* file_ = nullptr;
 };
 
+// Throws the SystemError that writing `path` would, now rather than after a long run
+// (it creates and removes the temporary; the target is not touched).
+void check_writable(const std::string& path);
+
 }  // namespace pgsim

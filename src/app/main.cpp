@@ -19,8 +19,8 @@ int main(int argc, char** argv) {
   Options opt;
   CLI::App app{"pgsim: DC voltages of a power-grid SPICE netlist (R, V, I; C open, L short)"};
   app.add_option("netlist", opt.netlist, "SPICE netlist to solve")->required();
-  app.add_option("-o,--output", opt.output, "write every node's voltage here, one 'name value' line per node");
-  app.add_option("--compare", opt.compare, "reference voltages (IBM .solution layout) to compare with");
+  auto* output = app.add_option("-o,--output", opt.output, "write every node's voltage here, one 'name value' line per node");
+  auto* compare = app.add_option("--compare", opt.compare, "reference voltages (IBM .solution layout) to compare with");
   app.add_option("--json", opt.json, "write a machine-readable summary of the run here");
   app.add_option("--heatmap", opt.heatmap, "write an IR-drop heat map per metal layer (<layer>.png) into this folder");
   app.add_option("--solver", opt.solver, "pcg (iterative) or direct (sparse Cholesky, the accuracy reference)")
@@ -36,6 +36,12 @@ int main(int argc, char** argv) {
   app.add_option("--max-iter", opt.max_iterations, "iteration limit; reaching it is an error")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  auto* export_system = app.add_option("--export-system", opt.export_prefix,
+                                       "after the reduction, write PREFIX.G.mtx, PREFIX.b.mtx and PREFIX.nodes.txt");
+  app.add_flag("--export-only", opt.export_only, "stop after --export-system (no solve)")
+      ->needs(export_system)
+      ->excludes(output)
+      ->excludes(compare);
   app.add_flag("--profile", opt.profile, "print per-phase and per-level timing");
   bool verbose = false;
   app.add_flag("-v,--verbose", verbose, "more messages");

@@ -14,6 +14,8 @@ struct Options {
   std::string precond;       // empty: the default preconditioner
   double tolerance = 1e-10;
   int max_iterations = 5000;
+  std::string export_prefix;  // --export-system: write the reduced system; empty: do not
+  bool export_only = false;   // stop after the export
   bool profile = false;
   bool quiet = false;
 };

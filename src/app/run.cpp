@@ -4,6 +4,8 @@
 
 #include <chrono>
 
+#include "app/atomic_file.hpp"
+#include "app/export_system.hpp"
 #include "app/heatmap.hpp"
 #include "app/png_writer.hpp"
 #include "app/progress.hpp"
@@ -40,7 +42,11 @@ RunReport run(const Options& opt) {
   rep.netlist = opt.netlist;
   Stopwatch total, phase;
 
-  // Read the reference first: a bad --compare file should fail before a long solve.
+  // Check the outputs and read the reference first: a bad path should fail before a long solve.
+  for (const std::string* path : {&opt.output, &opt.json})
+    if (!path->empty()) check_writable(*path);
+  if (!opt.export_prefix.empty())
+    for (const std::string& path : export_paths(opt.export_prefix)) check_writable(path);
   std::vector<NamedValue> reference;
   if (!opt.compare.empty()) reference = read_voltages(opt.compare);
   if (!opt.heatmap.empty() && !png_supported()) throw InputError("--heatmap: this pgsim was built without libpng");
@@ -62,6 +68,17 @@ RunReport run(const Options& opt) {
   rep.unknowns = sys.unknowns();
   rep.nnz = sys.G.nnz();
   spdlog::info("reduced to {} unknowns, {} nonzeros in {:.3f} s", rep.unknowns, rep.nnz, rep.time.reduce);
+
+  if (!opt.export_prefix.empty()) {  // the system as reduce() made it, before any later transformation
+    export_system(opt.export_prefix, netlist, sys);
+    spdlog::info("exported the system to {}.{{G.mtx,b.mtx,nodes.txt}} in {:.3f} s", opt.export_prefix, phase.lap());
+    if (opt.export_only) {
+      rep.method = "none";
+      rep.time.total = total.lap();
+      if (!opt.json.empty()) write_json(opt.json, rep);
+      return rep;
+    }
+  }
 
   std::vector<double> x(static_cast<size_t>(sys.unknowns()), 0.0);
   rep.backend = "cpu";

@@ -1,10 +1,14 @@
 #include "app/voltage_file.hpp"
 
+#include <cerrno>
 #include <charconv>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "app/atomic_file.hpp"
+#include "app/system_error.hpp"
 #include "parser/input_error.hpp"
 #include "parser/spice_value.hpp"
 
@@ -32,8 +36,12 @@ void write_voltages(const std::string& path, const Netlist& netlist, const std::
 }
 
 std::vector<NamedValue> read_voltages(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw InputError("cannot read voltage file '" + path + "': it is a directory");
+  errno = 0;
   std::ifstream in(path);
-  if (!in) throw InputError("cannot open voltage file '" + path + "'");
+  if (!in)
+    throw InputError("cannot open voltage file '" + path + "': " + (errno ? std::strerror(errno) : "not readable"));
   std::vector<NamedValue> values;
   std::string line;
   unsigned number = 0;
@@ -47,6 +55,8 @@ std::vector<NamedValue> read_voltages(const std::string& path) {
     if (!v) throw ParseError(path, number, "'" + value + "' is not a finite number");
     values.push_back({std::move(name), *v});
   }
+  if (in.bad()) throw SystemError("cannot read voltage file '" + path + "'");
+  if (values.empty()) throw InputError(path + ": no 'node value' lines: not a voltage file?");
   return values;
 }
 

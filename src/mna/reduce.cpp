@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <deque>
 #include <string>
 
@@ -54,10 +55,15 @@ std::vector<uint32_t> source_path(const Netlist& nl, const std::vector<uint32_t>
                                    double expected, double forced) {
   const Element& e = nl.elements[closing];
   std::string names = element_label(nl, e);
-  for (uint32_t k : source_path(nl, merged, e.plus, e.minus)) names += ", " + element_label(nl, nl.elements[k]);
+  bool has_short = is_short(e);
+  for (uint32_t k : source_path(nl, merged, e.plus, e.minus)) {
+    names += ", " + element_label(nl, nl.elements[k]);
+    has_short |= is_short(nl.elements[k]);
+  }
   char diff[128];
   std::snprintf(diff, sizeof diff, "they force %.9g V and %.9g V across the same pair of nodes", forced, expected);
-  throw InputError("voltage sources in a loop disagree (" + std::string(diff) + "): " + names);
+  const char* what = has_short ? "voltage sources and shorts (0-ohm resistors, inductors)" : "voltage sources";
+  throw InputError(std::string(what) + " in a loop disagree (" + diff + "): " + names);
 }
 
 }  // namespace
@@ -93,6 +99,7 @@ ReducedSystem reduce(const Netlist& nl) {
   const uint32_t ground_root = uf.find(Netlist::ground);
   const double ground_offset = uf.offset(Netlist::ground);
   std::vector<int32_t> unknown_of_root(n_nodes, -1);
+  std::vector<double> base_offset;  // per unknown: v(node_of_unknown) - v(root), so x is that node's voltage
   int32_t n = 0;
   for (uint32_t v = 0; v < n_nodes; ++v) {
     uint32_t r = uf.find(v);
@@ -103,9 +110,10 @@ ReducedSystem reduce(const Netlist& nl) {
     if (unknown_of_root[r] < 0) {
       unknown_of_root[r] = n++;
       sys.node_of_unknown.push_back(v);
+      base_offset.push_back(uf.offset(v));
     }
     sys.unknown_of_node[v] = unknown_of_root[r];
-    sys.offset_of_node[v] = uf.offset(v);
+    sys.offset_of_node[v] = uf.offset(v) - base_offset[static_cast<size_t>(unknown_of_root[r])];
   }
 
   // 3. Stamp resistors and current sources. Off-diagonals are gathered per row, then sorted.

@@ -16,7 +16,8 @@ struct ReducedSystem {
   // v(node) = x[unknown_of_node] + offset_of_node, or offset_of_node alone when fixed.
   std::vector<int32_t> unknown_of_node;
   std::vector<double> offset_of_node;
-  // Per unknown: one netlist node of its super-node, for names in messages and exports.
+  // Per unknown: the first netlist node of its super-node, whose voltage the unknown is
+  // (offset_of_node is 0 there), for names in messages and exports.
   std::vector<uint32_t> node_of_unknown;
 
   int32_t unknowns() const { return G.rows; }

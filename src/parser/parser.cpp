@@ -2,6 +2,9 @@
 // tokenized in place: tokens are string_views into it, so no line costs an allocation.
 #include <spdlog/spdlog.h>
 
+#include <array>
+#include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -19,6 +22,10 @@ namespace {
 constexpr int kMaxIncludeDepth = 16;
 constexpr size_t kMaxShownToken = 60;  // longer tokens are cut in messages
 constexpr uint64_t kProgressStep = 8u << 20;
+constexpr int kMaxDuplicateWarnings = 5;  // then one summary line
+// The magnitudes pgsim accepts for R, V and I values (besides 0): far beyond any physical grid,
+// and small enough that sums and squares in the solvers cannot overflow or underflow.
+constexpr double kMinMagnitude = 1e-30, kMaxMagnitude = 1e30;
 
 inline char lower(char c) { return c >= 'A' && c <= 'Z' ? char(c + ('a' - 'A')) : c; }
 
@@ -41,11 +48,20 @@ std::string shown(std::string_view token) {
 
 std::string read_file(const std::string& path) {
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw InputError("cannot read netlist '" + path + "': it is a directory");
+  const auto status = std::filesystem::status(path, ec);
+  if (!ec && std::filesystem::is_directory(status)) throw InputError("cannot read netlist '" + path + "': it is a directory");
+  // Devices and pipes have no size to read ahead, and /dev/zero would never end.
+  if (!ec && !std::filesystem::is_regular_file(status))
+    throw InputError("cannot read netlist '" + path + "': it is not a regular file");
+  errno = 0;
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError("cannot open netlist '" + path + "': no such file or not readable");
+  if (!in)
+    throw InputError("cannot open netlist '" + path + "': " +
+                     (errno ? std::strerror(errno) : "no such file or not readable"));
   in.seekg(0, std::ios::end);
-  std::string text(static_cast<size_t>(in.tellg()), '\0');
+  const std::streamoff size = in.tellg();
+  if (size < 0) throw InputError("cannot read netlist '" + path + "': its size is unknown");
+  std::string text(static_cast<size_t>(size), '\0');
   in.seekg(0);
   in.read(text.data(), static_cast<std::streamsize>(text.size()));
   if (!in) throw InputError("cannot read netlist '" + path + "'");
@@ -75,12 +91,47 @@ class Parser {
   Parser(Netlist& netlist, const ParseOptions& options) : nl_(netlist), options_(options) {}
 
   void parse_text(const std::string& text, const std::string& path, int depth);
+  // Elements whose name an earlier element has.
+  uint64_t duplicates() const { return duplicates_; }
 
  private:
   void parse_line(std::string_view first_token);
+  // An element parsed but not yet entered in the netlist: its three names are looked up a few
+  // elements later, when the table slots prefetched for them have arrived. Elements are
+  // entered in order, so node and element ids are as if each were entered at once.
+  struct Pending {
+    Element element;
+    std::array<std::string_view, 3> names;  // element, plus node, minus node: views into the text
+    std::array<uint64_t, 3> hashes;
+  };
+  // A fixed ring of pending elements; push() enters the oldest when it is full.
+  class PendingRing {
+   public:
+    explicit PendingRing(Parser& parser) : parser_(parser) {}
+    Pending& push() {
+      if (count_ == kLookahead) parser_.enter(pop());
+      return ring_[(head_ + count_++) % kLookahead];
+    }
+    Pending& pop() {
+      Pending& p = ring_[head_];
+      head_ = (head_ + 1) % kLookahead, --count_;
+      return p;
+    }
+    bool empty() const { return count_ == 0; }
+
+   private:
+    static constexpr size_t kLookahead = 16;
+    Parser& parser_;
+    std::array<Pending, kLookahead> ring_{};
+    size_t head_ = 0, count_ = 0;
+  };
+
   void element(char letter);
+  void enter(Pending& p);
+  void flush_pending();  // before the text the pending names point into goes away
   void dot_command();
-  uint32_t node(std::string_view name);
+  uint32_t node(std::string_view name, uint64_t hash);
+  static bool same_node(std::string_view a, std::string_view b);
   [[noreturn]] void fail(const std::string& message) const {
     throw ParseError(nl_.files[file_], line_, message);
   }
@@ -89,28 +140,58 @@ class Parser {
   const ParseOptions& options_;
   std::vector<std::string_view> tokens_;
   std::vector<uint32_t> element_index_of_name_;
+  PendingRing pending_{*this};
   std::unordered_set<std::string> warned_;
   uint32_t file_ = 0;
   uint32_t line_ = 0;
   int depth_ = 0;
   bool ended_ = false;
+  uint64_t duplicates_ = 0;
 };
+
+// Byte classes for the tokenizer: one table lookup per byte instead of a chain of compares.
+enum ByteClass : uint8_t { kPlain, kSpace, kSemicolon, kControl };
+struct ByteClasses {
+  uint8_t of[256];
+  constexpr ByteClasses() : of() {
+    for (int c = 0; c < 0x20; ++c) of[c] = kControl;
+    of[0x7f] = kControl;
+    for (char c : {' ', '\t', '\r', '\f', '\v', ','}) of[static_cast<unsigned char>(c)] = kSpace;
+    of[static_cast<unsigned char>(';')] = kSemicolon;
+  }
+};
+constexpr ByteClasses kByteClasses;
+
+// The first byte at or after p that is not kPlain, or end. Eight bytes at a time (SWAR): a
+// word's flags mark bytes below 0x21 (blanks and controls), ',', ';' and 0x7f. The lowest
+// flag of each test is exact (borrows only spill upwards), so the lowest flag is the answer.
+inline const char* skip_plain(const char* p, const char* end) {
+  constexpr uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
+  auto zero_byte = [](uint64_t x) { return (x - ones) & ~x & high; };
+  for (; end - p >= 8; p += 8) {
+    uint64_t w;
+    std::memcpy(&w, p, 8);
+    const uint64_t flags = ((w - 0x21 * ones) & ~w & high) | zero_byte(w ^ (',' * ones)) |
+                           zero_byte(w ^ (';' * ones)) | zero_byte(w ^ (0x7f * ones));
+    if (flags) return p + __builtin_ctzll(flags) / 8;
+  }
+  while (p < end && kByteClasses.of[static_cast<unsigned char>(*p)] == kPlain) ++p;
+  return p;
+}
 
 // Splits [p, end) into whitespace-separated tokens, stopping at a ';' comment or a '$'
 // comment that starts a token. Rejects control characters (binary input).
 template <class Fail>
 void tokenize(const char* p, const char* end, std::vector<std::string_view>& out, Fail&& fail) {
+  const uint8_t* cls = kByteClasses.of;
   while (p < end) {
-    char c = *p;
-    if (c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v' || c == ',') { ++p; continue; }
-    if (c == ';' || c == '$') return;
+    const uint8_t c = cls[static_cast<unsigned char>(*p)];
+    if (c == kSpace) { ++p; continue; }
+    if (c == kSemicolon || *p == '$') return;
+    if (c == kControl) fail(*p);
     const char* start = p;
-    while (p < end) {
-      c = *p;
-      if (c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v' || c == ',' || c == ';') break;
-      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) fail(c);
-      ++p;
-    }
+    p = skip_plain(p + 1, end);
+    if (p < end && cls[static_cast<unsigned char>(*p)] == kControl) fail(*p);
     out.emplace_back(start, static_cast<size_t>(p - start));
   }
 }
@@ -132,6 +213,7 @@ void Parser::parse_text(const std::string& text, const std::string& path, int de
 
   const char* p = text.data();
   const char* const end = p + text.size();
+  if (text.compare(0, 3, "\xEF\xBB\xBF") == 0) p += 3;  // a UTF-8 byte-order mark, as some editors write
   uint32_t line = 0;
   uint64_t next_progress = kProgressStep;
   while (p < end && !ended_) {
@@ -163,6 +245,7 @@ void Parser::parse_text(const std::string& text, const std::string& path, int de
       next_progress += kProgressStep;
     }
   }
+  flush_pending();
   nl_.bytes_read += text.size();
   if (depth == 0 && options_.progress) options_.progress(text.size(), text.size(), options_.progress_user);
   file_ = saved_file;
@@ -185,9 +268,15 @@ void Parser::parse_line(std::string_view first) {
   }
 }
 
-uint32_t Parser::node(std::string_view name) {
+bool is_ground_name(std::string_view name) { return name == "0" || iequals(name, "gnd"); }
+
+uint32_t Parser::node(std::string_view name, uint64_t hash) {
   if (iequals(name, "gnd")) return Netlist::ground;
-  return nl_.node_names.intern(name);
+  return nl_.node_names.intern(name, hash);
+}
+
+bool Parser::same_node(std::string_view a, std::string_view b) {
+  return iequals(a, b) || (is_ground_name(a) && is_ground_name(b));
 }
 
 void Parser::element(char letter) {
@@ -214,23 +303,48 @@ void Parser::element(char letter) {
     fail("resistor " + shown(name) + " has a negative resistance " + shown(tokens_[vi]));
   if ((kind == ElementKind::Capacitor || kind == ElementKind::Inductor) && *value < 0)
     fail("element " + shown(name) + " has a negative " + what + " " + shown(tokens_[vi]));
+  const double magnitude = std::abs(*value);
+  const bool checked_range = kind == ElementKind::Resistor || is_source;  // C and L values are unused at DC
+  if (checked_range && (magnitude > kMaxMagnitude || (magnitude != 0 && magnitude < kMinMagnitude))) {
+    fail("element " + shown(name) + ": the " + what + " " + shown(tokens_[vi]) +
+         " is outside the range pgsim accepts (0, or 1e-30 to 1e30 in magnitude)");
+  }
 
-  Element e;
-  e.kind = kind;
-  e.plus = node(tokens_[1]);
-  e.minus = node(tokens_[2]);
-  e.value = *value;
-  e.where = {file_, line_};
-  e.name = nl_.element_names.intern(name);
+  const std::string_view plus = tokens_[1], minus = tokens_[2];
+  if (kind == ElementKind::VoltageSource && *value != 0 && same_node(plus, minus))
+    fail("voltage source " + shown(name) + " has both ends on node " + shown(plus) + " but forces " +
+         shown(tokens_[vi]) + " across them");
+  Pending& p = pending_.push();
+  p.element.kind = kind;
+  p.element.value = *value;
+  p.element.where = {file_, line_};
+  p.names = {name, plus, minus};
+  p.hashes = {NameTable::hash(name), NameTable::hash(plus), NameTable::hash(minus)};
+  nl_.element_names.prefetch(p.hashes[0]);
+  nl_.node_names.prefetch(p.hashes[1]);
+  nl_.node_names.prefetch(p.hashes[2]);
+}
+
+void Parser::enter(Pending& p) {
+  Element& e = p.element;
+  e.plus = node(p.names[1], p.hashes[1]);
+  e.minus = node(p.names[2], p.hashes[2]);
+  e.name = nl_.element_names.intern(p.names[0], p.hashes[0]);
   if (e.name < element_index_of_name_.size()) {
     // Two elements of one name: both are kept (they are both in the circuit), and the user is told.
-    const Element& first = nl_.elements[element_index_of_name_[e.name]];
-    spdlog::warn("{}:{}: duplicate element name {} (first at {}); both elements are kept", nl_.files[file_],
-                 line_, shown(name), nl_.where(first.where));
+    if (++duplicates_ <= kMaxDuplicateWarnings) {
+      const Element& first = nl_.elements[element_index_of_name_[e.name]];
+      spdlog::warn("{}: duplicate element name {} (first at {}); both elements are kept", nl_.where(e.where),
+                   shown(p.names[0]), nl_.where(first.where));
+    }
   } else {
     element_index_of_name_.push_back(static_cast<uint32_t>(nl_.elements.size()));
   }
   nl_.elements.push_back(e);
+}
+
+void Parser::flush_pending() {
+  while (!pending_.empty()) enter(pending_.pop());
 }
 
 void Parser::dot_command() {
@@ -286,7 +400,12 @@ Netlist parse_netlist_text(const std::string& text, const std::string& name, con
   // IBM-style lines are ~40 bytes with two nodes each, about one new node per element.
   netlist.elements.reserve(text.size() / 40);
   netlist.node_names.reserve(text.size() / 60, text.size() / 4);
-  Parser(netlist, options).parse_text(text, name, 0);
+  netlist.element_names.reserve(text.size() / 40, text.size() / 8);
+  Parser parser(netlist, options);
+  parser.parse_text(text, name, 0);
+  if (parser.duplicates() > kMaxDuplicateWarnings)
+    spdlog::warn("{}: {} elements in all share a name with an earlier element (the first {} are listed above)",
+                 name, parser.duplicates(), kMaxDuplicateWarnings);
   if (netlist.elements.empty()) throw InputError(name + ": the netlist has no elements");
   return netlist;
 }

@@ -1,0 +1,72 @@
+// libFuzzer target for the netlist parser and the SDD reduction (issue 7).
+// Netlist text goes through parse_netlist_text and reduce(); an InputError is the expected
+// answer to bad text. Anything else -- another exception, a sanitizer report, a timeout, a leak,
+// or a reduced system that breaks the invariants checked below -- is a crash.
+// Built and run by tests/fuzz/run_fuzz.sh (clang++ -fsanitize=fuzzer,address,undefined).
+#include <spdlog/spdlog.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "mna/reduce.hpp"
+#include "parser/input_error.hpp"
+#include "parser/netlist.hpp"
+
+namespace {
+
+void require(bool ok, const char* what) {
+  if (!ok) {
+    std::fprintf(stderr, "invariant broken: %s\n", what);
+    std::abort();
+  }
+}
+
+// What reduce() promises: an SDD M-matrix in valid CSR, finite b, and a node map into it.
+void check(const pgsim::Netlist& nl, const pgsim::ReducedSystem& sys) {
+  const pgsim::CsrMatrix& G = sys.G;
+  const int32_t n = G.rows;
+  require(G.ptr.size() == size_t(n) + 1 && G.ptr[0] == 0 && G.ptr[n] == G.nnz(), "CSR row pointers");
+  require(G.col.size() == G.val.size() && sys.b.size() == size_t(n), "array sizes");
+  require(sys.node_of_unknown.size() == size_t(n), "one node per unknown");
+  for (int32_t i = 0; i < n; ++i) {
+    require(G.ptr[i] <= G.ptr[i + 1], "row pointers increase");
+    double diag = 0, off = 0;
+    for (int32_t k = G.ptr[i]; k < G.ptr[i + 1]; ++k) {
+      require(G.col[k] >= 0 && G.col[k] < n, "column in range");
+      require(k == G.ptr[i] || G.col[k] > G.col[k - 1], "columns sorted and unique");
+      require(std::isfinite(G.val[k]), "finite matrix entries");
+      if (G.col[k] == i) diag = G.val[k];
+      else require(G.val[k] < 0, "off-diagonals negative"), off -= G.val[k];
+    }
+    require(diag > 0 && diag >= off * (1 - 1e-12), "diagonally dominant rows");
+    require(std::isfinite(sys.b[i]), "finite right-hand side");
+  }
+  require(sys.unknown_of_node.size() == nl.node_count() && sys.offset_of_node.size() == nl.node_count(), "node map");
+  for (uint32_t v = 0; v < nl.node_count(); ++v) {
+    require(sys.unknown_of_node[v] >= -1 && sys.unknown_of_node[v] < n, "unknown in range");
+    require(std::isfinite(sys.offset_of_node[v]), "finite offsets");
+  }
+  require(sys.unknown_of_node[pgsim::Netlist::ground] == -1 && sys.offset_of_node[pgsim::Netlist::ground] == 0,
+          "ground is fixed at 0 V");
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  spdlog::set_level(spdlog::level::off);  // duplicate-name and unknown-command warnings
+  return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string text(reinterpret_cast<const char*>(data), size);
+  try {
+    pgsim::Netlist nl = pgsim::parse_netlist_text(text, "fuzz.sp");
+    pgsim::ReducedSystem sys = pgsim::reduce(nl);
+    check(nl, sys);
+  } catch (const pgsim::InputError&) {
+  }
+  return 0;
+}
