@@ -48,7 +48,7 @@ int main(int argc, char** argv) {
   app.add_option("--seed", params.seed, "seed of the resistance jitter and the load placement and values")
       ->capture_default_str();
   app.add_option("--pads-every", params.shape.pads_every,
-                 "a pad on every K-th top-layer stripe, at every K-th node along it")
+                 "pads on every K-th top-layer stripe, as far apart along it (a square lattice)")
       ->check(CLI::Range(1, 1 << 20))
       ->capture_default_str();
   app.add_option("--load-fraction", params.load_fraction, "share of bottom-layer VDD taps that draw a load current")
