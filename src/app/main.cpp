@@ -30,12 +30,24 @@ int main(int argc, char** argv) {
   for (const auto& name : cpu_preconditioner_names()) precond_help += " " + name;
   precond_help += " (default " + cpu_preconditioner_names().front() + ")";
   app.add_option("--precond", opt.precond, precond_help)->check(CLI::IsMember(cpu_preconditioner_names()));
+  app.add_option("--backend", opt.backend, "where PCG runs: gpu, cpu, or auto (the GPU when one is usable)")
+      ->check(CLI::IsMember({"gpu", "cpu", "auto"}))
+      ->capture_default_str();
+  app.add_option("--spmv", opt.spmv, "GPU SpMV layout of the system matrix: seg, csr or cusparse (default csr)")
+      ->check(CLI::IsMember({"seg", "csr", "cusparse"}));
+  app.add_option("--trsv", opt.trsv,
+                 "GPU triangular solves of --precond ic0: colored (default: colour-ordered factor, one launch per "
+                 "colour), syncfree, thread, levelset, cusparse, or auto")
+      ->check(CLI::IsMember({"auto", "syncfree", "thread", "colored", "levelset", "cusparse"}));
   app.add_option("--tol", opt.tolerance, "stop when ||b - Gx|| <= tol ||b||")
       ->check(CLI::Range(1e-16, 1.0))
       ->capture_default_str();
   app.add_option("--max-iter", opt.max_iterations, "iteration limit; reaching it is an error")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  bool no_eliminate = false;
+  app.add_flag("--no-eliminate", no_eliminate,
+               "keep wire chains (degree-1 and degree-2 unknowns) in the PCG system instead of eliminating them exactly");
   auto* export_system = app.add_option("--export-system", opt.export_prefix,
                                        "after the reduction, write PREFIX.G.mtx, PREFIX.b.mtx and PREFIX.nodes.txt");
   app.add_flag("--export-only", opt.export_only, "stop after --export-system (no solve)")
@@ -53,6 +65,7 @@ int main(int argc, char** argv) {
     return code == 0 ? 0 : kExitInput;
   }
 
+  opt.eliminate = !no_eliminate;
   auto logger = spdlog::stderr_color_mt("pgsim");
   spdlog::set_default_logger(logger);
   spdlog::set_pattern("%^%l%$: %v");

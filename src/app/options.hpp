@@ -12,10 +12,14 @@ struct Options {
   std::string heatmap;       // folder for per-layer IR-drop heat maps; empty: none
   std::string solver = "pcg";  // pcg | direct
   std::string precond;       // empty: the default preconditioner
+  std::string backend = "auto";  // gpu | cpu | auto
+  std::string trsv;          // GPU triangular solves of ic0 (see gpu/sptrsv.hpp); empty: the default
+  std::string spmv;          // GPU SpMV layout of G (seg | csr | cusparse); empty: the default
   double tolerance = 1e-10;
   int max_iterations = 5000;
   std::string export_prefix;  // --export-system: write the reduced system; empty: do not
   bool export_only = false;   // stop after the export
+  bool eliminate = true;     // exact elimination of wire chains before PCG (mna/chain_elimination.hpp)
   bool profile = false;
   bool quiet = false;
 };

@@ -11,20 +11,19 @@ namespace pgsim {
 std::string profile_table(const RunReport& r) {
   std::string s = fmt::format("{:<10}{:>12}\n", "phase", "seconds");
   const std::pair<const char*, double> phases[] = {{"parse", r.time.parse},   {"reduce", r.time.reduce},
-                                                   {"setup", r.time.setup},   {"upload", r.time.upload},
+                                                   {"eliminate", r.time.eliminate}, {"setup", r.time.setup},   {"upload", r.time.upload},
                                                    {"solve", r.time.solve},   {"write", r.time.write},
                                                    {"total", r.time.total}};
   for (auto [name, t] : phases) s += fmt::format("{:<10}{:>12.6f}\n", name, t);
   if (!r.levels.empty()) {
     s += fmt::format("\n{:>5} {:>12} {:>13} {:>9} {:>7} {:>8} {:>11} {:>7}\n", "level", "rows", "nnz", "ratio",
                      "repeats", "visits", "seconds", "share");
-    double total = 0;
-    for (const auto& l : r.levels) total += l.seconds;
+    // Each level's own work (not its children's), as a share of the whole PCG solve.
     for (size_t i = 0; i < r.levels.size(); ++i) {
       const auto& l = r.levels[i];
       double ratio = i + 1 < r.levels.size() ? double(r.levels[i + 1].rows) / double(l.rows) : 0.0;
       s += fmt::format("{:>5} {:>12} {:>13} {:>9.3f} {:>7} {:>8.1f} {:>11.6f} {:>6.1f}%\n", i, l.rows, l.nnz, ratio,
-                       l.repeats, l.visits, l.seconds, total > 0 ? 100 * l.seconds / total : 0.0);
+                       l.repeats, l.visits, l.seconds, r.time.solve > 0 ? 100 * l.seconds / r.time.solve : 0.0);
     }
   }
   return s;
@@ -50,13 +49,17 @@ void write_json(const std::string& path, const RunReport& r) {
   j["nodes"] = r.nodes;
   j["unknowns"] = r.unknowns;
   j["nnz"] = r.nnz;
+  j["eliminated"] = r.eliminated;
   j["solver"] = {{"method", r.method},
                  {"precond", r.precond},
                  {"backend", r.backend},
                  {"iterations", r.result.iterations},
                  {"relative_residual", r.result.relative_residual},
-                 {"converged", r.result.converged}};
-  j["timing"] = {{"parse", r.time.parse}, {"reduce", r.time.reduce}, {"setup", r.time.setup},
+                 {"converged", r.result.converged},
+                 {"device", r.device},
+                 {"peak_device_bytes", r.peak_device_bytes}};
+  j["timing"] = {{"parse", r.time.parse}, {"reduce", r.time.reduce}, {"eliminate", r.time.eliminate},
+                 {"setup", r.time.setup},
                  {"upload", r.time.upload}, {"solve", r.time.solve},   {"write", r.time.write},
                  {"total", r.time.total}};
   j["parse_mb_per_s"] = r.time.parse > 0 ? double(r.bytes) / 1e6 / r.time.parse : 0.0;

@@ -3,8 +3,12 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <cmath>
+#include <numeric>
+#include <optional>
 
 #include "app/atomic_file.hpp"
+#include "app/backend.hpp"
 #include "app/export_system.hpp"
 #include "app/heatmap.hpp"
 #include "app/png_writer.hpp"
@@ -12,6 +16,7 @@
 #include "app/report.hpp"
 #include "app/solve_error.hpp"
 #include "app/voltage_file.hpp"
+#include "mna/chain_elimination.hpp"
 #include "mna/reduce.hpp"
 #include "parser/input_error.hpp"
 #include "parser/netlist.hpp"
@@ -91,17 +96,45 @@ RunReport run(const Options& opt) {
   } else if (opt.solver == "pcg") {
     rep.method = "pcg";
     rep.precond = opt.precond.empty() ? cpu_preconditioner_names().front() : opt.precond;
-    auto M = make_cpu_preconditioner(rep.precond, sys.G);
-    rep.time.setup = phase.lap();
+    std::optional<EliminatedSystem> chains;
+    if (opt.eliminate) {
+      chains = eliminate_chains(sys.G, sys.b);
+      rep.eliminated = chains->eliminated();
+      rep.time.eliminate = phase.lap();
+      spdlog::info("eliminated {} chain unknowns exactly, {} remain, in {:.3f} s", rep.eliminated, chains->G.rows,
+                   rep.time.eliminate);
+    }
+    const CsrMatrix& G = chains ? chains->G : sys.G;
+    const std::vector<double>& b = chains ? chains->b : sys.b;
     SolveControl control;
-    control.tolerance = opt.tolerance;
+    // The kept rows' residual is the whole residual of G x = b: scale the tolerance to its b.
+    auto norm = [](const std::vector<double>& v) { return std::sqrt(std::inner_product(v.begin(), v.end(), v.begin(), 0.0)); };
+    const double b_norm = norm(sys.b), kept_norm = norm(b);
+    control.tolerance = kept_norm > 0 ? opt.tolerance * b_norm / kept_norm : opt.tolerance;
     control.max_iterations = opt.max_iterations;
+    std::vector<double> x_kept(static_cast<size_t>(G.rows), 0.0);
     ProgressLine solve_progress(progress_wanted(opt.quiet));
     control.progress = solve_progress_callback(solve_progress);
-    rep.result = pcg_cpu(sys.G, sys.b, x, *M, control);
+    rep.backend = resolve_backend(opt.backend);
+    if (rep.backend == "gpu") {
+      solve_pcg_on_gpu(G, b, x_kept, control, opt, rep);  // times setup, upload and solve itself
+      phase.lap();
+    } else {
+      auto M = make_cpu_preconditioner(rep.precond, G);
+      rep.time.setup = phase.lap();
+      rep.result = pcg_cpu(G, b, x_kept, *M, control);
+      rep.levels = M->levels();
+      rep.time.solve = phase.lap();
+    }
     solve_progress.finish();
-    rep.time.solve = phase.lap();
-    rep.levels = M->levels();
+    if (chains) {
+      x = chains->recover(x_kept);
+      rep.result.relative_residual = relative_residual(sys.G, sys.b, x);
+      rep.result.converged = rep.result.relative_residual <= opt.tolerance;
+    } else {
+      x = std::move(x_kept);
+    }
+    rep.time.solve += phase.lap();  // recovering the eliminated unknowns
   } else {
     throw InputError("unknown solver '" + opt.solver + "' (pcg or direct)");
   }

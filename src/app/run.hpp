@@ -13,7 +13,7 @@
 namespace pgsim {
 
 struct PhaseTimes {
-  double parse = 0, reduce = 0, setup = 0, upload = 0, solve = 0, write = 0, total = 0;
+  double parse = 0, reduce = 0, eliminate = 0, setup = 0, upload = 0, solve = 0, write = 0, total = 0;
 };
 
 struct RunReport {
@@ -22,7 +22,10 @@ struct RunReport {
   int64_t nodes = 0;      // netlist nodes, ground excluded
   int64_t unknowns = 0;
   int64_t nnz = 0;
+  int64_t eliminated = 0;  // unknowns removed by chain elimination before PCG
   std::string method, precond, backend;
+  std::string device;            // the GPU and its SpMV layout, when the GPU solved
+  uint64_t peak_device_bytes = 0;
   SolveResult result;
   PhaseTimes time;
   std::vector<LevelStats> levels;

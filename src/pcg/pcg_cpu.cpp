@@ -17,6 +17,12 @@ double true_residual(const CsrMatrix& A, const std::vector<double>& b, const std
 
 }  // namespace
 
+double relative_residual(const CsrMatrix& A, const std::vector<double>& b, const std::vector<double>& x) {
+  std::vector<double> r(b.size()), scratch(b.size());
+  const double bnorm = std::sqrt(dot(b, b));
+  return bnorm > 0 ? true_residual(A, b, x, r, scratch) / bnorm : 0.0;
+}
+
 SolveResult pcg_cpu(const CsrMatrix& A, const std::vector<double>& b, std::vector<double>& x,
                     const Preconditioner& M, const SolveControl& control) {
   const size_t n = static_cast<size_t>(A.rows);

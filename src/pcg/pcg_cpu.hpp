@@ -12,4 +12,7 @@ namespace pgsim {
 SolveResult pcg_cpu(const CsrMatrix& A, const std::vector<double>& b, std::vector<double>& x,
                     const Preconditioner& M, const SolveControl& control);
 
+// ||b - A x||_2 / ||b||_2 (0 when b = 0).
+double relative_residual(const CsrMatrix& A, const std::vector<double>& b, const std::vector<double>& x);
+
 }  // namespace pgsim

@@ -1,0 +1,90 @@
+#include "cmg/builder.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <numeric>
+#include <utility>
+
+#include "cmg/clustering.hpp"
+#include "cmg/coarse_factor.hpp"
+#include "cmg/galerkin.hpp"
+#include "cmg/laplacian.hpp"
+
+namespace pgsim {
+namespace {
+
+// t_l = max(floor(nnz_l / nnz_{l+1} - 1), 1): more child cycles where the child is much cheaper.
+int repeats(int64_t nnz_fine, int64_t nnz_coarse) {
+  const double t = std::floor(double(nnz_fine) / double(nnz_coarse) - 1.0);
+  return std::max(1, static_cast<int>(t));
+}
+
+// Stable counting sort of the vertices by key (keys in [0, keys)): new_of_old and the key ranges.
+void sort_by_key(const std::vector<int32_t>& key, int32_t keys, std::vector<int32_t>& new_of_old,
+                 std::vector<int32_t>& key_ptr) {
+  key_ptr.assign(static_cast<size_t>(keys) + 1, 0);
+  for (int32_t k : key) ++key_ptr[k + 1];
+  std::partial_sum(key_ptr.begin(), key_ptr.end(), key_ptr.begin());
+  std::vector<int32_t> next(key_ptr.begin(), key_ptr.end() - 1);
+  new_of_old.resize(key.size());
+  for (size_t v = 0; v < key.size(); ++v) new_of_old[v] = next[key[v]]++;
+}
+
+}  // namespace
+
+CmgHierarchy build_cmg_hierarchy(const CsrMatrix& G, const CmgOptions& options) {
+  // Levels first in the numbering the clustering gives (cluster ids by first vertex), ...
+  std::vector<CsrMatrix> raw;
+  std::vector<Clustering> clusterings;
+  raw.push_back(sdd_to_laplacian(G));
+  while (raw.back().rows > options.coarse_rows && int(raw.size()) < options.max_levels) {
+    Clustering c = cluster_vertices(raw.back());
+    if (double(c.count) > options.stall_ratio * double(raw.back().rows)) {
+      spdlog::warn("cmg: coarsening stalled at level {} ({} vertices -> {} clusters); factoring {} vertices directly",
+                   raw.size() - 1, raw.back().rows, c.count, raw.back().rows);
+      break;
+    }
+    raw.push_back(galerkin_coarse(raw.back(), c.cluster_of, c.count));
+    clusterings.push_back(std::move(c));
+  }
+
+  // ... then renumbered from the coarsest level down, so every cluster is a contiguous range
+  // ordered like the next level's vertices.
+  const size_t levels = raw.size();
+  CmgHierarchy h;
+  h.n = G.rows;
+  h.levels.resize(levels);
+  std::vector<int32_t> new_of_old(static_cast<size_t>(raw.back().rows));
+  std::iota(new_of_old.begin(), new_of_old.end(), 0);
+  h.levels.back().A = std::move(raw.back());
+  for (size_t l = levels - 1; l-- > 0;) {
+    std::vector<int32_t> key(clusterings[l].cluster_of.size());
+    for (size_t v = 0; v < key.size(); ++v) key[v] = new_of_old[clusterings[l].cluster_of[v]];
+    sort_by_key(key, clusterings[l].count, new_of_old, h.levels[l].cluster_ptr);
+    h.levels[l].A = permute_symmetric(raw[l], new_of_old);
+    raw[l] = CsrMatrix();
+  }
+  h.level0_of_unknown.assign(new_of_old.begin(), new_of_old.begin() + G.rows);
+  h.level0_ground = new_of_old[static_cast<size_t>(G.rows)];
+
+  for (size_t l = 0; l < levels; ++l) {
+    CmgLevel& level = h.levels[l];
+    const CsrMatrix& A = level.A;
+    level.inv_diag.resize(static_cast<size_t>(A.rows));
+#pragma omp parallel for schedule(static, 4096)
+    for (int32_t i = 0; i < A.rows; ++i) {
+      double d = 0;
+      for (int32_t k = A.ptr[i]; k < A.ptr[i + 1]; ++k)
+        if (A.col[k] == i) d = A.val[k];
+      level.inv_diag[i] = d > 0 ? 0.5 / d : 0.0;
+    }
+    if (l + 1 < levels) level.repeats = repeats(level.A.nnz(), h.levels[l + 1].A.nnz());
+  }
+  h.coarse = factor_coarsest(h.levels.back().A);
+  return h;
+}
+
+}  // namespace pgsim

@@ -1,0 +1,123 @@
+#include "cmg/cmg_preconditioner.hpp"
+
+#include <chrono>
+#include <cstddef>
+#include <utility>
+
+#include "cmg/coarse_factor.hpp"
+
+namespace pgsim {
+namespace {
+
+// Below this many rows a level's loops run on one thread: fork/join would cost more than the work.
+constexpr int32_t kParallelRows = 20000;
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// (b - A x) at row i.
+inline double residual(const CsrMatrix& A, const double* b, const double* x, int32_t i) {
+  double s = b[i];
+  for (int32_t k = A.ptr[i]; k < A.ptr[i + 1]; ++k) s -= A.val[k] * x[A.col[k]];
+  return s;
+}
+
+}  // namespace
+
+CmgPreconditioner::CmgPreconditioner(CmgHierarchy hierarchy) : h_(std::move(hierarchy)) {
+  const size_t levels = h_.levels.size();
+  b_.resize(levels);
+  x_.resize(levels);
+  w_.resize(levels);
+  seconds_.assign(levels, 0.0);
+  for (size_t l = 0; l < levels; ++l) {
+    const size_t n = static_cast<size_t>(h_.levels[l].A.rows);
+    b_[l].assign(n, 0.0);
+    x_[l].assign(n, 0.0);
+    w_[l].assign(l + 1 == levels ? static_cast<size_t>(h_.coarse.L.rows) : n, 0.0);
+  }
+}
+
+CmgPreconditioner::CmgPreconditioner(const CsrMatrix& G, const CmgOptions& options)
+    : CmgPreconditioner(build_cmg_hierarchy(G, options)) {}
+
+void CmgPreconditioner::apply(const double* r, double* z) const {
+  const int32_t n = h_.n;
+  double* b0 = b_[0].data();
+  double sum = 0;
+#pragma omp parallel for reduction(+ : sum) if (n > kParallelRows)
+  for (int32_t i = 0; i < n; ++i) {
+    b0[h_.level0_of_unknown[i]] = r[i];
+    sum += r[i];
+  }
+  b0[h_.level0_ground] = -sum;
+  cycle(0);
+  const double* x0 = x_[0].data();
+  const double ground = x0[h_.level0_ground];
+#pragma omp parallel for if (n > kParallelRows)
+  for (int32_t i = 0; i < n; ++i) z[i] = x0[h_.level0_of_unknown[i]] - ground;
+}
+
+void CmgPreconditioner::cycle(size_t l) const {
+  auto start = Clock::now();
+  if (l + 1 == h_.levels.size()) {
+    solve_coarsest(h_.coarse, b_[l].data(), x_[l].data(), w_[l].data());
+    seconds_[l] += seconds_since(start);
+    return;
+  }
+  const CmgLevel& level = h_.levels[l];
+  const CsrMatrix& A = level.A;
+  const int32_t n = A.rows;
+  const int32_t clusters = static_cast<int32_t>(level.cluster_ptr.size()) - 1;
+  const bool parallel = n > kParallelRows;
+  const double* b = b_[l].data();
+  const double* inv_diag = level.inv_diag.data();
+  const int32_t* cptr = level.cluster_ptr.data();
+  double* bc = b_[l + 1].data();
+
+  double* x = x_[l].data();
+#pragma omp parallel for if (parallel)
+  for (int32_t i = 0; i < n; ++i) x[i] = inv_diag[i] * b[i];
+  for (int rep = 0; rep < level.repeats; ++rep) {
+    // Residual restricted: the child's right-hand side is each cluster's sum of (b - A x).
+#pragma omp parallel for schedule(static, 1024) if (parallel)
+    for (int32_t c = 0; c < clusters; ++c) {
+      double s = 0;
+      for (int32_t i = cptr[c]; i < cptr[c + 1]; ++i) s += residual(A, b, x, i);
+      bc[c] = s;
+    }
+    seconds_[l] += seconds_since(start);
+    cycle(l + 1);
+    start = Clock::now();
+    // Prolongation (a cluster's correction to each of its vertices), then damped Jacobi.
+    const double* xc = x_[l + 1].data();
+#pragma omp parallel for schedule(static, 1024) if (parallel)
+    for (int32_t c = 0; c < clusters; ++c)
+      for (int32_t i = cptr[c]; i < cptr[c + 1]; ++i) x[i] += xc[c];
+    double* next = w_[l].data();
+#pragma omp parallel for schedule(static, 4096) if (parallel)
+    for (int32_t i = 0; i < n; ++i) next[i] = x[i] + inv_diag[i] * residual(A, b, x, i);
+    std::swap(x_[l], w_[l]);
+    x = x_[l].data();
+  }
+  seconds_[l] += seconds_since(start);
+}
+
+std::vector<LevelStats> CmgPreconditioner::levels() const {
+  std::vector<LevelStats> stats(h_.levels.size());
+  double visits = 1;
+  for (size_t l = 0; l < h_.levels.size(); ++l) {
+    stats[l].rows = h_.levels[l].A.rows;
+    stats[l].nnz = h_.levels[l].A.nnz();
+    stats[l].repeats = h_.levels[l].repeats;
+    stats[l].visits = visits;
+    stats[l].seconds = seconds_[l];
+    visits *= h_.levels[l].repeats;
+  }
+  return stats;
+}
+
+}  // namespace pgsim

@@ -1,0 +1,167 @@
+#include "cmg/galerkin.hpp"
+
+#include <algorithm>
+#include <cstddef>
+#include <tuple>
+#include <utility>
+
+namespace pgsim {
+namespace {
+
+// Sorts a row by column: insertion sort for the short rows of grid levels (5 to 30 entries),
+// a general sort for the few long ones (the ground vertex, hubs).
+void sort_row(int32_t* col, double* val, int32_t len) {
+  if (len > 32) {
+    std::vector<std::pair<int32_t, double>> entries(static_cast<size_t>(len));
+    for (int32_t i = 0; i < len; ++i) entries[i] = {col[i], val[i]};
+    std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (int32_t i = 0; i < len; ++i) std::tie(col[i], val[i]) = entries[i];
+    return;
+  }
+  for (int32_t i = 1; i < len; ++i) {
+    const int32_t c = col[i];
+    const double v = val[i];
+    int32_t j = i;
+    for (; j > 0 && col[j - 1] > c; --j) {
+      col[j] = col[j - 1];
+      val[j] = val[j - 1];
+    }
+    col[j] = c;
+    val[j] = v;
+  }
+}
+
+// Exclusive prefix sum of counts[1..n] into counts (counts[0] = 0).
+void prefix_sum(std::vector<int32_t>& counts) {
+  for (size_t i = 1; i < counts.size(); ++i) counts[i] += counts[i - 1];
+}
+
+// Entry (c, d) and (d, c) were summed in different orders and may differ in the last bit: copy
+// the upper triangle into the lower one and recompute the diagonals, so the level is exactly
+// symmetric with exactly zero row sums (up to the rounding of that sum).
+void make_exactly_symmetric(CsrMatrix& A) {
+#pragma omp parallel for schedule(static, 1024)
+  for (int32_t c = 0; c < A.rows; ++c) {
+    double off_sum = 0;
+    int32_t diag_at = -1;
+    for (int32_t k = A.ptr[c]; k < A.ptr[c + 1]; ++k) {
+      const int32_t d = A.col[k];
+      if (d == c) {
+        diag_at = k;
+        continue;
+      }
+      if (d < c) {  // row d holds (d, c) in its upper part, which no thread writes
+        const int32_t* begin = A.col.data() + A.ptr[d];
+        const int32_t* at = std::lower_bound(begin, begin + (A.ptr[d + 1] - A.ptr[d]), c);
+        A.val[k] = A.val[at - A.col.data()];
+      }
+      off_sum += A.val[k];
+    }
+    A.val[diag_at] = -off_sum;
+  }
+}
+
+}  // namespace
+
+CsrMatrix galerkin_coarse(const CsrMatrix& A, const std::vector<int32_t>& cluster_of, int32_t clusters) {
+  const size_t nc = static_cast<size_t>(clusters);
+  // Members of each cluster (counting sort) and an upper bound of each coarse row's length.
+  std::vector<int32_t> member_ptr(nc + 1, 0), bound(nc + 1, 0);
+  for (int32_t v = 0; v < A.rows; ++v) {
+    ++member_ptr[cluster_of[v] + 1];
+    bound[cluster_of[v] + 1] += A.ptr[v + 1] - A.ptr[v];
+  }
+  prefix_sum(member_ptr);
+  prefix_sum(bound);
+  std::vector<int32_t> members(static_cast<size_t>(A.rows));
+  {
+    std::vector<int32_t> next(member_ptr.begin(), member_ptr.end() - 1);
+    for (int32_t v = 0; v < A.rows; ++v) members[next[cluster_of[v]]++] = v;
+  }
+
+  // Each coarse row gathered into its upper-bound slot, sorted, duplicates merged.
+  std::vector<int32_t> tcol(static_cast<size_t>(bound[nc]));
+  std::vector<double> tval(tcol.size());
+  std::vector<int32_t> length(nc + 1, 0);
+#pragma omp parallel for schedule(dynamic, 1024)
+  for (int32_t c = 0; c < clusters; ++c) {
+    int32_t* col = tcol.data() + bound[c];
+    double* val = tval.data() + bound[c];
+    int32_t len = 0;
+    for (int32_t m = member_ptr[c]; m < member_ptr[c + 1]; ++m) {
+      const int32_t v = members[m];
+      for (int32_t k = A.ptr[v]; k < A.ptr[v + 1]; ++k) {
+        const int32_t cu = cluster_of[A.col[k]];
+        if (cu == c) continue;  // intra-cluster and diagonal entries: the diagonal is rebuilt below
+        col[len] = cu;
+        val[len] = A.val[k];
+        ++len;
+      }
+    }
+    sort_row(col, val, len);
+    int32_t out = 0;
+    double off_sum = 0;
+    for (int32_t k = 0; k < len; ++k) {
+      off_sum += val[k];
+      if (out > 0 && col[out - 1] == col[k]) {
+        val[out - 1] += val[k];
+      } else {
+        col[out] = col[k];
+        val[out] = val[k];
+        ++out;
+      }
+    }
+    // The diagonal, in its sorted place.
+    int32_t at = out;
+    while (at > 0 && col[at - 1] > c) {
+      col[at] = col[at - 1];
+      val[at] = val[at - 1];
+      --at;
+    }
+    col[at] = c;
+    val[at] = -off_sum;
+    length[c + 1] = out + 1;
+  }
+
+  CsrMatrix Ac;
+  Ac.rows = clusters;
+  prefix_sum(length);
+  Ac.ptr = std::move(length);
+  Ac.col.resize(static_cast<size_t>(Ac.ptr[nc]));
+  Ac.val.resize(Ac.col.size());
+#pragma omp parallel for schedule(static, 4096)
+  for (int32_t c = 0; c < clusters; ++c) {
+    std::copy(tcol.begin() + bound[c], tcol.begin() + bound[c] + (Ac.ptr[c + 1] - Ac.ptr[c]), Ac.col.begin() + Ac.ptr[c]);
+    std::copy(tval.begin() + bound[c], tval.begin() + bound[c] + (Ac.ptr[c + 1] - Ac.ptr[c]), Ac.val.begin() + Ac.ptr[c]);
+  }
+  make_exactly_symmetric(Ac);
+  return Ac;
+}
+
+CsrMatrix permute_symmetric(const CsrMatrix& A, const std::vector<int32_t>& new_of_old) {
+  const size_t n = static_cast<size_t>(A.rows);
+  std::vector<int32_t> old_of_new(n);
+  for (size_t i = 0; i < n; ++i) old_of_new[new_of_old[i]] = static_cast<int32_t>(i);
+  CsrMatrix B;
+  B.rows = A.rows;
+  B.ptr.assign(n + 1, 0);
+  for (size_t r = 0; r < n; ++r) {
+    const int32_t i = old_of_new[r];
+    B.ptr[r + 1] = B.ptr[r] + (A.ptr[i + 1] - A.ptr[i]);
+  }
+  B.col.resize(A.col.size());
+  B.val.resize(A.val.size());
+#pragma omp parallel for schedule(static, 4096)
+  for (int32_t r = 0; r < A.rows; ++r) {
+    const int32_t i = old_of_new[r];
+    int32_t out = B.ptr[r];
+    for (int32_t k = A.ptr[i]; k < A.ptr[i + 1]; ++k, ++out) {
+      B.col[out] = new_of_old[A.col[k]];
+      B.val[out] = A.val[k];
+    }
+    sort_row(B.col.data() + B.ptr[r], B.val.data() + B.ptr[r], B.ptr[r + 1] - B.ptr[r]);
+  }
+  return B;
+}
+
+}  // namespace pgsim

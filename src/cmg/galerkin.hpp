@@ -1,0 +1,18 @@
+#pragma once
+// Coarse levels and renumbering of the CMG hierarchy.
+#include <cstdint>
+#include <vector>
+
+#include "mna/csr.hpp"
+
+namespace pgsim {
+
+// A_c = R^T A R for the vertex -> cluster map R (cluster_of, values in [0, clusters)): entries summed
+// by cluster pair. For a Laplacian A the result is a Laplacian: intra-cluster edges cancel against
+// the diagonal, which is recomputed as the negated sum of each row's off-diagonals.
+CsrMatrix galerkin_coarse(const CsrMatrix& A, const std::vector<int32_t>& cluster_of, int32_t clusters);
+
+// B = P A P^T with B[new_of_old[i]][new_of_old[j]] = A[i][j]; columns sorted in every row.
+CsrMatrix permute_symmetric(const CsrMatrix& A, const std::vector<int32_t>& new_of_old);
+
+}  // namespace pgsim

@@ -1,0 +1,83 @@
+#include "cmg/laplacian.hpp"
+
+#include <cmath>
+#include <cstddef>
+
+namespace pgsim {
+
+CsrMatrix sdd_to_laplacian(const CsrMatrix& G) {
+  const int32_t n = G.rows;
+  // Excess diagonal per row; rows with a positive excess get an edge to the ground vertex n.
+  std::vector<double> excess(static_cast<size_t>(n));
+  std::vector<int32_t> count(static_cast<size_t>(n) + 2, 0);
+#pragma omp parallel for schedule(static, 4096)
+  for (int32_t i = 0; i < n; ++i) {
+    double diag = 0, off = 0;
+    int32_t entries = 0;
+    for (int32_t k = G.ptr[i]; k < G.ptr[i + 1]; ++k) {
+      if (G.col[k] == i) {
+        diag = G.val[k];
+      } else if (G.val[k] != 0) {
+        off += std::fabs(G.val[k]);
+        ++entries;
+      }
+    }
+    excess[i] = diag - off;
+    count[i + 1] = entries + 1 + (excess[i] > 0 ? 1 : 0);  // off-diagonals, diagonal, ground edge
+  }
+  int32_t ground_degree = 0;
+  for (int32_t i = 0; i < n; ++i) ground_degree += excess[i] > 0 ? 1 : 0;
+  count[static_cast<size_t>(n) + 1] = ground_degree + 1;
+
+  CsrMatrix L;
+  L.rows = n + 1;
+  L.ptr.assign(static_cast<size_t>(n) + 2, 0);
+  for (int32_t i = 0; i <= n; ++i) L.ptr[i + 1] = L.ptr[i] + count[i + 1];
+  L.col.resize(static_cast<size_t>(L.ptr[n + 1]));
+  L.val.resize(L.col.size());
+
+#pragma omp parallel for schedule(static, 4096)
+  for (int32_t i = 0; i < n; ++i) {
+    int32_t out = L.ptr[i];
+    int32_t diag_at = -1;
+    double sum = 0;
+    bool placed_diag = false;
+    for (int32_t k = G.ptr[i]; k < G.ptr[i + 1]; ++k) {
+      const int32_t j = G.col[k];
+      if (j == i || G.val[k] == 0) continue;
+      if (!placed_diag && j > i) {
+        diag_at = out++;
+        placed_diag = true;
+      }
+      L.col[out] = j;
+      L.val[out] = -std::fabs(G.val[k]);
+      sum += std::fabs(G.val[k]);
+      ++out;
+    }
+    if (!placed_diag) diag_at = out++;
+    if (excess[i] > 0) {  // the ground vertex n is the largest column
+      L.col[out] = n;
+      L.val[out] = -excess[i];
+      sum += excess[i];
+      ++out;
+    }
+    L.col[diag_at] = i;
+    L.val[diag_at] = sum;
+  }
+  // The ground row, in increasing column order, diagonal last.
+  int32_t out = L.ptr[n];
+  double sum = 0;
+  for (int32_t i = 0; i < n; ++i) {
+    if (excess[i] > 0) {
+      L.col[out] = i;
+      L.val[out] = -excess[i];
+      sum += excess[i];
+      ++out;
+    }
+  }
+  L.col[out] = n;
+  L.val[out] = sum;
+  return L;
+}
+
+}  // namespace pgsim

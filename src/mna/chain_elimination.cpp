@@ -1,0 +1,177 @@
+#include "mna/chain_elimination.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+
+namespace pgsim {
+namespace {
+
+// A degree-2 elimination rewrites one slot in each neighbour's row after searching it: rows longer
+// than this (hubs, pads) are not searched, so the whole pass stays linear.
+constexpr int32_t kMaxSearchedRow = 64;
+
+// The system being eliminated, in place: G's rows with the diagonal replaced by the excess
+// e_v = G_vv - sum_j |G_vj| (kept apart so long chains do not cancel digits), conductances
+// w = |G_vj| > 0 in the off-diagonal slots, and slots of removed edges or unknowns skipped.
+struct WorkGraph {
+  const std::vector<int32_t>& ptr;
+  std::vector<int32_t> col;  // -1: a dead slot
+  std::vector<double> w;
+  std::vector<double> excess, rhs;
+  std::vector<int32_t> degree;
+  std::vector<char> alive;
+
+  bool live(int32_t k) const { return col[k] >= 0 && alive[col[k]]; }
+  int32_t find(int32_t row, int32_t target) const {
+    for (int32_t k = ptr[row]; k < ptr[row + 1]; ++k)
+      if (col[k] == target) return k;
+    return -1;
+  }
+};
+
+}  // namespace
+
+EliminatedSystem eliminate_chains(const CsrMatrix& G, const std::vector<double>& b) {
+  const int32_t n = G.rows;
+  const size_t un = static_cast<size_t>(n);
+  WorkGraph g{G.ptr, G.col, std::vector<double>(G.val.size()), std::vector<double>(un, 0.0), b,
+              std::vector<int32_t>(un, 0), std::vector<char>(un, 1)};
+  for (int32_t v = 0; v < n; ++v) {
+    double diag = 0, off = 0;
+    for (int32_t k = G.ptr[v]; k < G.ptr[v + 1]; ++k) {
+      if (G.col[k] == v || G.val[k] == 0) {
+        if (G.col[k] == v) diag = G.val[k];
+        g.col[k] = -1;
+        continue;
+      }
+      g.w[k] = std::fabs(G.val[k]);
+      off += g.w[k];
+      ++g.degree[v];
+    }
+    g.excess[v] = diag - off;
+  }
+
+  EliminatedSystem out;
+  out.original_unknowns = n;
+  std::vector<int32_t> queue;
+  for (int32_t v = 0; v < n; ++v)
+    if (g.degree[v] <= 2) queue.push_back(v);
+  auto lower_degree = [&](int32_t v) {
+    if (--g.degree[v] <= 2) queue.push_back(v);
+  };
+
+  for (size_t head = 0; head < queue.size(); ++head) {
+    const int32_t v = queue[head];
+    if (!g.alive[v] || g.degree[v] > 2) continue;
+    EliminatedSystem::Step s;
+    s.v = v;
+    int32_t slot[2] = {-1, -1};
+    int found = 0;
+    for (int32_t k = g.ptr[v]; k < g.ptr[v + 1] && found < 2; ++k)
+      if (g.live(k)) slot[found++] = k;
+    s.diag = g.excess[v];
+    for (int i = 0; i < found; ++i) s.diag += g.w[slot[i]];
+    if (!(s.diag > 0)) continue;  // an isolated unknown without a tie to a source: left to the solver
+    if (found == 2 && (g.ptr[g.col[slot[0]] + 1] - g.ptr[g.col[slot[0]]] > kMaxSearchedRow ||
+                       g.ptr[g.col[slot[1]] + 1] - g.ptr[g.col[slot[1]]] > kMaxSearchedRow))
+      continue;
+    s.rhs = g.rhs[v];
+    if (found >= 1) {
+      s.a = g.col[slot[0]];
+      s.w_a = g.w[slot[0]];
+    }
+    if (found == 2) {
+      s.b = g.col[slot[1]];
+      s.w_b = g.w[slot[1]];
+    }
+    g.alive[v] = 0;
+    out.steps.push_back(s);
+    // Schur complement of v: each neighbour u gains w_u e_v / d in excess and w_u rhs_v / d in
+    // its right-hand side; two neighbours gain the edge w_a w_b / d between them.
+    for (int i = 0; i < found; ++i) {
+      const int32_t u = i == 0 ? s.a : s.b;
+      const double w = i == 0 ? s.w_a : s.w_b;
+      g.excess[u] += w * g.excess[v] / s.diag;
+      g.rhs[u] += w * s.rhs / s.diag;
+    }
+    if (found == 1) {
+      lower_degree(s.a);
+    } else if (found == 2) {
+      const double w_ab = s.w_a * s.w_b / s.diag;
+      const int32_t a_to_v = g.find(s.a, v), b_to_v = g.find(s.b, v);
+      const int32_t a_to_b = g.find(s.a, s.b);
+      if (a_to_b >= 0 && g.alive[s.b]) {  // a and b already adjacent: the edge gets heavier
+        const int32_t b_to_a = g.find(s.b, s.a);
+        g.w[a_to_b] += w_ab;
+        g.w[b_to_a] += w_ab;
+        g.col[a_to_v] = -1;
+        g.col[b_to_v] = -1;
+        lower_degree(s.a);
+        lower_degree(s.b);
+      } else {  // v's slots in a's and b's rows become the new edge
+        g.col[a_to_v] = s.b;
+        g.w[a_to_v] = w_ab;
+        g.col[b_to_v] = s.a;
+        g.w[b_to_v] = w_ab;
+      }
+    }
+  }
+
+  // The kept system, in the original order.
+  std::vector<int32_t> new_index(un, -1);
+  for (int32_t v = 0; v < n; ++v)
+    if (g.alive[v]) {
+      new_index[v] = static_cast<int32_t>(out.kept.size());
+      out.kept.push_back(v);
+    }
+  const int32_t m = static_cast<int32_t>(out.kept.size());
+  CsrMatrix& S = out.G;
+  S.rows = m;
+  S.ptr.assign(static_cast<size_t>(m) + 1, 0);
+  out.b.resize(static_cast<size_t>(m));
+  for (int32_t r = 0; r < m; ++r) {
+    const int32_t v = out.kept[r];
+    S.ptr[r + 1] = S.ptr[r] + g.degree[v] + 1;
+    out.b[r] = g.rhs[v];
+  }
+  S.col.resize(static_cast<size_t>(S.ptr[m]));
+  S.val.resize(S.col.size());
+  for (int32_t r = 0; r < m; ++r) {
+    const int32_t v = out.kept[r];
+    int32_t at = S.ptr[r];
+    double diag = g.excess[v];
+    for (int32_t k = g.ptr[v]; k < g.ptr[v + 1]; ++k) {
+      if (!g.live(k)) continue;
+      S.col[at] = new_index[g.col[k]];
+      S.val[at] = -g.w[k];
+      diag += g.w[k];
+      ++at;
+    }
+    S.col[at] = r;
+    S.val[at] = diag;
+    ++at;
+    // Rewritten slots broke the column order: sort the (short) row.
+    for (int32_t i = S.ptr[r] + 1; i < at; ++i)
+      for (int32_t j = i; j > S.ptr[r] && S.col[j - 1] > S.col[j]; --j) {
+        std::swap(S.col[j - 1], S.col[j]);
+        std::swap(S.val[j - 1], S.val[j]);
+      }
+  }
+  return out;
+}
+
+std::vector<double> EliminatedSystem::recover(const std::vector<double>& x_kept) const {
+  std::vector<double> x(static_cast<size_t>(original_unknowns), 0.0);
+  for (size_t k = 0; k < kept.size(); ++k) x[kept[k]] = x_kept[k];
+  for (size_t i = steps.size(); i-- > 0;) {
+    const Step& s = steps[i];
+    double t = s.rhs;
+    if (s.a >= 0) t += s.w_a * x[s.a];
+    if (s.b >= 0) t += s.w_b * x[s.b];
+    x[s.v] = t / s.diag;
+  }
+  return x;
+}
+
+}  // namespace pgsim

@@ -1,0 +1,36 @@
+#pragma once
+// Exact elimination of degree-0, -1 and -2 unknowns (dangling wires and wire chains) from an SDD
+// system before the iterative solve (DESIGN.md section 3). The result is the Schur complement on
+// the kept unknowns, again an SDD M-matrix, with its right-hand side; the eliminated unknowns are
+// recovered from the kept ones after the solve.
+#include <cstdint>
+#include <vector>
+
+#include "mna/csr.hpp"
+
+namespace pgsim {
+
+struct EliminatedSystem {
+  // One eliminated unknown v: d x_v - w_a x_a - w_b x_b = rhs at the time of its elimination
+  // (a, b: its remaining neighbours, -1 where absent).
+  struct Step {
+    int32_t v = 0, a = -1, b = -1;
+    double w_a = 0, w_b = 0, diag = 0, rhs = 0;
+  };
+  CsrMatrix G;                 // over the kept unknowns, in their original order
+  std::vector<double> b;
+  std::vector<int32_t> kept;   // kept unknown k is original unknown kept[k]
+  std::vector<Step> steps;     // in elimination order
+  int32_t original_unknowns = 0;
+
+  int32_t eliminated() const { return static_cast<int32_t>(steps.size()); }
+  // Every original unknown's value from the solution of the kept system.
+  std::vector<double> recover(const std::vector<double>& x_kept) const;
+};
+
+// G: symmetric, non-positive off-diagonals, diagonally dominant (the output of reduce()).
+// Eliminates, repeatedly, every unknown with at most two neighbours; a degree-2 unknown is kept
+// when a neighbour's row is long (a hub), which bounds the work per elimination.
+EliminatedSystem eliminate_chains(const CsrMatrix& G, const std::vector<double>& b);
+
+}  // namespace pgsim

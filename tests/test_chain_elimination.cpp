@@ -1,0 +1,129 @@
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+
+#include "app/run.hpp"
+#include "grid_system.hpp"
+#include "mna/chain_elimination.hpp"
+#include "mna/reduce.hpp"
+#include "parser/netlist.hpp"
+#include "pcg/direct.hpp"
+#include "pcg/pcg_cpu.hpp"
+#include "test_util.hpp"
+
+using namespace pgsim;
+
+namespace {
+
+double max_abs_difference(const std::vector<double>& a, const std::vector<double>& b) {
+  double m = 0;
+  for (size_t i = 0; i < a.size(); ++i) m = std::max(m, std::fabs(a[i] - b[i]));
+  return m;
+}
+
+// Symmetric, non-positive off-diagonals, diagonally dominant: an SDD M-matrix.
+void check_sdd_m_matrix(const CsrMatrix& G) {
+  int bad = 0;
+  for (int32_t i = 0; i < G.rows; ++i) {
+    double diag = 0, off = 0;
+    for (int32_t k = G.ptr[i]; k < G.ptr[i + 1]; ++k) {
+      const int32_t j = G.col[k];
+      if (k > G.ptr[i] && G.col[k - 1] >= j) ++bad;
+      if (j == i) {
+        diag = G.val[k];
+        continue;
+      }
+      if (G.val[k] > 0) ++bad;
+      off -= G.val[k];
+      bool mirrored = false;
+      for (int32_t q = G.ptr[j]; q < G.ptr[j + 1]; ++q) mirrored |= G.col[q] == i && G.val[q] == G.val[k];
+      if (!mirrored) ++bad;
+    }
+    if (diag < off * (1 - 1e-14)) ++bad;
+  }
+  CHECK(bad == 0);
+}
+
+// The eliminated system solved directly and recovered equals the direct solve of the whole one.
+void check_exact(const CsrMatrix& G, const std::vector<double>& b) {
+  const EliminatedSystem e = eliminate_chains(G, b);
+  check_sdd_m_matrix(e.G);
+  CHECK(e.G.rows + e.eliminated() == G.rows);
+  std::vector<double> full, kept;
+  solve_direct(G, b, full);
+  if (e.G.rows > 0) solve_direct(e.G, e.b, kept);
+  const std::vector<double> recovered = e.recover(kept);
+  double scale = 0;
+  for (double v : full) scale = std::max(scale, std::fabs(v));
+  CHECK(max_abs_difference(recovered, full) <= 1e-11 * scale);
+  CHECK(relative_residual(G, b, recovered) <= 1e-12);
+}
+
+}  // namespace
+
+TEST_CASE("a wire chain is eliminated completely and recovered exactly", "[chains]") {
+  // pad - n1 - n2 - ... - n5, loads along the way: all unknowns have at most two neighbours.
+  Netlist nl = parse_netlist_text(
+      "V1 pad 0 1.8\nR0 pad n1 0.5\nR1 n1 n2 1\nR2 n2 n3 2\nR3 n3 n4 1\nR4 n4 n5 3\n"
+      "I1 n2 0 10m\nI2 n5 0 20m\nR5 n3 0 100\n",
+      "chain.sp");
+  ReducedSystem sys = reduce(nl);
+  REQUIRE(sys.unknowns() == 5);
+  const EliminatedSystem e = eliminate_chains(sys.G, sys.b);
+  CHECK(e.eliminated() == 5);
+  CHECK(e.G.rows == 0);
+  const std::vector<double> x = e.recover({});
+  std::vector<double> reference;
+  solve_direct(sys.G, sys.b, reference);
+  CHECK(max_abs_difference(x, reference) <= 1e-14);
+}
+
+TEST_CASE("chain elimination of grids is exact and leaves an SDD M-matrix", "[chains]") {
+  for (int32_t via_stride : {1, 2, 3}) {
+    test::GridShape shape;
+    shape.nx = 40;
+    shape.ny = 30;
+    shape.via_stride = via_stride;
+    shape.pad_stride = 7;
+    const test::GridSystem sys = test::make_grid_system(shape);
+    INFO("via stride " << via_stride);
+    check_exact(sys.G, sys.b);
+  }
+  // Stride 1: every node has a via and wire neighbours on both sides, except the wire ends.
+  test::GridShape dense;
+  dense.nx = dense.ny = 20;
+  dense.via_stride = 1;
+  const test::GridSystem sys = test::make_grid_system(dense);
+  CHECK(eliminate_chains(sys.G, sys.b).eliminated() == 2 * 2 * 20);
+}
+
+TEST_CASE("chains hanging off a hub are eliminated without searching the hub", "[chains]") {
+  // A hub tied to the supply with 100 two-resistor spokes, each spoke ending at a loaded node
+  // with a weak leak: the spoke ends are eliminated, the middles then hang from the hub.
+  std::string text = "V1 pad 0 1\nRp pad hub 0.1\n";
+  for (int i = 0; i < 100; ++i) {
+    const std::string s = std::to_string(i);
+    text += "Ra" + s + " hub m" + s + " 1\nRb" + s + " m" + s + " e" + s + " 2\nI" + s + " e" + s + " 0 1m\n";
+    text += "Rl" + s + " e" + s + " 0 1k\n";
+    if (i % 2 == 0) text += "Rx" + s + " m" + s + " m" + std::to_string(i + 1) + " 5\n";
+  }
+  ReducedSystem sys = reduce(parse_netlist_text(text, "hub.sp"));
+  REQUIRE(sys.unknowns() == 201);
+  check_exact(sys.G, sys.b);
+}
+
+TEST_CASE("pgsim reports the original system's residual with and without elimination", "[chains][ibmpg1]") {
+  for (bool eliminate : {true, false}) {
+    Options opt;
+    opt.netlist = test::shared_data("ibmpg1.spice");
+    opt.compare = test::shared_data("ibmpg1.solution");
+    opt.eliminate = eliminate;
+    const RunReport rep = run(opt);
+    CHECK((rep.eliminated > 0) == eliminate);
+    CHECK(rep.result.converged);
+    CHECK(rep.result.relative_residual <= 1e-10);
+    REQUIRE(rep.comparison);
+    CHECK(rep.comparison->max_abs_error <= 1e-6);
+  }
+}

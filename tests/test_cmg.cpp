@@ -1,0 +1,296 @@
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <random>
+
+#include "app/run.hpp"
+#include "cmg/builder.hpp"
+#include "cmg/clustering.hpp"
+#include "cmg/cmg_preconditioner.hpp"
+#include "cmg/coarse_factor.hpp"
+#include "cmg/galerkin.hpp"
+#include "cmg/laplacian.hpp"
+#include "grid_system.hpp"
+#include "mna/reduce.hpp"
+#include "parser/netlist.hpp"
+#include "pcg/direct.hpp"
+#include "pcg/pcg_cpu.hpp"
+#include "test_util.hpp"
+
+using namespace pgsim;
+
+namespace {
+
+std::vector<double> random_vector(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  std::vector<double> v(n);
+  for (double& x : v) x = u(rng);
+  return v;
+}
+
+double dot(const std::vector<double>& a, const std::vector<double>& b) {
+  return std::inner_product(a.begin(), a.end(), b.begin(), 0.0);
+}
+
+double max_abs_difference(const std::vector<double>& a, const std::vector<double>& b) {
+  double m = 0;
+  for (size_t i = 0; i < a.size(); ++i) m = std::max(m, std::fabs(a[i] - b[i]));
+  return m;
+}
+
+// Checks that A is a graph Laplacian: symmetric, off-diagonals <= 0, rows summing to zero.
+void check_laplacian(const CsrMatrix& A) {
+  int bad_sign = 0, bad_sum = 0, asymmetric = 0, unsorted = 0;
+  for (int32_t i = 0; i < A.rows; ++i) {
+    double sum = 0, diag = 0;
+    for (int32_t k = A.ptr[i]; k < A.ptr[i + 1]; ++k) {
+      const int32_t j = A.col[k];
+      sum += A.val[k];
+      if (k > A.ptr[i] && A.col[k - 1] >= j) ++unsorted;
+      if (j == i) {
+        diag = A.val[k];
+        continue;
+      }
+      if (A.val[k] > 0) ++bad_sign;
+      const auto* begin = A.col.data() + A.ptr[j];
+      const auto* end = A.col.data() + A.ptr[j + 1];
+      const auto* at = std::lower_bound(begin, end, i);
+      if (at == end || *at != i || A.val[at - A.col.data()] != A.val[k]) ++asymmetric;
+    }
+    if (std::fabs(sum) > 1e-12 * diag) ++bad_sum;
+  }
+  CHECK(bad_sign == 0);
+  CHECK(bad_sum == 0);
+  CHECK(asymmetric == 0);
+  CHECK(unsorted == 0);
+}
+
+test::GridSystem grid(int32_t side, int32_t via_stride) {
+  test::GridShape shape;
+  shape.nx = shape.ny = side;
+  shape.via_stride = via_stride;
+  return test::make_grid_system(shape);
+}
+
+}  // namespace
+
+TEST_CASE("an SDD matrix becomes a Laplacian with one ground vertex", "[cmg]") {
+  // G = [3 -1 0; -1 2 -1; 0 -1 1.5]: excess 2, 0, 0.5.
+  CsrMatrix G;
+  G.rows = 3;
+  G.ptr = {0, 2, 5, 7};
+  G.col = {0, 1, 0, 1, 2, 1, 2};
+  G.val = {3, -1, -1, 2, -1, -1, 1.5};
+  const CsrMatrix L = sdd_to_laplacian(G);
+  REQUIRE(L.rows == 4);
+  CHECK(L.ptr == std::vector<int32_t>{0, 3, 6, 9, 12});
+  CHECK(L.col == std::vector<int32_t>{0, 1, 3, 0, 1, 2, 1, 2, 3, 0, 2, 3});
+  CHECK(L.val == std::vector<double>{3, -1, -2, -1, 2, -1, -1, 1.5, -0.5, -2, -0.5, 2.5});
+  check_laplacian(L);
+}
+
+TEST_CASE("clustering cuts long paths and keeps heavy pairs together", "[cmg]") {
+  // A path of 40 vertices with equal weights: clusters are runs of consecutive vertices of
+  // 2 to kMaxHeight + 1 vertices.
+  const int32_t n = 40;
+  CsrMatrix P;
+  P.rows = n;
+  P.ptr.assign(1, 0);
+  for (int32_t i = 0; i < n; ++i) {
+    double d = 0;
+    std::vector<std::pair<int32_t, double>> row;
+    if (i > 0) row.push_back({i - 1, -1.0}), d += 1;
+    row.push_back({i, 0.0});
+    if (i + 1 < n) row.push_back({i + 1, -1.0}), d += 1;
+    for (auto& [c, v] : row) {
+      P.col.push_back(c);
+      P.val.push_back(c == i ? d : v);
+    }
+    P.ptr.push_back(static_cast<int32_t>(P.col.size()));
+  }
+  const Clustering c = cluster_vertices(P);
+  std::vector<int32_t> size(static_cast<size_t>(c.count), 0);
+  for (int32_t v = 0; v < n; ++v) {
+    ++size[c.cluster_of[v]];
+    if (v > 0) CHECK((c.cluster_of[v] == c.cluster_of[v - 1] || c.cluster_of[v] == c.cluster_of[v - 1] + 1));
+  }
+  CHECK(*std::min_element(size.begin(), size.end()) >= 1);
+  CHECK(*std::max_element(size.begin(), size.end()) <= 4);
+  CHECK(c.count <= n / 2);
+
+  // 0 -(10)- 1 -(1)- 2 -(10)- 3: the heavy pairs are the clusters.
+  CsrMatrix Q;
+  Q.rows = 4;
+  Q.ptr = {0, 2, 5, 8, 10};
+  Q.col = {0, 1, 0, 1, 2, 1, 2, 3, 2, 3};
+  Q.val = {10, -10, -10, 11, -1, -1, 11, -10, -10, 10};
+  const Clustering q = cluster_vertices(Q);
+  CHECK(q.count == 2);
+  CHECK(q.cluster_of == std::vector<int32_t>{0, 0, 1, 1});
+}
+
+TEST_CASE("the hierarchy of a 200k-unknown grid: partitions, Laplacians, Galerkin levels", "[cmg]") {
+  const test::GridSystem sys = grid(317, 2);
+  REQUIRE(sys.G.rows >= 200000);
+  const CmgHierarchy h = build_cmg_hierarchy(sys.G);
+  REQUIRE(h.levels.size() >= 3);
+  CHECK(h.n == sys.G.rows);
+  CHECK(h.levels[0].A.rows == sys.G.rows + 1);
+  CHECK(h.levels.back().A.rows <= CmgOptions{}.coarse_rows);
+
+  // Level 0 numbering: a permutation of the unknowns and the ground vertex.
+  std::vector<int32_t> seen(static_cast<size_t>(h.levels[0].A.rows), 0);
+  for (int32_t v : h.level0_of_unknown) ++seen[v];
+  ++seen[h.level0_ground];
+  CHECK(std::all_of(seen.begin(), seen.end(), [](int32_t s) { return s == 1; }));
+
+  for (size_t l = 0; l < h.levels.size(); ++l) {
+    INFO("level " << l);
+    const CmgLevel& level = h.levels[l];
+    check_laplacian(level.A);
+    const std::vector<double> diag = level.A.diagonal();
+    for (size_t i = 0; i < diag.size(); ++i) REQUIRE(level.inv_diag[i] == Approx(0.5 / diag[i]));
+    if (l + 1 == h.levels.size()) {
+      CHECK(level.cluster_ptr.empty());
+      continue;
+    }
+    const CmgLevel& next = h.levels[l + 1];
+    CHECK(next.A.nnz() < level.A.nnz());
+    CHECK(level.repeats == std::max(1, int(std::floor(double(level.A.nnz()) / double(next.A.nnz()) - 1))));
+    // R is a partition into contiguous, non-empty ranges, one per next-level vertex.
+    REQUIRE(level.cluster_ptr.size() == static_cast<size_t>(next.A.rows) + 1);
+    CHECK(level.cluster_ptr.front() == 0);
+    CHECK(level.cluster_ptr.back() == level.A.rows);
+    for (size_t c = 0; c + 1 < level.cluster_ptr.size(); ++c) REQUIRE(level.cluster_ptr[c] < level.cluster_ptr[c + 1]);
+    // A_{l+1} = R^T A_l R, tested on a random vector: R^T (A_l (R y)) = A_{l+1} y.
+    const std::vector<double> y = random_vector(static_cast<size_t>(next.A.rows), uint32_t(l));
+    std::vector<double> Ry(static_cast<size_t>(level.A.rows)), ARy(Ry.size()), RtARy(y.size(), 0.0), Ay(y.size());
+    for (size_t c = 0; c < y.size(); ++c)
+      for (int32_t i = level.cluster_ptr[c]; i < level.cluster_ptr[c + 1]; ++i) Ry[i] = y[c];
+    level.A.multiply(Ry.data(), ARy.data());
+    for (size_t c = 0; c < y.size(); ++c)
+      for (int32_t i = level.cluster_ptr[c]; i < level.cluster_ptr[c + 1]; ++i) RtARy[c] += ARy[i];
+    next.A.multiply(y.data(), Ay.data());
+    double scale = 0;
+    for (double v : next.A.val) scale = std::max(scale, std::fabs(v));
+    CHECK(max_abs_difference(RtARy, Ay) <= 1e-12 * scale * 10);
+  }
+}
+
+TEST_CASE("the coarsest factor solves the grounded Laplacian exactly", "[cmg]") {
+  const test::GridSystem sys = grid(12, 1);
+  const CsrMatrix L = sdd_to_laplacian(sys.G);
+  const CoarseFactor f = factor_coarsest(L);
+  REQUIRE(f.L.rows == L.rows - 1);
+  // Right-hand side summing to zero (in the range of L); the solution has x[grounded] = 0.
+  std::vector<double> r = random_vector(static_cast<size_t>(L.rows), 7);
+  const double mean = std::accumulate(r.begin(), r.end(), 0.0) / double(r.size());
+  for (double& v : r) v -= mean;
+  std::vector<double> x(r.size()), scratch(static_cast<size_t>(f.L.rows)), Lx(r.size());
+  solve_coarsest(f, r.data(), x.data(), scratch.data());
+  CHECK(x[f.grounded] == 0.0);
+  L.multiply(x.data(), Lx.data());
+  CHECK(max_abs_difference(Lx, r) <= 1e-11);
+  // L is lower triangular with the diagonal last, Lt its transpose with the diagonal first.
+  for (int32_t i = 0; i < f.L.rows; ++i) {
+    REQUIRE(f.L.col[f.L.ptr[i + 1] - 1] == i);
+    REQUIRE(f.Lt.col[f.Lt.ptr[i]] == i);
+    REQUIRE(f.L.val[f.L.ptr[i + 1] - 1] == f.Lt.val[f.Lt.ptr[i]]);
+  }
+  CHECK(f.L.nnz() == f.Lt.nnz());
+}
+
+TEST_CASE("the CMG preconditioner is symmetric and positive definite", "[cmg]") {
+  for (int32_t via_stride : {1, 2}) {
+    const test::GridSystem sys = grid(60, via_stride);
+    const CmgPreconditioner M(sys.G, CmgOptions{100, 0.75, 40});
+    REQUIRE(M.levels().size() >= 3);
+    const size_t n = static_cast<size_t>(sys.G.rows);
+    for (uint32_t seed = 0; seed < 5; ++seed) {
+      const std::vector<double> x = random_vector(n, 2 * seed), y = random_vector(n, 2 * seed + 1);
+      std::vector<double> Bx(n), By(n);
+      M.apply(x.data(), Bx.data());
+      M.apply(y.data(), By.data());
+      const double xBy = dot(x, By), yBx = dot(y, Bx);
+      CHECK(std::fabs(xBy - yBx) <= 1e-12 * std::sqrt(dot(x, Bx) * dot(y, By)));
+      CHECK(dot(x, Bx) > 0);
+      CHECK(dot(y, By) > 0);
+    }
+    // Applying twice gives the same result: a fixed operator, no state kept between applications.
+    const std::vector<double> x = random_vector(n, 99);
+    std::vector<double> z1(n), z2(n);
+    M.apply(x.data(), z1.data());
+    M.apply(x.data(), z2.data());
+    CHECK(z1 == z2);
+  }
+}
+
+namespace {
+
+// CMG-PCG to 1e-10 in at most 40 iterations, every unknown within 1e-6 V of the direct solve.
+void check_cmg_pcg(int32_t side, int32_t via_stride) {
+  const test::GridSystem sys = grid(side, via_stride);
+  REQUIRE(sys.G.rows >= 100000);
+  const CmgPreconditioner M(sys.G, CmgOptions{});
+  CHECK(M.levels().size() >= 3);
+  std::vector<double> x(sys.b.size(), 0.0), reference;
+  SolveControl control;
+  control.tolerance = 1e-10;
+  const SolveResult result = pcg_cpu(sys.G, sys.b, x, M, control);
+  INFO(side << "x" << side << " x 2, via stride " << via_stride << ": " << result.iterations << " iterations");
+  CHECK(result.converged);
+  CHECK(result.relative_residual <= 1e-10);
+  CHECK(result.iterations <= 40);
+  solve_direct(sys.G, sys.b, reference);
+  CHECK(max_abs_difference(x, reference) <= 1e-6);
+}
+
+}  // namespace
+
+TEST_CASE("CMG-PCG on a 100k-unknown grid with a via at every crossing", "[cmg]") { check_cmg_pcg(224, 1); }
+
+TEST_CASE("CMG-PCG on a 200k-unknown grid with wire chains", "[cmg]") { check_cmg_pcg(317, 2); }
+
+TEST_CASE("ibmpg1: CMG-PCG in at most 40 iterations, every node within 1e-6 V", "[cmg][ibmpg1]") {
+  for (bool eliminate : {true, false}) {
+    Options opt;
+    opt.netlist = test::shared_data("ibmpg1.spice");
+    opt.compare = test::shared_data("ibmpg1.solution");
+    opt.eliminate = eliminate;
+    const RunReport rep = run(opt);
+    INFO("eliminate " << eliminate << ": " << rep.result.iterations << " iterations");
+    CHECK(rep.precond == "cmg");
+    CHECK(rep.result.converged);
+    CHECK(rep.result.relative_residual <= 1e-10);
+    CHECK(rep.result.iterations <= 40);
+    CHECK(rep.levels.size() >= 3);
+    REQUIRE(rep.comparison);
+    CHECK(rep.comparison->matched == 30635);
+    CHECK(rep.comparison->max_abs_error <= 1e-6);
+  }
+}
+
+TEST_CASE("coarsening that stalls ends in an exact direct solve", "[cmg]") {
+  // The complete graph K_20 with equal weights: every vertex's heaviest edge carries 1/19 of its
+  // degree, under 1/8, so all are detached and clustering keeps almost every vertex.
+  const int32_t n = 20;
+  CsrMatrix G;
+  G.rows = n;
+  for (int32_t i = 0; i < n; ++i) {
+    for (int32_t j = 0; j < n; ++j) {
+      G.col.push_back(j);
+      G.val.push_back(i == j ? (n - 1) + (i == 0 ? 1.0 : 0.0) : -1.0);
+    }
+    G.ptr.push_back(static_cast<int32_t>(G.col.size()));
+  }
+  const CmgPreconditioner M(G, CmgOptions{5, 0.75, 40});
+  REQUIRE(M.levels().size() == 1);
+  std::vector<double> b = random_vector(static_cast<size_t>(n), 3), x(static_cast<size_t>(n), 0.0);
+  SolveControl control;
+  const SolveResult result = pcg_cpu(G, b, x, M, control);
+  CHECK(result.converged);
+  CHECK(result.iterations == 1);
+}
