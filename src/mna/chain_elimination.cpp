@@ -37,6 +37,7 @@ EliminatedSystem eliminate_chains(const CsrMatrix& G, const std::vector<double>&
   const size_t un = static_cast<size_t>(n);
   WorkGraph g{G.ptr, G.col, std::vector<double>(G.val.size()), std::vector<double>(un, 0.0), b,
               std::vector<int32_t>(un, 0), std::vector<char>(un, 1)};
+#pragma omp parallel for schedule(static, 4096)
   for (int32_t v = 0; v < n; ++v) {
     double diag = 0, off = 0;
     for (int32_t k = G.ptr[v]; k < G.ptr[v + 1]; ++k) {
@@ -137,6 +138,7 @@ EliminatedSystem eliminate_chains(const CsrMatrix& G, const std::vector<double>&
   }
   S.col.resize(static_cast<size_t>(S.ptr[m]));
   S.val.resize(S.col.size());
+#pragma omp parallel for schedule(static, 4096)
   for (int32_t r = 0; r < m; ++r) {
     const int32_t v = out.kept[r];
     int32_t at = S.ptr[r];
