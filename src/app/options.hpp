@@ -12,6 +12,8 @@ struct Options {
   std::string heatmap;       // folder for per-layer IR-drop heat maps; empty: none
   std::string solver = "pcg";  // pcg | direct
   std::string precond;       // empty: the default preconditioner
+  std::string backend = "auto";  // gpu | cpu | auto
+  std::string spmv;          // GPU SpMV layout of G (seg | csr | cusparse); empty: the default
   double tolerance = 1e-10;
   int max_iterations = 5000;
   std::string export_prefix;  // --export-system: write the reduced system; empty: do not

@@ -55,7 +55,9 @@ void write_json(const std::string& path, const RunReport& r) {
                  {"backend", r.backend},
                  {"iterations", r.result.iterations},
                  {"relative_residual", r.result.relative_residual},
-                 {"converged", r.result.converged}};
+                 {"converged", r.result.converged},
+                 {"device", r.device},
+                 {"peak_device_bytes", r.peak_device_bytes}};
   j["timing"] = {{"parse", r.time.parse}, {"reduce", r.time.reduce}, {"eliminate", r.time.eliminate},
                  {"setup", r.time.setup},
                  {"upload", r.time.upload}, {"solve", r.time.solve},   {"write", r.time.write},

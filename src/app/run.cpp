@@ -7,6 +7,7 @@
 #include <numeric>
 #include <optional>
 
+#include "app/backend.hpp"
 #include "app/atomic_file.hpp"
 #include "app/export_system.hpp"
 #include "app/heatmap.hpp"
@@ -105,8 +106,6 @@ RunReport run(const Options& opt) {
     }
     const CsrMatrix& G = chains ? chains->G : sys.G;
     const std::vector<double>& b = chains ? chains->b : sys.b;
-    auto M = make_cpu_preconditioner(rep.precond, G);
-    rep.time.setup = phase.lap();
     SolveControl control;
     // The kept rows' residual is the whole residual of G x = b: scale the tolerance to its b.
     auto norm = [](const std::vector<double>& v) { return std::sqrt(std::inner_product(v.begin(), v.end(), v.begin(), 0.0)); };
@@ -116,7 +115,17 @@ RunReport run(const Options& opt) {
     std::vector<double> x_kept(static_cast<size_t>(G.rows), 0.0);
     ProgressLine solve_progress(progress_wanted(opt.quiet));
     control.progress = solve_progress_callback(solve_progress);
-    rep.result = pcg_cpu(G, b, x_kept, *M, control);
+    rep.backend = resolve_backend(opt.backend);
+    if (rep.backend == "gpu") {
+      solve_pcg_on_gpu(G, b, x_kept, control, opt, rep);  // times setup, upload and solve itself
+      phase.lap();
+    } else {
+      auto M = make_cpu_preconditioner(rep.precond, G);
+      rep.time.setup = phase.lap();
+      rep.result = pcg_cpu(G, b, x_kept, *M, control);
+      rep.levels = M->levels();
+      rep.time.solve = phase.lap();
+    }
     solve_progress.finish();
     if (chains) {
       x = chains->recover(x_kept);
@@ -125,8 +134,7 @@ RunReport run(const Options& opt) {
     } else {
       x = std::move(x_kept);
     }
-    rep.time.solve = phase.lap();
-    rep.levels = M->levels();
+    rep.time.solve += phase.lap();  // recovering the eliminated unknowns
   } else {
     throw InputError("unknown solver '" + opt.solver + "' (pcg or direct)");
   }

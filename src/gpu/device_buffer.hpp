@@ -2,6 +2,7 @@
 // Owning device arrays and a device CSR matrix. Plain cudaMalloc, no managed memory.
 #include <cuda_runtime_api.h>
 
+#include <atomic>
 #include <cstddef>
 #include <utility>
 #include <vector>
@@ -11,16 +12,34 @@
 
 namespace pgsim::gpu {
 
+// Bytes held by DeviceBuffers now and at most so far (cuSPARSE's own workspaces excluded):
+// the report's peak_device_bytes.
+inline std::atomic<size_t>& device_bytes_in_use() {
+  static std::atomic<size_t> bytes{0};
+  return bytes;
+}
+inline std::atomic<size_t>& peak_device_bytes() {
+  static std::atomic<size_t> bytes{0};
+  return bytes;
+}
+
 template <class T>
 class DeviceBuffer {
  public:
   DeviceBuffer() = default;
   explicit DeviceBuffer(size_t n) : n_(n) {
-    if (n) PGSIM_CUDA(cudaMalloc(&p_, n * sizeof(T)));
+    if (n) PGSIM_CUDA(cudaMalloc(reinterpret_cast<void**>(&p_), n * sizeof(T)));
+    size_t now = device_bytes_in_use() += n * sizeof(T);
+    size_t peak = peak_device_bytes().load();
+    while (now > peak && !peak_device_bytes().compare_exchange_weak(peak, now)) {
+    }
   }
   explicit DeviceBuffer(const std::vector<T>& host) : DeviceBuffer(host.size()) { upload(host); }
   ~DeviceBuffer() {
-    if (p_) cudaFree(p_);
+    if (p_) {
+      cudaFree(p_);
+      device_bytes_in_use() -= n_ * sizeof(T);
+    }
   }
   DeviceBuffer(DeviceBuffer&& o) noexcept : p_(std::exchange(o.p_, nullptr)), n_(std::exchange(o.n_, 0)) {}
   DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
@@ -31,8 +50,9 @@ class DeviceBuffer {
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
 
-  void upload(const std::vector<T>& host) {
-    if (host.size()) PGSIM_CUDA(cudaMemcpy(p_, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice));
+  void upload(const std::vector<T>& host) { upload(host.data(), host.size()); }
+  void upload(const T* host, size_t n) {
+    if (n) PGSIM_CUDA(cudaMemcpy(p_, host, n * sizeof(T), cudaMemcpyHostToDevice));
   }
   std::vector<T> download() const {
     std::vector<T> host(n_);

@@ -1,0 +1,221 @@
+// solve_bench: the GPU CMG-PCG solve of one netlist against its baselines, in one run.
+// Usage: solve_bench NETLIST [--tol 1e-8] [--reps 5]
+// Pipeline as in pgsim: parse, reduce, chain elimination, CMG hierarchy on the CPU, one upload.
+// Then, all from this run:
+//   gpu-cmg          GPU PCG + device CMG cycle (median solve time of warm repeats)
+//   gpu-cmg-f32      the same with float32 hierarchy values
+//   gpu-jacobi-cusp  GPU PCG + Jacobi with cuSPARSE SpMV (the vendor-library baseline)
+//   cpu-cmg          CPU PCG + CPU CMG cycle (the same hierarchy)
+// and the per-iteration time of gpu-cmg next to its memory-bandwidth floor: the bytes its
+// kernels must move per iteration (every array a kernel touches, read or written once) divided
+// by the device-to-device copy bandwidth measured in the same run. Last, a per-level profile
+// (CUDA events per kernel; time of the one-block tail kernel booked on its first level).
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "bench_util.hpp"
+#include "cmg/builder.hpp"
+#include "cmg/cmg_preconditioner.hpp"
+#include "gpu/cmg_device.hpp"
+#include "gpu/device_buffer.hpp"
+#include "gpu/device_info.hpp"
+#include "gpu/jacobi_device.hpp"
+#include "gpu/pcg_gpu.hpp"
+#include "gpu/spmv.hpp"
+#include "mna/chain_elimination.hpp"
+#include "mna/reduce.hpp"
+#include "parser/netlist.hpp"
+#include "pcg/pcg_cpu.hpp"
+
+using namespace pgsim;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+struct Timed {
+  SolveResult result;
+  double seconds = 0;  // median
+};
+
+// Median wall time of `reps` solves from x = 0 after one warm-up solve (which builds the graphs).
+Timed time_gpu(gpu::GpuPcg& pcg, gpu::DeviceSpmv& A, gpu::DevicePreconditioner& M, const gpu::DeviceBuffer<double>& b,
+               gpu::DeviceBuffer<double>& x, const SolveControl& control, int reps) {
+  std::vector<double> times;
+  Timed t;
+  for (int i = 0; i <= reps; ++i) {
+    PGSIM_CUDA(cudaMemset(x.data(), 0, x.size() * sizeof(double)));
+    PGSIM_CUDA(cudaDeviceSynchronize());
+    const auto t0 = Clock::now();
+    t.result = pcg.solve(A, b.data(), x.data(), M, control);
+    if (i > 0) times.push_back(since(t0));
+  }
+  std::sort(times.begin(), times.end());
+  t.seconds = times[times.size() / 2];
+  return t;
+}
+
+// Device-to-device copy bandwidth (bytes read + written per second), 1 GiB, median of 10.
+double copy_bandwidth() {
+  const size_t bytes = size_t(1) << 30;
+  gpu::DeviceBuffer<char> a(bytes), b(bytes);
+  const double ms = bench::median_ms(nullptr, 3, 10, [&](cudaStream_t s) {
+    PGSIM_CUDA(cudaMemcpyAsync(b.data(), a.data(), bytes, cudaMemcpyDeviceToDevice, s));
+  });
+  return 2.0 * double(bytes) / (ms * 1e-3);
+}
+
+// Bytes one PCG iteration with the device CMG must move (see the header comment).
+double iteration_bytes(const CsrMatrix& G, const CmgHierarchy& h, size_t value_bytes) {
+  const double n = G.rows, V = double(value_bytes);
+  double bytes = double(G.nnz()) * 12 + n * 20;  // q = A p: values, columns, offsets, p, q
+  bytes += n * 8 * (2 + 6 + 2 + 3);              // pq; x, r update; rz; p = z + beta p
+  bytes += n * 20 * 2;                           // r into level 0 numbering, z back out
+  for (size_t l = 0; l + 1 < h.levels.size(); ++l) {
+    double visits = 1;
+    for (size_t k = 0; k < l; ++k) visits *= h.levels[k].repeats;
+    const CmgLevel& L = h.levels[l];
+    const double rows = L.A.rows, nnz = double(L.A.nnz()), clusters = double(L.cluster_ptr.size()) - 1;
+    const double matrix = nnz * (4 + V) + rows * 4;
+    // First repeat: x = invD b formed on the fly (b, invD read); later ones read x too.
+    const double first = (matrix + rows * (8 + V) + clusters * (4 + 8)) +          // restrict
+                         (matrix + rows * (8 + V + 4 + 8) + clusters * 8);         // prolong + smooth
+    const double later = (matrix + rows * (8 + 8) + clusters * (4 + 8)) +
+                         (matrix + rows * (8 + V + 4 + 8 + 8) + clusters * 8);
+    bytes += visits * (first + (L.repeats - 1) * later);
+  }
+  double visits = 1;
+  for (size_t k = 0; k + 1 < h.levels.size(); ++k) visits *= h.levels[k].repeats;
+  const double nc = h.levels.back().A.rows;
+  bytes += visits * nc * nc * 8;  // dense coarse inverse
+  return bytes;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: solve_bench NETLIST [--tol T] [--reps N]\n");
+    return 2;
+  }
+  double tol = 1e-8;
+  int reps = 5;
+  for (int i = 2; i + 1 < argc; ++i) {
+    if (std::string(argv[i]) == "--tol") tol = std::atof(argv[i + 1]);
+    if (std::string(argv[i]) == "--reps") reps = std::atoi(argv[i + 1]);
+  }
+  std::string why;
+  if (!gpu::device_available(&why)) {
+    std::fprintf(stderr, "no GPU: %s\n", why.c_str());
+    return 77;
+  }
+  PGSIM_CUDA(cudaFree(nullptr));  // create the context before any timing
+
+  auto t0 = Clock::now();
+  Netlist netlist = parse_netlist(argv[1]);
+  ReducedSystem sys = reduce(netlist);
+  const double t_read = since(t0);
+  t0 = Clock::now();
+  EliminatedSystem kept = eliminate_chains(sys.G, sys.b);
+  const double t_elim = since(t0);
+  const CsrMatrix& G = kept.G;
+  t0 = Clock::now();
+  CmgHierarchy h = build_cmg_hierarchy(G);
+  const double t_hier = since(t0);
+
+  SolveControl control;
+  control.tolerance = tol;
+  control.max_iterations = 5000;
+
+  t0 = Clock::now();
+  auto A = gpu::make_device_spmv(gpu::SpmvLayout::csr, G);
+  auto M = gpu::make_device_cmg(h, {});
+  gpu::DeviceBuffer<double> db(kept.b), dx(kept.b.size());
+  gpu::GpuPcg pcg(G.rows, true);
+  PGSIM_CUDA(cudaDeviceSynchronize());
+  const double t_upload = since(t0);
+
+  std::printf("%s\n%s: %d nodes, %d unknowns -> %d after chain elimination, %lld nonzeros; tol %.0e; median of %d\n\n",
+              gpu::device_description().c_str(), argv[1], int(netlist.node_count() - 1), sys.G.rows, G.rows,
+              (long long)G.nnz(), tol, reps);
+  std::printf("read+reduce %.3f s, chain elimination %.3f s, hierarchy %.3f s (%zu levels), upload %.3f s: "
+              "hierarchy + upload %.3f s\n\n",
+              t_read, t_elim, t_hier, h.levels.size(), t_upload, t_hier + t_upload);
+
+  const Timed cmg = time_gpu(pcg, *A, *M, db, dx, control, reps);
+  gpu::CmgDeviceOptions f32;
+  f32.float_values = true;
+  auto M32 = gpu::make_device_cmg(h, f32);
+  const Timed cmg32 = time_gpu(pcg, *A, *M32, db, dx, control, reps);
+  auto Acusp = gpu::make_device_spmv(gpu::SpmvLayout::cusparse, G);
+  gpu::DeviceJacobi jacobi(G);
+  const Timed jac = time_gpu(pcg, *Acusp, jacobi, db, dx, control, std::max(1, reps / 2));
+
+  CmgPreconditioner cpu_m(h);
+  std::vector<double> x_cpu(kept.b.size(), 0.0);
+  t0 = Clock::now();
+  const SolveResult cpu = pcg_cpu(G, kept.b, x_cpu, cpu_m, control);
+  const double t_cpu = since(t0);
+
+  const double bw = copy_bandwidth();
+  const double per_it = cmg.seconds / std::max(1, cmg.result.iterations);
+  const double floor_it = iteration_bytes(G, h, 8) / bw;
+  const double per_it32 = cmg32.seconds / std::max(1, cmg32.result.iterations);
+  const double floor_it32 = iteration_bytes(G, h, 4) / bw;
+
+  std::printf("| solver          | iterations | rel. residual | solve ms | per iteration us | floor us | vs gpu-cmg |\n");
+  std::printf("|-----------------|-----------:|--------------:|---------:|-----------------:|---------:|-----------:|\n");
+  auto row = [&](const char* name, const SolveResult& r, double s, double floor_us) {
+    std::printf("| %-15s | %10d | %13.2e | %8.3f | %16.1f | %8s | %9.2fx |\n", name, r.iterations, r.relative_residual,
+                s * 1e3, s * 1e6 / std::max(1, r.iterations),
+                floor_us > 0 ? std::to_string(int(floor_us + 0.5)).c_str() : "", s / cmg.seconds);
+  };
+  row("gpu-cmg", cmg.result, cmg.seconds, floor_it * 1e6);
+  row("gpu-cmg-f32", cmg32.result, cmg32.seconds, floor_it32 * 1e6);
+  row("gpu-jacobi-cusp", jac.result, jac.seconds, 0);
+  row("cpu-cmg", cpu, t_cpu, 0);
+  std::printf("\nfloor: %.1f MB per gpu-cmg iteration (%.1f MB with f32 values) at %.0f GB/s measured copy bandwidth; "
+              "gpu-cmg per iteration = %.2fx its floor\n\n",
+              iteration_bytes(G, h, 8) / 1e6, iteration_bytes(G, h, 4) / 1e6, bw / 1e9, per_it / floor_it);
+  (void)per_it32;
+
+  // Where the tail kernel should start, and with how many blocks: solve time for each.
+  std::printf("tail kernel (levels with at most tail_rows rows run in one cluster of tail_blocks blocks):\n");
+  const gpu::CmgDeviceOptions defaults;
+  for (auto [tail_rows, blocks] : {std::pair{0, 8}, std::pair{6144, 1}, std::pair{6144, 8}, std::pair{65536, 8}}) {
+    gpu::CmgDeviceOptions o;
+    o.tail_rows = tail_rows;
+    o.tail_blocks = blocks;
+    auto Mt = gpu::make_device_cmg(h, o);
+    const Timed t = time_gpu(pcg, *A, *Mt, db, dx, control, reps);
+    std::printf("  tail_rows %6d, tail_blocks %d: %d iterations, solve %.3f ms%s\n", tail_rows, blocks,
+                t.result.iterations, t.seconds * 1e3,
+                tail_rows == defaults.tail_rows && blocks == defaults.tail_blocks ? " (default)" : "");
+  }
+  std::printf("\n");
+
+  // Per-level kernel time: one solve with per-kernel CUDA events (no graphs).
+  gpu::CmgDeviceOptions profiled;
+  profiled.profile = true;
+  auto Mp = gpu::make_device_cmg(h, profiled);
+  gpu::GpuPcg pcg_p(G.rows, false);
+  PGSIM_CUDA(cudaMemset(dx.data(), 0, dx.size() * sizeof(double)));
+  const SolveResult rp = pcg_p.solve(*A, db.data(), dx.data(), *Mp, control);
+  double total = 0;
+  for (const auto& l : Mp->levels()) total += l.seconds;
+  std::printf("per-level profile (%d iterations, kernel time from CUDA events):\n", rp.iterations);
+  std::printf("| level |     rows |      nnz | repeats | visits/apply |    ms | share |\n");
+  std::printf("|------:|---------:|---------:|--------:|-------------:|------:|------:|\n");
+  const auto levels = Mp->levels();
+  for (size_t l = 0; l < levels.size(); ++l)
+    std::printf("| %5zu | %8lld | %8lld | %7d | %12.0f | %5.2f | %4.1f%% |\n", l, (long long)levels[l].rows,
+                (long long)levels[l].nnz, levels[l].repeats, levels[l].visits, levels[l].seconds * 1e3,
+                total > 0 ? 100 * levels[l].seconds / total : 0.0);
+  std::printf("(a level with 0 ms runs inside the one-block tail kernel booked on the first tail level)\n");
+  return 0;
+}

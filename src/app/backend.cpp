@@ -1,0 +1,62 @@
+#include "app/backend.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <optional>
+
+#include "app/system_error.hpp"
+#include "parser/input_error.hpp"
+#ifdef PGSIM_HAVE_CUDA
+#include <chrono>
+
+#include "cmg/builder.hpp"
+#include "gpu/gpu_solver.hpp"
+#endif
+
+namespace pgsim {
+
+std::string resolve_backend(const std::string& requested) {
+  if (requested == "cpu") return "cpu";
+  if (requested != "gpu" && requested != "auto") throw InputError("unknown backend '" + requested + "' (gpu, cpu or auto)");
+#ifdef PGSIM_HAVE_CUDA
+  std::string why;
+  if (gpu::gpu_present(&why)) return "gpu";
+#else
+  const std::string why = "this pgsim was built without CUDA";
+#endif
+  if (requested == "gpu") throw SystemError("--backend gpu: no usable GPU (" + why + ")");
+  spdlog::info("no usable GPU ({}): solving on the CPU", why);
+  return "cpu";
+}
+
+#ifdef PGSIM_HAVE_CUDA
+void solve_pcg_on_gpu(const CsrMatrix& G, const std::vector<double>& b, std::vector<double>& x,
+                      const SolveControl& control, const Options& opt, RunReport& rep) {
+  gpu::GpuSolveSettings s;
+  s.precond = rep.precond;
+  s.spmv = opt.spmv;
+  s.profile = opt.profile;
+  const auto t0 = std::chrono::steady_clock::now();
+  std::optional<CmgHierarchy> hierarchy;
+  if (s.precond == "cmg") hierarchy = build_cmg_hierarchy(G);
+  rep.time.setup = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  try {
+    gpu::GpuSolveReport g = gpu::solve_on_gpu(G, b, x, hierarchy ? &*hierarchy : nullptr, control, s);
+    rep.result = g.result;
+    rep.time.upload = g.upload_seconds;
+    rep.time.solve = g.solve_seconds;
+    rep.levels = g.levels;
+    rep.peak_device_bytes = g.peak_device_bytes;
+    rep.device = g.device + ", SpMV " + g.spmv;
+  } catch (const gpu::GpuFailure& e) {
+    throw SystemError(std::string("GPU: ") + e.what());
+  }
+}
+#else
+void solve_pcg_on_gpu(const CsrMatrix&, const std::vector<double>&, std::vector<double>&, const SolveControl&,
+                      const Options&, RunReport&) {
+  throw SystemError("this pgsim was built without CUDA");
+}
+#endif
+
+}  // namespace pgsim

@@ -1,0 +1,24 @@
+#pragma once
+// Where the PCG runs: --backend gpu|cpu|auto. Plain C++: the GPU side is reached through
+// gpu/gpu_solver.hpp only when the build has CUDA (PGSIM_HAVE_CUDA).
+#include <string>
+#include <vector>
+
+#include "app/options.hpp"
+#include "app/run.hpp"
+#include "mna/csr.hpp"
+#include "pcg/solve_result.hpp"
+
+namespace pgsim {
+
+// "gpu" or "cpu". auto: the GPU when one is usable, else the CPU with a message saying why.
+// gpu with no usable GPU: SystemError.
+std::string resolve_backend(const std::string& requested);
+
+// PCG on the GPU with report.precond (cmg: the hierarchy is built on the CPU first, time.setup):
+// fills report.result, time.setup, time.upload, time.solve, levels, peak_device_bytes and device.
+// A device failure is a SystemError naming the failed call.
+void solve_pcg_on_gpu(const CsrMatrix& G, const std::vector<double>& b, std::vector<double>& x,
+                      const SolveControl& control, const Options& opt, RunReport& report);
+
+}  // namespace pgsim

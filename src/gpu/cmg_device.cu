@@ -1,0 +1,601 @@
+#include "gpu/cmg_device.hpp"
+
+#include <cooperative_groups.h>
+
+#include <algorithm>
+#include <array>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "gpu/coarse_inverse.hpp"
+#include "gpu/cuda_check.hpp"
+#include "gpu/device_buffer.hpp"
+#include "gpu/launch.cuh"
+
+namespace pgsim::gpu {
+namespace {
+
+namespace cg = cooperative_groups;
+
+constexpr int kMaxLevels = 32;
+constexpr int kTailBlock = 1024;
+constexpr int kRestrictLanes = 8;  // lanes per cluster (a cluster's nonzeros: ~4 rows x ~6)
+constexpr int kProlongLanes = 4;   // lanes per row
+constexpr int kCoarseLanes = 32;   // lanes per row of the dense coarse inverse
+// Largest coarsest level solved inside the tail kernel: its few blocks read the whole dense
+// inverse there on every visit (162 per application on a 5M-node grid).
+constexpr int32_t kMaxTailCoarse = 512;
+// Rows and clusters with more nonzeros than this (the ground vertex at level 0 and the clusters
+// holding it further down: thousands of entries) get a whole block each; a lane group would
+// walk them alone and hold up the whole launch.
+constexpr int32_t kLongRow = 128;
+constexpr int32_t kLongCluster = 512;
+constexpr int32_t kChunk = 1024;
+
+// Items (rows or clusters) too long for a lane group, cut into chunks of at most kChunk
+// nonzeros, one block per chunk. Per chunk: its item, its nonzero range, and where the item's
+// chunks start and how many there are. The last block to finish an item adds its chunks'
+// partial sums in chunk order (deterministic) and writes the item's result.
+struct LongItems {
+  int32_t chunks = 0;
+  const int32_t* item = nullptr;
+  const int32_t* begin = nullptr;
+  const int32_t* end = nullptr;
+  const int32_t* first = nullptr;
+  const int32_t* count = nullptr;
+  double* partial = nullptr;
+  unsigned* finished = nullptr;  // per item, at its first chunk; 0 between launches
+};
+
+// What the kernels see of one level: plain pointers into its device buffers.
+template <class V>
+struct LevelView {
+  int32_t rows = 0, clusters = 0;  // clusters = next level's rows (0 on the coarsest)
+  int repeats = 1;
+  const int32_t* ptr = nullptr;
+  const int32_t* col = nullptr;
+  const V* val = nullptr;
+  const V* invd = nullptr;
+  const int32_t* cptr = nullptr;  // cluster c = rows [cptr[c], cptr[c+1])
+  const int32_t* cl = nullptr;    // cluster of each row
+  LongItems long_rows, long_clusters;  // rows with more than kLongRow, clusters with more than kLongCluster nonzeros
+  double* b = nullptr;            // right-hand side of this level's cycle
+  double* x[2] = {nullptr, nullptr};
+};
+
+// Visit k (0-based) of the child writes x[k % 2]; the level's result is where the last went.
+template <class V>
+__host__ __device__ inline double* result_of(const LevelView<V>& L) {
+  return L.x[(L.repeats - 1) % 2];
+}
+
+// x_j as the cycle holds it: invD b on the first visit (never stored), else the stored vector.
+template <class V, bool First>
+__device__ inline double x_at(const LevelView<V>& L, const double* xin, int32_t j) {
+  return First ? double(L.invd[j]) * L.b[j] : xin[j];
+}
+
+// child_b[c] = sum over the cluster's rows of (b - A x): one CSR range, no row index needed.
+template <class V, bool First, int W>
+__device__ inline void restrict_item(const LevelView<V>& L, const double* xin, double* child_b, int32_t c, int lane,
+                                     bool active) {
+  double s = 0;
+  if (active) {
+    const int32_t r0 = L.cptr[c], r1 = L.cptr[c + 1];
+    active = L.ptr[r1] - L.ptr[r0] <= kLongCluster;  // else restrict_long
+    if (active) {
+      for (int32_t i = r0 + lane; i < r1; i += W) s += L.b[i];
+      for (int32_t k = L.ptr[r0] + lane; k < L.ptr[r1]; k += W)
+        s -= double(L.val[k]) * x_at<V, First>(L, xin, L.col[k]);
+    }
+  }
+  s = group_sum<W>(s);
+  if (active && lane == 0) child_b[c] = s;
+}
+
+// One chunk of a long item by the whole block: `part(k0, k1, first_chunk)` is a thread's share
+// of the chunk's sum, `finish(item, total)` stores the item's result (called once, by the last).
+template <class Part, class Finish>
+__device__ inline void long_chunk(const LongItems& li, int32_t q, Part part, Finish finish) {
+  __shared__ bool last;
+  double s = block_sum(part(li.begin[q], li.end[q], li.first[q] == q));
+  if (threadIdx.x == 0) {
+    li.partial[q] = s;
+    __threadfence();
+    last = atomicAdd(&li.finished[li.first[q]], 1u) == unsigned(li.count[q]) - 1;
+  }
+  __syncthreads();
+  if (last && threadIdx.x == 0) {
+    double total = 0;
+    for (int32_t c = li.first[q]; c < li.first[q] + li.count[q]; ++c) total += __ldcg(&li.partial[c]);
+    finish(li.item[q], total);
+    li.finished[li.first[q]] = 0;
+  }
+}
+
+// restrict_item for chunk q of a long cluster.
+template <class V, bool First>
+__device__ inline void restrict_long(const LevelView<V>& L, const double* xin, double* child_b, int32_t q) {
+  const int32_t c = L.long_clusters.item[q];
+  long_chunk(
+      L.long_clusters, q,
+      [&](int32_t k0, int32_t k1, bool first_chunk) {
+        double s = 0;
+        if (first_chunk)
+          for (int32_t i = L.cptr[c] + int32_t(threadIdx.x); i < L.cptr[c + 1]; i += int32_t(blockDim.x)) s += L.b[i];
+        for (int32_t k = k0 + int32_t(threadIdx.x); k < k1; k += int32_t(blockDim.x))
+          s -= double(L.val[k]) * x_at<V, First>(L, xin, L.col[k]);
+        return s;
+      },
+      [&](int32_t item, double total) { child_b[item] = total; });
+}
+
+// x' = x + R z (formed per entry), xout_i = x'_i + invD_i (b_i - (A x')_i).
+template <class V, bool First, int W>
+__device__ inline void prolong_item(const LevelView<V>& L, const double* xin, const double* z, double* xout,
+                                    int32_t i, int lane, bool active) {
+  double s = 0;
+  if (active) {
+    active = L.ptr[i + 1] - L.ptr[i] <= kLongRow;  // else prolong_long
+    if (active)
+      for (int32_t k = L.ptr[i] + lane; k < L.ptr[i + 1]; k += W) {
+        const int32_t j = L.col[k];
+        s += double(L.val[k]) * (x_at<V, First>(L, xin, j) + z[L.cl[j]]);
+      }
+  }
+  s = group_sum<W>(s);
+  if (active && lane == 0) {
+    const double xi = x_at<V, First>(L, xin, i) + z[L.cl[i]];
+    xout[i] = xi + double(L.invd[i]) * (L.b[i] - s);
+  }
+}
+
+// prolong_item for chunk q of a long row.
+template <class V, bool First>
+__device__ inline void prolong_long(const LevelView<V>& L, const double* xin, const double* z, double* xout,
+                                    int32_t q) {
+  long_chunk(
+      L.long_rows, q,
+      [&](int32_t k0, int32_t k1, bool) {
+        double s = 0;
+        for (int32_t k = k0 + int32_t(threadIdx.x); k < k1; k += int32_t(blockDim.x)) {
+          const int32_t j = L.col[k];
+          s += double(L.val[k]) * (x_at<V, First>(L, xin, j) + z[L.cl[j]]);
+        }
+        return s;
+      },
+      [&](int32_t i, double total) {
+        const double xi = x_at<V, First>(L, xin, i) + z[L.cl[i]];
+        xout[i] = xi + double(L.invd[i]) * (L.b[i] - total);
+      });
+}
+
+
+// x = inv b with the dense coarse inverse (row-major n x n).
+template <int W>
+__device__ inline void coarse_item(int32_t n, const double* inv, const double* b, double* x, int32_t i, int lane,
+                                   bool active) {
+  // Four independent sums keep four loads in flight per lane: the row is short and the loop
+  // would otherwise wait out one memory latency per element.
+  double s[4] = {0, 0, 0, 0};
+  if (active) {
+    const double* row = inv + size_t(i) * n;
+    int32_t j = lane;
+    for (; j + 3 * W < n; j += 4 * W)
+#pragma unroll
+      for (int u = 0; u < 4; ++u) s[u] += row[j + u * W] * b[j + u * W];
+    for (; j < n; j += W) s[0] += row[j] * b[j];
+  }
+  const double sum = group_sum<W>((s[0] + s[1]) + (s[2] + s[3]));
+  if (active && lane == 0) x[i] = sum;
+}
+
+// ---- one launch per step (large levels) ----------------------------------------------------
+
+// The first `skip_blocks` blocks of a launch work on long items; the rest on the regular ones.
+template <int W>
+__device__ inline bool grid_item(int32_t count, unsigned skip_blocks, int32_t& item, int& lane) {
+  const int64_t t = int64_t(blockIdx.x - skip_blocks) * blockDim.x + threadIdx.x;
+  item = int32_t(t / W);
+  lane = int(t % W);
+  return item < count;
+}
+
+template <class V, bool First, int W>
+__global__ void restrict_kernel(LevelView<V> L, const double* xin, double* child_b) {
+  if (blockIdx.x < unsigned(L.long_clusters.chunks)) {
+    restrict_long<V, First>(L, xin, child_b, int32_t(blockIdx.x));
+    return;
+  }
+  int32_t c;
+  int lane;
+  const bool active = grid_item<W>(L.clusters, unsigned(L.long_clusters.chunks), c, lane);
+  restrict_item<V, First, W>(L, xin, child_b, c, lane, active);
+}
+
+template <class V, bool First, int W>
+__global__ void prolong_kernel(LevelView<V> L, const double* xin, const double* z, double* xout) {
+  if (blockIdx.x < unsigned(L.long_rows.chunks)) {
+    prolong_long<V, First>(L, xin, z, xout, int32_t(blockIdx.x));
+    return;
+  }
+  int32_t i;
+  int lane;
+  const bool active = grid_item<W>(L.rows, unsigned(L.long_rows.chunks), i, lane);
+  prolong_item<V, First, W>(L, xin, z, xout, i, lane, active);
+}
+
+template <int W>
+__global__ void coarse_kernel(int32_t n, const double* inv, const double* b, double* x) {
+  int32_t i;
+  int lane;
+  const bool active = grid_item<W>(n, 0, i, lane);
+  coarse_item<W>(n, inv, b, x, i, lane, active);
+}
+
+// ---- the tail: all remaining levels in one thread-block cluster -----------------------------
+// A cluster's blocks run at once on neighbouring SMs and meet at a hardware barrier
+// (cluster.sync, far cheaper than a kernel boundary), so each step of the small levels costs a
+// barrier instead of a launch, and the coarse solve still reads with several SMs.
+
+// Calls f(item, lane, active) for items [0, count), W lanes each, over the whole cluster; every
+// warp runs the same number of rounds, so the lane-group shuffles always have the whole warp.
+template <int W, class F>
+__device__ inline void block_items(int32_t count, F f) {
+  const auto cluster = cg::this_cluster();
+  const int t = int(cluster.block_rank() * blockDim.x + threadIdx.x);
+  const int group = t / W, lane = t % W, groups = int(cluster.num_blocks() * blockDim.x) / W;
+  for (int32_t base = 0; base < count; base += groups) f(base + group, lane, base + group < count);
+}
+
+// Long-item chunks spread over the cluster's blocks.
+template <class F>
+__device__ inline void cluster_chunks(int32_t chunks, F f) {
+  const auto cluster = cg::this_cluster();
+  for (int32_t q = int32_t(cluster.block_rank()); q < chunks; q += int32_t(cluster.num_blocks())) f(q);
+}
+
+template <class V, bool First>
+__device__ void tail_restrict(const LevelView<V>& L, const double* xin, double* child_b) {
+  block_items<kRestrictLanes>(L.clusters, [&](int32_t c, int lane, bool a) {
+    restrict_item<V, First, kRestrictLanes>(L, xin, child_b, c, lane, a);
+  });
+  cluster_chunks(L.long_clusters.chunks, [&](int32_t q) { restrict_long<V, First>(L, xin, child_b, q); });
+}
+
+template <class V>
+__device__ void tail_restrict(const LevelView<V>& L, const LevelView<V>& C, int k) {
+  if (k == 0)
+    tail_restrict<V, true>(L, nullptr, C.b);
+  else
+    tail_restrict<V, false>(L, L.x[(k - 1) % 2], C.b);
+}
+
+template <class V, bool First>
+__device__ void tail_prolong(const LevelView<V>& L, const double* xin, const double* z, double* xout) {
+  block_items<kProlongLanes>(L.rows, [&](int32_t i, int lane, bool a) {
+    prolong_item<V, First, kProlongLanes>(L, xin, z, xout, i, lane, a);
+  });
+  cluster_chunks(L.long_rows.chunks, [&](int32_t q) { prolong_long<V, First>(L, xin, z, xout, q); });
+}
+
+template <class V>
+__device__ void tail_prolong(const LevelView<V>& L, const LevelView<V>& C, int k) {
+  if (k == 0)
+    tail_prolong<V, true>(L, nullptr, result_of(C), L.x[0]);
+  else
+    tail_prolong<V, false>(L, L.x[(k - 1) % 2], result_of(C), L.x[k % 2]);
+}
+
+// The cycle from level `first` to the coarsest, as a loop over an explicit stack of visit
+// counters (the recursion of hierarchy.hpp unrolled). Control flow is uniform over the cluster.
+template <class V>
+__global__ void __launch_bounds__(kTailBlock) tail_kernel(const LevelView<V>* levels, int first, int coarsest,
+                                                          const double* coarse_inv) {
+  const auto cluster = cg::this_cluster();
+  int visit[kMaxLevels];
+  int l = first;
+  visit[l] = 0;
+  bool down = true;
+  for (;;) {
+    const LevelView<V> L = levels[l];
+    if (down) {
+      if (l == coarsest) {
+        block_items<kCoarseLanes>(L.rows, [&](int32_t i, int lane, bool a) {
+          coarse_item<kCoarseLanes>(L.rows, coarse_inv, L.b, L.x[0], i, lane, a);
+        });
+        cluster.sync();
+        if (l == first) return;
+        down = false;
+        --l;
+        continue;
+      }
+      tail_restrict(L, levels[l + 1], visit[l]);
+      cluster.sync();
+      visit[++l] = 0;
+      continue;
+    }
+    tail_prolong(L, levels[l + 1], visit[l]);
+    cluster.sync();
+    if (++visit[l] < L.repeats) {
+      tail_restrict(L, levels[l + 1], visit[l]);
+      cluster.sync();
+      visit[++l] = 0;
+      down = true;
+      continue;
+    }
+    if (l == first) return;
+    --l;
+  }
+}
+
+// ---- level 0: the SDD system's vector in and out of the Laplacian's numbering --------------
+
+__global__ void scatter_in(const double* __restrict__ r, const int32_t* __restrict__ map, int32_t n, double* y,
+                           int32_t ground, GridSum g) {
+  double s = 0;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+    y[map[i]] = r[i];
+    s += r[i];
+  }
+  double total;
+  if (grid_sum(g, s, total)) y[ground] = -total;
+}
+
+__global__ void gather_out(const double* __restrict__ y, const int32_t* __restrict__ map, int32_t n, int32_t ground,
+                           double* __restrict__ z) {
+  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) z[i] = y[map[i]] - y[ground];
+}
+
+// ---- host side -----------------------------------------------------------------------------
+
+template <class V>
+std::vector<V> convert(const std::vector<double>& v) {
+  return std::vector<V>(v.begin(), v.end());
+}
+
+// The device arrays behind a LongItems.
+struct LongItemBuffers {
+  DeviceBuffer<int32_t> item, begin, end, first, count;
+  DeviceBuffer<double> partial;
+  DeviceBuffer<unsigned> finished;
+
+  // items: (index, first nonzero, end nonzero) of every long item.
+  LongItems upload(const std::vector<std::array<int32_t, 3>>& items) {
+    std::vector<int32_t> it, b, e, f, n;
+    for (const auto& [index, k0, k1] : items) {
+      const int32_t chunks = (k1 - k0 + kChunk - 1) / kChunk, at = int32_t(it.size());
+      for (int32_t c = 0; c < chunks; ++c) {
+        it.push_back(index);
+        b.push_back(k0 + c * kChunk);
+        e.push_back(std::min(k1, k0 + (c + 1) * kChunk));
+        f.push_back(at);
+        n.push_back(chunks);
+      }
+    }
+    item = DeviceBuffer<int32_t>(it);
+    begin = DeviceBuffer<int32_t>(b);
+    end = DeviceBuffer<int32_t>(e);
+    first = DeviceBuffer<int32_t>(f);
+    count = DeviceBuffer<int32_t>(n);
+    partial = DeviceBuffer<double>(it.size());
+    finished = DeviceBuffer<unsigned>(it.size());
+    if (!it.empty()) PGSIM_CUDA(cudaMemset(finished.data(), 0, it.size() * sizeof(unsigned)));
+    return LongItems{int32_t(it.size()), item.data(),    begin.data(),   end.data(),
+                     first.data(),       count.data(),   partial.data(), finished.data()};
+  }
+};
+
+template <class V>
+struct LevelBuffers {
+  LongItemBuffers long_rows, long_clusters;
+  DeviceBuffer<int32_t> ptr, col, cptr, cl;
+  DeviceBuffer<V> val, invd;
+  DeviceBuffer<double> b, x0, x1;
+};
+
+template <class V>
+class DeviceCmg final : public DevicePreconditioner {
+ public:
+  DeviceCmg(const CmgHierarchy& h, const CmgDeviceOptions& opt)
+      : n_(h.n), ground_(h.level0_ground), profile_(opt.profile), tail_blocks_(opt.tail_blocks), map_(h.level0_of_unknown), partials_(kReduceBlocks),
+        finished_(1) {
+    const int L = int(h.levels.size());
+    if (L == 0 || L > kMaxLevels) throw std::invalid_argument("CMG hierarchy has " + std::to_string(L) + " levels");
+    if (tail_blocks_ < 1 || tail_blocks_ > 8) throw std::invalid_argument("tail_blocks must be 1 to 8");
+    if (h.levels[0].A.rows != h.n + 1 || int32_t(h.level0_of_unknown.size()) != h.n)
+      throw std::invalid_argument("CMG level 0 does not match the system: " + std::to_string(h.levels[0].A.rows) +
+                                  " vertices for " + std::to_string(h.n) + " unknowns");
+    PGSIM_CUDA(cudaMemset(finished_.data(), 0, sizeof(unsigned)));
+    bufs_.resize(size_t(L));
+    views_.resize(size_t(L));
+    coarsest_ = L - 1;
+    for (int l = 0; l < L; ++l) {
+      const CmgLevel& lev = h.levels[size_t(l)];
+      LevelBuffers<V>& B = bufs_[size_t(l)];
+      LevelView<V>& v = views_[size_t(l)];
+      B.ptr = DeviceBuffer<int32_t>(lev.A.ptr);
+      B.col = DeviceBuffer<int32_t>(lev.A.col);
+      B.val = DeviceBuffer<V>(convert<V>(lev.A.val));
+      B.invd = DeviceBuffer<V>(convert<V>(lev.inv_diag));
+      B.b = DeviceBuffer<double>(size_t(lev.A.rows));
+      B.x0 = DeviceBuffer<double>(size_t(lev.A.rows));
+      v.rows = lev.A.rows;
+      v.ptr = B.ptr.data();
+      v.col = B.col.data();
+      v.val = B.val.data();
+      v.invd = B.invd.data();
+      v.b = B.b.data();
+      v.x[0] = v.x[1] = B.x0.data();
+      if (l < coarsest_) {
+        if (int32_t(lev.cluster_ptr.size()) != h.levels[size_t(l) + 1].A.rows + 1)
+          throw std::invalid_argument("CMG level " + std::to_string(l) + ": cluster_ptr does not match level " +
+                                      std::to_string(l + 1));
+        std::vector<int32_t> cl(size_t(lev.A.rows));
+        for (size_t c = 0; c + 1 < lev.cluster_ptr.size(); ++c)
+          for (int32_t i = lev.cluster_ptr[c]; i < lev.cluster_ptr[c + 1]; ++i) cl[size_t(i)] = int32_t(c);
+        B.cptr = DeviceBuffer<int32_t>(lev.cluster_ptr);
+        B.cl = DeviceBuffer<int32_t>(cl);
+        std::vector<std::array<int32_t, 3>> long_rows, long_clusters;
+        const auto& ptr = lev.A.ptr;
+        for (int32_t i = 0; i < lev.A.rows; ++i)
+          if (ptr[i + 1] - ptr[i] > kLongRow) long_rows.push_back({i, ptr[i], ptr[i + 1]});
+        for (size_t c = 0; c + 1 < lev.cluster_ptr.size(); ++c) {
+          const int32_t k0 = ptr[lev.cluster_ptr[c]], k1 = ptr[lev.cluster_ptr[c + 1]];
+          if (k1 - k0 > kLongCluster) long_clusters.push_back({int32_t(c), k0, k1});
+        }
+        v.long_rows = B.long_rows.upload(long_rows);
+        v.long_clusters = B.long_clusters.upload(long_clusters);
+        if (lev.repeats > 1) B.x1 = DeviceBuffer<double>(size_t(lev.A.rows));
+        if (lev.repeats > 1) v.x[1] = B.x1.data();
+        v.cptr = B.cptr.data();
+        v.cl = B.cl.data();
+        v.clusters = int32_t(lev.cluster_ptr.size()) - 1;
+        v.repeats = lev.repeats < 1 ? 1 : lev.repeats;
+      }
+      stats_.push_back(LevelStats{lev.A.rows, lev.A.nnz(), v.repeats, 0.0, 0.0});
+    }
+    // The tail starts at the first level from which every level is small. One block reads the
+    // whole dense coarse inverse, so a large coarsest level gets a grid launch instead (no tail).
+    tail_first_ = views_[size_t(coarsest_)].rows <= kMaxTailCoarse ? coarsest_ : coarsest_ + 1;
+    while (tail_first_ <= coarsest_ && tail_first_ > 0 && views_[size_t(tail_first_) - 1].rows <= opt.tail_rows)
+      --tail_first_;
+    coarse_inv_ = DeviceBuffer<double>(dense_coarse_inverse(h.coarse, h.levels.back().A.rows));
+    views_dev_ = DeviceBuffer<LevelView<V>>(views_);
+    double visits = 1;
+    for (auto& s : stats_) {
+      s.visits = visits;
+      visits *= s.repeats;
+    }
+  }
+  ~DeviceCmg() override {
+    for (auto& t : timers_) {
+      cudaEventDestroy(t.start);
+      cudaEventDestroy(t.stop);
+    }
+  }
+
+  void apply(const double* r, double* z, cudaStream_t stream) override {
+    const LevelView<V>& top = views_[0];
+    scatter_in<<<reduce_blocks(n_), kBlock, 0, stream>>>(r, map_.data(), n_, top.b, ground_,
+                                                         GridSum{partials_.data(), finished_.data()});
+    PGSIM_CUDA_LAUNCH();
+    used_timers_ = 0;
+    cycle(0, stream);
+    const double* y = result_of(top);
+    if (n_) gather_out<<<blocks_for(n_), kBlock, 0, stream>>>(y, map_.data(), n_, ground_, z);
+    PGSIM_CUDA_LAUNCH();
+    if (profile_) collect_timers(stream);
+  }
+  std::string name() const override { return "cmg"; }
+  std::vector<LevelStats> levels() const override { return stats_; }
+
+ private:
+  struct Timer {
+    int level;
+    cudaEvent_t start, stop;
+  };
+
+  // Records the launches of `launch` on `stream` against `level` when profiling.
+  template <class F>
+  void timed(int level, cudaStream_t stream, F launch) {
+    if (!profile_) {
+      launch();
+      return;
+    }
+    if (used_timers_ == timers_.size()) {
+      Timer t{level, nullptr, nullptr};
+      PGSIM_CUDA(cudaEventCreate(&t.start));
+      PGSIM_CUDA(cudaEventCreate(&t.stop));
+      timers_.push_back(t);
+    }
+    Timer& t = timers_[used_timers_++];
+    t.level = level;
+    PGSIM_CUDA(cudaEventRecord(t.start, stream));
+    launch();
+    PGSIM_CUDA(cudaEventRecord(t.stop, stream));
+  }
+
+  void collect_timers(cudaStream_t stream) {
+    PGSIM_CUDA(cudaStreamSynchronize(stream));
+    for (size_t k = 0; k < used_timers_; ++k) {
+      float ms = 0;
+      PGSIM_CUDA(cudaEventElapsedTime(&ms, timers_[k].start, timers_[k].stop));
+      stats_[size_t(timers_[k].level)].seconds += ms * 1e-3;
+    }
+  }
+
+  void cycle(int l, cudaStream_t stream) {
+    const LevelView<V>& L = views_[size_t(l)];
+    if (l >= tail_first_) {
+      // One block for the rest of the hierarchy; its time is booked on its first level.
+      timed(l, stream, [&] {
+        cudaLaunchConfig_t config{};
+        config.gridDim = dim3(unsigned(tail_blocks_));
+        config.blockDim = dim3(kTailBlock);
+        config.stream = stream;
+        cudaLaunchAttribute cluster{};
+        cluster.id = cudaLaunchAttributeClusterDimension;
+        cluster.val.clusterDim.x = unsigned(tail_blocks_);
+        cluster.val.clusterDim.y = cluster.val.clusterDim.z = 1;
+        config.attrs = &cluster;
+        config.numAttrs = 1;
+        PGSIM_CUDA(cudaLaunchKernelEx(&config, tail_kernel<V>, static_cast<const LevelView<V>*>(views_dev_.data()), l,
+                                      coarsest_, static_cast<const double*>(coarse_inv_.data())));
+      });
+      PGSIM_CUDA_LAUNCH();
+      return;
+    }
+    if (l == coarsest_) {
+      timed(l, stream, [&] {
+        coarse_kernel<kCoarseLanes><<<blocks_for(int64_t(L.rows) * kCoarseLanes), kBlock, 0, stream>>>(
+            L.rows, coarse_inv_.data(), L.b, L.x[0]);
+      });
+      PGSIM_CUDA_LAUNCH();
+      return;
+    }
+    const LevelView<V>& C = views_[size_t(l) + 1];
+    for (int k = 0; k < L.repeats; ++k) {
+      const double* xin = k == 0 ? nullptr : L.x[(k - 1) % 2];
+      timed(l, stream, [&] {
+        auto kernel = k == 0 ? restrict_kernel<V, true, kRestrictLanes> : restrict_kernel<V, false, kRestrictLanes>;
+        kernel<<<L.long_clusters.chunks + blocks_for(int64_t(L.clusters) * kRestrictLanes), kBlock, 0, stream>>>(L, xin,
+                                                                                                       C.b);
+      });
+      PGSIM_CUDA_LAUNCH();
+      cycle(l + 1, stream);
+      const double* zc = result_of(C);
+      timed(l, stream, [&] {
+        auto kernel = k == 0 ? prolong_kernel<V, true, kProlongLanes> : prolong_kernel<V, false, kProlongLanes>;
+        kernel<<<L.long_rows.chunks + blocks_for(int64_t(L.rows) * kProlongLanes), kBlock, 0, stream>>>(L, xin, zc,
+                                                                                                 L.x[k % 2]);
+      });
+      PGSIM_CUDA_LAUNCH();
+    }
+  }
+
+  int32_t n_, ground_;
+  bool profile_;
+  int coarsest_ = 0, tail_first_ = 0, tail_blocks_ = 1;
+  DeviceBuffer<int32_t> map_;
+  DeviceBuffer<double> partials_;
+  DeviceBuffer<unsigned> finished_;
+  std::vector<LevelBuffers<V>> bufs_;
+  std::vector<LevelView<V>> views_;
+  DeviceBuffer<LevelView<V>> views_dev_;
+  DeviceBuffer<double> coarse_inv_;
+  std::vector<LevelStats> stats_;
+  std::vector<Timer> timers_;
+  size_t used_timers_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<DevicePreconditioner> make_device_cmg(const CmgHierarchy& h, const CmgDeviceOptions& options) {
+  if (options.float_values) return std::make_unique<DeviceCmg<float>>(h, options);
+  return std::make_unique<DeviceCmg<double>>(h, options);
+}
+
+}  // namespace pgsim::gpu

@@ -1,0 +1,27 @@
+#pragma once
+// The CMG preconditioner on the device: the whole hierarchy uploaded once, the cycle of
+// cmg/hierarchy.hpp run by kernels with no host round trip.
+//  - residual + restriction fused: rc_c = sum_{i in c} b_i - sum over the cluster's nonzeros
+//    of a_ij x_j (clusters are contiguous, so their nonzeros are one CSR range);
+//  - prolongation + smoothing fused: x' = x + R z is formed on the fly inside the smoother's
+//    SpMV, written to the level's other x buffer;
+//  - on the first visit x = invD b is never stored, the kernels form it on the fly;
+//  - the small levels at the bottom (launch-latency bound) run in one kernel of one
+//    thread-block cluster, with cluster barriers between the steps, the coarsest solve included.
+#include <memory>
+
+#include "cmg/hierarchy.hpp"
+#include "gpu/device_preconditioner.hpp"
+
+namespace pgsim::gpu {
+
+struct CmgDeviceOptions {
+  int32_t tail_rows = 6144;        // levels with at most this many rows run in the tail kernel
+  int tail_blocks = 8;             // blocks (of 1024 threads) in the tail kernel's cluster, 1 to 8
+  bool float_values = false;       // matrix values and invD in float32 (vectors stay double)
+  bool profile = false;            // time each level with CUDA events (synchronizes every apply)
+};
+
+std::unique_ptr<DevicePreconditioner> make_device_cmg(const CmgHierarchy& h, const CmgDeviceOptions& options);
+
+}  // namespace pgsim::gpu

@@ -1,0 +1,47 @@
+#pragma once
+// The GPU back end as the application sees it: plain C++, no CUDA headers, so src/app compiles
+// the same with or without the CUDA toolkit (it includes this only under PGSIM_HAVE_CUDA).
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "cmg/hierarchy.hpp"
+#include "mna/csr.hpp"
+#include "pcg/preconditioner.hpp"
+#include "pcg/solve_result.hpp"
+
+namespace pgsim::gpu {
+
+// A CUDA or cuSPARSE failure, or a hierarchy the device cannot take; the message names the call.
+class GpuFailure : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct GpuSolveSettings {
+  std::string precond = "jacobi";  // cmg (needs the hierarchy), jacobi, none
+  std::string spmv;                // SpMV layout of the system matrix: seg, csr, cusparse; empty: the default
+  bool float_hierarchy = false;    // CMG level values in float32
+  bool profile = false;            // per-level kernel time from CUDA events (no CUDA graphs then)
+};
+
+struct GpuSolveReport {
+  SolveResult result;
+  double upload_seconds = 0;  // matrix, hierarchy and vectors to the device
+  double solve_seconds = 0;   // PCG on the device, from the first kernel to x back on the host
+  size_t peak_device_bytes = 0;
+  std::string device, spmv;
+  std::vector<LevelStats> levels;  // CMG levels; seconds = kernel time when profiling
+};
+
+std::vector<std::string> gpu_preconditioner_names();
+std::string default_spmv_layout();
+bool gpu_present(std::string* why);  // a usable CUDA device; `why` says what is missing
+
+// Solves G x = b on the device; x holds the initial guess. `hierarchy` is required for cmg.
+GpuSolveReport solve_on_gpu(const CsrMatrix& G, const std::vector<double>& b, std::vector<double>& x,
+                            const CmgHierarchy* hierarchy, const SolveControl& control,
+                            const GpuSolveSettings& settings);
+
+}  // namespace pgsim::gpu

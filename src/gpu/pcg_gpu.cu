@@ -1,0 +1,252 @@
+#include "gpu/pcg_gpu.hpp"
+
+#include <cmath>
+
+#include "gpu/cuda_check.hpp"
+#include "gpu/launch.cuh"
+
+namespace pgsim::gpu {
+
+namespace {
+
+// The PCG scalars in device memory: an array of doubles, these are the indices.
+namespace scalar {
+enum : int { pq, rz, rz_old, rr, rr_stop, done, iteration, count };
+}
+
+__global__ void dot_kernel(const double* __restrict__ a, const double* __restrict__ b, int64_t n, GridSum g,
+                           double* out) {
+  double s = 0;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+    s += a[i] * b[i];
+  double total;
+  if (grid_sum(g, s, total)) *out = total;
+}
+
+// alpha = rz / pq; x += alpha p; r -= alpha q; rr = r.r (one pass over the four vectors).
+// Nothing once converged; else the last block records rr and the verdict for the host.
+__global__ void update_xr(double* __restrict__ x, double* __restrict__ r, const double* __restrict__ p,
+                          const double* __restrict__ q, int64_t n, double* scal, GridSum g, double* history) {
+  using namespace scalar;
+  if (scal[done] != 0.0) return;  // the same value in every block: set by an earlier launch
+  const double alpha = scal[rz] / scal[pq];
+  double s = 0;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+    x[i] += alpha * p[i];
+    const double ri = r[i] - alpha * q[i];
+    r[i] = ri;
+    s += ri * ri;
+  }
+  double total;
+  if (grid_sum(g, s, total)) {
+    const bool converged = total <= scal[rr_stop];
+    const auto k = static_cast<int64_t>(scal[iteration]);
+    scal[rr] = total;
+    scal[done] = converged ? 1.0 : 0.0;
+    scal[iteration] = double(k + 1);
+    history[2 * k] = total;
+    history[2 * k + 1] = converged ? 1.0 : 0.0;
+  }
+}
+
+// Start of a solve or a restart: iteration counter, convergence threshold, flag.
+__global__ void reset_kernel(double* scal, int rr_stop, int done, int iteration, double stop, double first_iteration) {
+  scal[rr_stop] = stop;
+  scal[done] = 0.0;
+  scal[iteration] = first_iteration;
+}
+
+// rz_old = rz; rz = r.z
+__global__ void rz_kernel(const double* __restrict__ r, const double* __restrict__ z, int64_t n, double* scal,
+                          GridSum g, int rz, int rz_old) {
+  double s = 0;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+    s += r[i] * z[i];
+  double total;
+  if (grid_sum(g, s, total)) {
+    scal[rz_old] = scal[rz];
+    scal[rz] = total;
+  }
+}
+
+// p = z + (rz / rz_old) p
+__global__ void xpay_kernel(const double* __restrict__ z, double* __restrict__ p, int64_t n, const double* scal,
+                            int rz, int rz_old) {
+  const double beta = scal[rz] / scal[rz_old];
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+    p[i] = z[i] + beta * p[i];
+}
+
+// r = b - Ax; rr = r.r
+__global__ void residual_kernel(const double* __restrict__ b, const double* __restrict__ ax, double* __restrict__ r,
+                                int64_t n, double* scal, GridSum g, int rr) {
+  double s = 0;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+    const double ri = b[i] - ax[i];
+    r[i] = ri;
+    s += ri * ri;
+  }
+  double total;
+  if (grid_sum(g, s, total)) scal[rr] = total;
+}
+
+}  // namespace
+
+GpuPcg::GpuPcg(int32_t n, bool use_graphs)
+    : n_(n),
+      use_graphs_(use_graphs),
+      x_(size_t(n)),
+      r_(size_t(n)),
+      z_(size_t(n)),
+      p_(size_t(n)),
+      q_(size_t(n)),
+      partials_(size_t(kReduceBlocks)),
+      scalars_(size_t(scalar::count)),
+      finished_(1) {
+  PGSIM_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+  PGSIM_CUDA(cudaMallocHost(&rr_host_, sizeof(double)));
+  for (auto& e : step_done_) PGSIM_CUDA(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+  PGSIM_CUDA(cudaMemset(finished_.data(), 0, sizeof(unsigned)));
+  PGSIM_CUDA(cudaMemset(scalars_.data(), 0, scalar::count * sizeof(double)));
+}
+
+GpuPcg::~GpuPcg() {
+  if (first_) cudaGraphExecDestroy(first_);
+  if (step_) cudaGraphExecDestroy(step_);
+  for (auto& e : step_done_) cudaEventDestroy(e);
+  if (history_) cudaFreeHost(history_);
+  cudaFreeHost(rr_host_);
+  cudaStreamDestroy(stream_);
+}
+
+void GpuPcg::launch_first_half(DeviceSpmv& A) {
+  const GridSum g{partials_.data(), finished_.data()};
+  A.multiply(p_.data(), q_.data(), stream_);
+  dot_kernel<<<reduce_blocks(n_), kBlock, 0, stream_>>>(p_.data(), q_.data(), n_, g, scalars_.data() + scalar::pq);
+  PGSIM_CUDA_LAUNCH();
+  update_xr<<<reduce_blocks(n_), kBlock, 0, stream_>>>(x_.data(), r_.data(), p_.data(), q_.data(), n_,
+                                                       scalars_.data(), g, history_);
+  PGSIM_CUDA_LAUNCH();
+}
+
+void GpuPcg::launch_second_half(DevicePreconditioner& M) {
+  const GridSum g{partials_.data(), finished_.data()};
+  M.apply(r_.data(), z_.data(), stream_);
+  rz_kernel<<<reduce_blocks(n_), kBlock, 0, stream_>>>(r_.data(), z_.data(), n_, scalars_.data(), g, scalar::rz,
+                                                       scalar::rz_old);
+  PGSIM_CUDA_LAUNCH();
+  xpay_kernel<<<reduce_blocks(n_), kBlock, 0, stream_>>>(z_.data(), p_.data(), n_, scalars_.data(), scalar::rz,
+                                                         scalar::rz_old);
+  PGSIM_CUDA_LAUNCH();
+}
+
+// One recorded step: [z = M r; rz; p = z + beta p;] q = A p; pq; x, r update; rr and verdict.
+void GpuPcg::launch_step(bool with_preconditioner, DeviceSpmv& A, DevicePreconditioner& M) {
+  auto record = [&] {
+    if (with_preconditioner) launch_second_half(M);
+    launch_first_half(A);
+  };
+  if (!use_graphs_) {
+    record();
+    return;
+  }
+  if (graph_A_ != &A || graph_M_ != &M) {
+    for (auto* exec : {&first_, &step_})
+      if (*exec) {
+        PGSIM_CUDA(cudaGraphExecDestroy(*exec));
+        *exec = nullptr;
+      }
+    graph_A_ = &A;
+    graph_M_ = &M;
+  }
+  cudaGraphExec_t& exec = with_preconditioner ? step_ : first_;
+  if (!exec) {
+    cudaGraph_t graph;
+    PGSIM_CUDA(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
+    record();
+    PGSIM_CUDA(cudaStreamEndCapture(stream_, &graph));
+    PGSIM_CUDA(cudaGraphInstantiate(&exec, graph, 0));
+    PGSIM_CUDA(cudaGraphDestroy(graph));
+  }
+  PGSIM_CUDA(cudaGraphLaunch(exec, stream_));
+}
+
+// The history is baked into the graphs: growing it drops them.
+void GpuPcg::reserve_history(int iterations) {
+  if (iterations <= history_size_) return;
+  if (history_) PGSIM_CUDA(cudaFreeHost(history_));
+  PGSIM_CUDA(cudaHostAlloc(&history_, size_t(iterations) * 2 * sizeof(double), cudaHostAllocMapped));
+  history_size_ = iterations;
+  graph_A_ = graph_M_ = nullptr;
+}
+
+double GpuPcg::read_rr() {
+  PGSIM_CUDA(cudaStreamSynchronize(stream_));
+  return *rr_host_;
+}
+
+double GpuPcg::relative_residual(DeviceSpmv& A, const double* b, double bnorm) {
+  A.multiply(x_.data(), q_.data(), stream_);
+  residual_kernel<<<reduce_blocks(n_), kBlock, 0, stream_>>>(b, q_.data(), r_.data(), n_, scalars_.data(),
+                                                             GridSum{partials_.data(), finished_.data()}, scalar::rr);
+  PGSIM_CUDA_LAUNCH();
+  PGSIM_CUDA(cudaMemcpyAsync(rr_host_, scalars_.data() + scalar::rr, sizeof(double), cudaMemcpyDeviceToHost, stream_));
+  return std::sqrt(read_rr()) / bnorm;
+}
+
+SolveResult GpuPcg::solve(DeviceSpmv& A, const double* b, double* x, DevicePreconditioner& M,
+                          const SolveControl& control) {
+  SolveResult result;
+  const GridSum g{partials_.data(), finished_.data()};
+  dot_kernel<<<reduce_blocks(n_), kBlock, 0, stream_>>>(b, b, n_, g, scalars_.data() + scalar::rr);
+  PGSIM_CUDA_LAUNCH();
+  PGSIM_CUDA(cudaMemcpyAsync(rr_host_, scalars_.data() + scalar::rr, sizeof(double), cudaMemcpyDeviceToHost, stream_));
+  const double bnorm = std::sqrt(read_rr());
+  if (n_ == 0 || bnorm == 0.0) {
+    if (n_) PGSIM_CUDA(cudaMemsetAsync(x, 0, size_t(n_) * sizeof(double), stream_));
+    PGSIM_CUDA(cudaStreamSynchronize(stream_));
+    result.converged = true;
+    return result;
+  }
+  PGSIM_CUDA(cudaMemcpyAsync(x_.data(), x, size_t(n_) * sizeof(double), cudaMemcpyDeviceToDevice, stream_));
+  reserve_history(control.max_iterations + 1);
+  const double stop = control.tolerance * bnorm;
+  double rel = relative_residual(A, b, bnorm);
+  int it = 0;
+  // Same control flow as pcg_cpu: when the recurrence claims convergence the true residual is
+  // checked, and CG restarts from it if it is not there yet.
+  while (rel > control.tolerance && it < control.max_iterations) {
+    reset_kernel<<<1, 1, 0, stream_>>>(scalars_.data(), scalar::rr_stop, scalar::done, scalar::iteration,
+                                       stop * stop, double(it));
+    PGSIM_CUDA_LAUNCH();
+    M.apply(r_.data(), z_.data(), stream_);
+    rz_kernel<<<reduce_blocks(n_), kBlock, 0, stream_>>>(r_.data(), z_.data(), n_, scalars_.data(), g, scalar::rz,
+                                                         scalar::rz_old);
+    PGSIM_CUDA_LAUNCH();
+    PGSIM_CUDA(cudaMemcpyAsync(p_.data(), z_.data(), size_t(n_) * sizeof(double), cudaMemcpyDeviceToDevice, stream_));
+    launch_step(false, A, M);
+    PGSIM_CUDA(cudaEventRecord(step_done_[it % 2], stream_));
+    while (it < control.max_iterations) {
+      if (it + 1 < control.max_iterations) {  // queue the next iteration before waiting for this one
+        launch_step(true, A, M);
+        PGSIM_CUDA(cudaEventRecord(step_done_[(it + 1) % 2], stream_));
+      }
+      PGSIM_CUDA(cudaEventSynchronize(step_done_[it % 2]));
+      const double rr = history_[2 * it];
+      const bool converged = history_[2 * it + 1] != 0.0;
+      rel = std::sqrt(rr) / bnorm;
+      ++it;
+      if (control.progress) control.progress(it, rel);
+      if (converged) break;
+    }
+    rel = relative_residual(A, b, bnorm);
+  }
+  PGSIM_CUDA(cudaMemcpyAsync(x, x_.data(), size_t(n_) * sizeof(double), cudaMemcpyDeviceToDevice, stream_));
+  PGSIM_CUDA(cudaStreamSynchronize(stream_));
+  result.iterations = it;
+  result.relative_residual = rel;
+  result.converged = rel <= control.tolerance;
+  return result;
+}
+
+}  // namespace pgsim::gpu

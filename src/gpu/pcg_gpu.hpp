@@ -1,0 +1,56 @@
+#pragma once
+// PCG with every vector operation on the device. The scalars (alpha, beta, the dot products)
+// stay in device memory, so an iteration is a fixed sequence of launches that is captured once
+// in a CUDA graph and replayed. Each iteration's ||r||^2 and "converged" flag are written by the
+// device straight into mapped host memory; the host queues iteration k+1 before it waits for
+// k's flag, so the round trip hides behind the next iteration's kernels. Once the flag is set
+// the queued iteration leaves x and r alone, so the result and the iteration count are those of
+// the CPU PCG (same recurrence, same restart on the true residual).
+#include <cuda_runtime_api.h>
+
+#include <memory>
+
+#include "gpu/device_buffer.hpp"
+#include "gpu/device_preconditioner.hpp"
+#include "gpu/spmv.hpp"
+#include "pcg/solve_result.hpp"
+
+namespace pgsim::gpu {
+
+class GpuPcg {
+ public:
+  // Workspace for systems of n unknowns. use_graphs = false launches kernel by kernel
+  // (needed when the preconditioner synchronizes, e.g. to read its per-level timers).
+  GpuPcg(int32_t n, bool use_graphs);
+  ~GpuPcg();
+  GpuPcg(const GpuPcg&) = delete;
+  GpuPcg& operator=(const GpuPcg&) = delete;
+
+  // Solves A x = b; b and x are device arrays of n, x holds the initial guess on entry.
+  // The graphs are kept while A and M stay the same, so repeated solves do not rebuild them.
+  SolveResult solve(DeviceSpmv& A, const double* b, double* x, DevicePreconditioner& M, const SolveControl& control);
+  cudaStream_t stream() const { return stream_; }
+
+ private:
+  void launch_first_half(DeviceSpmv& A);                          // q = A p; pq; x, r update; rr
+  void launch_second_half(DevicePreconditioner& M);               // z = M r; rz; p = z + beta p
+  double relative_residual(DeviceSpmv& A, const double* b, double bnorm);  // r = b - A x, true
+  double read_rr();
+  void launch_step(bool with_preconditioner, DeviceSpmv& A, DevicePreconditioner& M);
+  void reserve_history(int iterations);
+
+  int32_t n_;
+  bool use_graphs_;
+  cudaStream_t stream_ = nullptr;
+  DeviceBuffer<double> x_, r_, z_, p_, q_, partials_, scalars_;
+  DeviceBuffer<unsigned> finished_;
+  double* rr_host_ = nullptr;  // pinned
+  double* history_ = nullptr;  // mapped host memory: per iteration ||r||^2 and the converged flag
+  int history_size_ = 0;
+  cudaEvent_t step_done_[2] = {nullptr, nullptr};
+  cudaGraphExec_t first_ = nullptr, step_ = nullptr;
+  const void* graph_A_ = nullptr;
+  const void* graph_M_ = nullptr;
+};
+
+}  // namespace pgsim::gpu
