@@ -145,14 +145,17 @@ CsrMatrix galerkin_coarse(const CsrMatrix& A, const std::vector<int32_t>& cluste
 CsrMatrix permute_symmetric(const CsrMatrix& A, const std::vector<int32_t>& new_of_old) {
   const size_t n = static_cast<size_t>(A.rows);
   std::vector<int32_t> old_of_new(n);
-  for (size_t i = 0; i < n; ++i) old_of_new[new_of_old[i]] = static_cast<int32_t>(i);
+#pragma omp parallel for schedule(static, 4096)
+  for (int32_t i = 0; i < A.rows; ++i) old_of_new[new_of_old[i]] = i;
   CsrMatrix B;
   B.rows = A.rows;
   B.ptr.assign(n + 1, 0);
-  for (size_t r = 0; r < n; ++r) {
+#pragma omp parallel for schedule(static, 4096)
+  for (int32_t r = 0; r < A.rows; ++r) {
     const int32_t i = old_of_new[r];
-    B.ptr[r + 1] = B.ptr[r] + (A.ptr[i + 1] - A.ptr[i]);
+    B.ptr[r + 1] = A.ptr[i + 1] - A.ptr[i];
   }
+  prefix_sum(B.ptr);
   B.col.resize(A.col.size());
   B.val.resize(A.val.size());
 #pragma omp parallel for schedule(static, 4096)
