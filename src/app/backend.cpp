@@ -35,6 +35,7 @@ void solve_pcg_on_gpu(const CsrMatrix& G, const std::vector<double>& b, std::vec
   gpu::GpuSolveSettings s;
   s.precond = rep.precond;
   s.spmv = opt.spmv;
+  s.trsv = opt.trsv;
   s.profile = opt.profile;
   const auto t0 = std::chrono::steady_clock::now();
   std::optional<CmgHierarchy> hierarchy;

@@ -35,21 +35,25 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--spmv", opt.spmv, "GPU SpMV layout of the system matrix: seg, csr or cusparse (default csr)")
       ->check(CLI::IsMember({"seg", "csr", "cusparse"}));
+  app.add_option("--trsv", opt.trsv,
+                 "GPU triangular solves of --precond ic0: colored (default: colour-ordered factor, one launch per "
+                 "colour), syncfree, thread, levelset, cusparse, or auto")
+      ->check(CLI::IsMember({"auto", "syncfree", "thread", "colored", "levelset", "cusparse"}));
   app.add_option("--tol", opt.tolerance, "stop when ||b - Gx|| <= tol ||b||")
       ->check(CLI::Range(1e-16, 1.0))
       ->capture_default_str();
   app.add_option("--max-iter", opt.max_iterations, "iteration limit; reaching it is an error")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  bool no_eliminate = false;
+  app.add_flag("--no-eliminate", no_eliminate,
+               "keep wire chains (degree-1 and degree-2 unknowns) in the PCG system instead of eliminating them exactly");
   auto* export_system = app.add_option("--export-system", opt.export_prefix,
                                        "after the reduction, write PREFIX.G.mtx, PREFIX.b.mtx and PREFIX.nodes.txt");
   app.add_flag("--export-only", opt.export_only, "stop after --export-system (no solve)")
       ->needs(export_system)
       ->excludes(output)
       ->excludes(compare);
-  bool no_eliminate = false;
-  app.add_flag("--no-eliminate", no_eliminate,
-               "keep wire chains (degree-1 and degree-2 unknowns) in the PCG system instead of eliminating them exactly");
   app.add_flag("--profile", opt.profile, "print per-phase and per-level timing");
   bool verbose = false;
   app.add_flag("-v,--verbose", verbose, "more messages");

@@ -13,6 +13,7 @@ struct Options {
   std::string solver = "pcg";  // pcg | direct
   std::string precond;       // empty: the default preconditioner
   std::string backend = "auto";  // gpu | cpu | auto
+  std::string trsv;          // GPU triangular solves of ic0 (see gpu/sptrsv.hpp); empty: the default
   std::string spmv;          // GPU SpMV layout of G (seg | csr | cusparse); empty: the default
   double tolerance = 1e-10;
   int max_iterations = 5000;

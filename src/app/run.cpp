@@ -7,8 +7,8 @@
 #include <numeric>
 #include <optional>
 
-#include "app/backend.hpp"
 #include "app/atomic_file.hpp"
+#include "app/backend.hpp"
 #include "app/export_system.hpp"
 #include "app/heatmap.hpp"
 #include "app/png_writer.hpp"

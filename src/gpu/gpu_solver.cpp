@@ -7,6 +7,7 @@
 #include "gpu/cuda_check.hpp"
 #include "gpu/device_buffer.hpp"
 #include "gpu/device_info.hpp"
+#include "gpu/ic0_preconditioner.hpp"
 #include "gpu/jacobi_device.hpp"
 #include "gpu/pcg_gpu.hpp"
 #include "gpu/spmv.hpp"
@@ -28,16 +29,24 @@ std::unique_ptr<DevicePreconditioner> make_preconditioner(const CsrMatrix& G, co
     return make_device_cmg(*h, o);
   }
   if (s.precond == "jacobi") return std::make_unique<DeviceJacobi>(G);
+  if (s.precond == "ic0")
+    return std::make_unique<Ic0DevicePreconditioner>(G, parse_trsv_method(s.trsv.empty() ? default_trsv() : s.trsv));
   if (s.precond == "none") return std::make_unique<DeviceIdentity>(G.rows);
   throw GpuFailure("preconditioner '" + s.precond + "' has no GPU version");
 }
 
 }  // namespace
 
-std::vector<std::string> gpu_preconditioner_names() { return {"cmg", "jacobi", "none"}; }
+std::vector<std::string> gpu_preconditioner_names() { return {"cmg", "jacobi", "ic0", "none"}; }
 
 // CSR-vector: fastest on the system matrices of the IBM and generated grids (benchmarks/gpu/README.md).
 std::string default_spmv_layout() { return "csr"; }
+
+std::vector<std::string> trsv_names() { return trsv_method_names(); }
+
+// The colour-ordered factor solved one colour per launch: fastest per PCG solve on the grids and
+// ibmpg1 in benchmarks/gpu (README there), despite more iterations than the natural order.
+std::string default_trsv() { return "colored"; }
 
 bool gpu_present(std::string* why) { return device_available(why); }
 

@@ -20,8 +20,9 @@ class GpuFailure : public std::runtime_error {
 };
 
 struct GpuSolveSettings {
-  std::string precond = "jacobi";  // cmg (needs the hierarchy), jacobi, none
+  std::string precond = "jacobi";  // cmg (needs the hierarchy), jacobi, ic0, none
   std::string spmv;                // SpMV layout of the system matrix: seg, csr, cusparse; empty: the default
+  std::string trsv;                // ic0's triangular solves (gpu/sptrsv.hpp names); empty: the default
   bool float_hierarchy = false;    // CMG level values in float32
   bool profile = false;            // per-level kernel time from CUDA events (no CUDA graphs then)
 };
@@ -37,6 +38,8 @@ struct GpuSolveReport {
 
 std::vector<std::string> gpu_preconditioner_names();
 std::string default_spmv_layout();
+std::vector<std::string> trsv_names();  // accepted by GpuSolveSettings::trsv
+std::string default_trsv();
 bool gpu_present(std::string* why);  // a usable CUDA device; `why` says what is missing
 
 // Solves G x = b on the device; x holds the initial guess. `hierarchy` is required for cmg.
