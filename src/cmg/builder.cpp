@@ -61,8 +61,10 @@ CmgHierarchy build_cmg_hierarchy(const CsrMatrix& G, const CmgOptions& options) 
   std::iota(new_of_old.begin(), new_of_old.end(), 0);
   h.levels.back().A = std::move(raw.back());
   for (size_t l = levels - 1; l-- > 0;) {
-    std::vector<int32_t> key(clusterings[l].cluster_of.size());
-    for (size_t v = 0; v < key.size(); ++v) key[v] = new_of_old[clusterings[l].cluster_of[v]];
+    const std::vector<int32_t>& cluster_of = clusterings[l].cluster_of;
+    std::vector<int32_t> key(cluster_of.size());
+#pragma omp parallel for schedule(static, 4096)
+    for (int32_t v = 0; v < static_cast<int32_t>(key.size()); ++v) key[v] = new_of_old[cluster_of[v]];
     sort_by_key(key, clusterings[l].count, new_of_old, h.levels[l].cluster_ptr);
     h.levels[l].A = permute_symmetric(raw[l], new_of_old);
     raw[l] = CsrMatrix();

@@ -43,9 +43,11 @@ Clustering cluster_vertices(const CsrMatrix& A) {
     volume[v] = vol;
   }
   // Two vertices that chose each other: the lower index becomes the root.
+  const std::vector<int32_t> chosen = parent;
+#pragma omp parallel for schedule(static, 4096)
   for (int32_t v = 0; v < n; ++v) {
-    const int32_t p = parent[v];
-    if (p != v && parent[p] == v && v < p) parent[v] = v;
+    const int32_t p = chosen[v];
+    if (p != v && chosen[p] == v && v < p) parent[v] = v;
   }
 
   // Forest weight at each vertex: its own edge plus its children's edges.
@@ -55,6 +57,7 @@ Clustering cluster_vertices(const CsrMatrix& A) {
     forest_weight[v] += heaviest[v];
     forest_weight[parent[v]] += heaviest[v];
   }
+#pragma omp parallel for schedule(static, 4096)
   for (int32_t v = 0; v < n; ++v)
     if (parent[v] != v && forest_weight[v] < kWeakShare * volume[v]) parent[v] = v;
 
@@ -79,11 +82,13 @@ Clustering cluster_vertices(const CsrMatrix& A) {
   }
   if (order.size() != un) throw std::logic_error("cmg clustering: the heaviest-neighbour graph has a cycle");
 
-  // Roots come after their trees in `order`: walking it backwards resolves every vertex's root.
+  // Every vertex is at most kMaxHeight edges below its root.
   std::vector<int32_t> root(un);
-  for (size_t k = un; k-- > 0;) {
-    const int32_t v = order[k];
-    root[v] = parent[v] == v ? v : root[parent[v]];
+#pragma omp parallel for schedule(static, 4096)
+  for (int32_t v = 0; v < n; ++v) {
+    int32_t r = v;
+    while (parent[r] != r) r = parent[r];
+    root[v] = r;
   }
   Clustering c;
   c.cluster_of.assign(un, -1);

@@ -1,6 +1,7 @@
 #include "cmg/galerkin.hpp"
 
 #include <algorithm>
+#include <memory>
 #include <cstddef>
 #include <tuple>
 #include <utility>
@@ -80,13 +81,15 @@ CsrMatrix galerkin_coarse(const CsrMatrix& A, const std::vector<int32_t>& cluste
   }
 
   // Each coarse row gathered into its upper-bound slot, sorted, duplicates merged.
-  std::vector<int32_t> tcol(static_cast<size_t>(bound[nc]));
-  std::vector<double> tval(tcol.size());
+  // Scratch as large as A: left uninitialized, so its pages are first touched by the parallel loop
+  // below instead of being zeroed by one thread.
+  const std::unique_ptr<int32_t[]> tcol(new int32_t[static_cast<size_t>(bound[nc])]);
+  const std::unique_ptr<double[]> tval(new double[static_cast<size_t>(bound[nc])]);
   std::vector<int32_t> length(nc + 1, 0);
 #pragma omp parallel for schedule(dynamic, 1024)
   for (int32_t c = 0; c < clusters; ++c) {
-    int32_t* col = tcol.data() + bound[c];
-    double* val = tval.data() + bound[c];
+    int32_t* col = tcol.get() + bound[c];
+    double* val = tval.get() + bound[c];
     int32_t len = 0;
     for (int32_t m = member_ptr[c]; m < member_ptr[c + 1]; ++m) {
       const int32_t v = members[m];
@@ -131,8 +134,9 @@ CsrMatrix galerkin_coarse(const CsrMatrix& A, const std::vector<int32_t>& cluste
   Ac.val.resize(Ac.col.size());
 #pragma omp parallel for schedule(static, 4096)
   for (int32_t c = 0; c < clusters; ++c) {
-    std::copy(tcol.begin() + bound[c], tcol.begin() + bound[c] + (Ac.ptr[c + 1] - Ac.ptr[c]), Ac.col.begin() + Ac.ptr[c]);
-    std::copy(tval.begin() + bound[c], tval.begin() + bound[c] + (Ac.ptr[c + 1] - Ac.ptr[c]), Ac.val.begin() + Ac.ptr[c]);
+    const int32_t len = Ac.ptr[c + 1] - Ac.ptr[c];
+    std::copy(tcol.get() + bound[c], tcol.get() + bound[c] + len, Ac.col.begin() + Ac.ptr[c]);
+    std::copy(tval.get() + bound[c], tval.get() + bound[c] + len, Ac.val.begin() + Ac.ptr[c]);
   }
   make_exactly_symmetric(Ac);
   return Ac;
@@ -141,14 +145,17 @@ CsrMatrix galerkin_coarse(const CsrMatrix& A, const std::vector<int32_t>& cluste
 CsrMatrix permute_symmetric(const CsrMatrix& A, const std::vector<int32_t>& new_of_old) {
   const size_t n = static_cast<size_t>(A.rows);
   std::vector<int32_t> old_of_new(n);
-  for (size_t i = 0; i < n; ++i) old_of_new[new_of_old[i]] = static_cast<int32_t>(i);
+#pragma omp parallel for schedule(static, 4096)
+  for (int32_t i = 0; i < A.rows; ++i) old_of_new[new_of_old[i]] = i;
   CsrMatrix B;
   B.rows = A.rows;
   B.ptr.assign(n + 1, 0);
-  for (size_t r = 0; r < n; ++r) {
+#pragma omp parallel for schedule(static, 4096)
+  for (int32_t r = 0; r < A.rows; ++r) {
     const int32_t i = old_of_new[r];
-    B.ptr[r + 1] = B.ptr[r] + (A.ptr[i + 1] - A.ptr[i]);
+    B.ptr[r + 1] = A.ptr[i + 1] - A.ptr[i];
   }
+  prefix_sum(B.ptr);
   B.col.resize(A.col.size());
   B.val.resize(A.val.size());
 #pragma omp parallel for schedule(static, 4096)

@@ -16,7 +16,12 @@ int64_t offset(Net net, bool horizontal) {
   return GridShape::pitch(horizontal ? 1 : 2) / 2;
 }
 
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+// Every step-th of `count` indices, the unused remainder split between both ends.
+Sequence centred_every(int64_t count, int64_t step) {
+  if (count <= 0) return {};
+  int64_t first = (count - 1) % step / 2;
+  return {first, step, (count - 1 - first) / step + 1};
+}
 
 }  // namespace
 
@@ -37,9 +42,14 @@ int64_t GridShape::layer_nodes(Net net, int layer) const {
   return stripes(net, layer).count * positions(net, layer).count;
 }
 
-int64_t GridShape::pads(Net net) const {
-  return ceil_div(stripes(net, layers).count, pads_every) * ceil_div(positions(net, layers).count, pads_every);
+Sequence GridShape::pad_stripes(Net net) const { return centred_every(stripes(net, layers).count, pads_every); }
+
+Sequence GridShape::pad_nodes(Net net) const {
+  Sequence along = positions(net, layers);
+  return centred_every(along.count, pads_every * pitch(layers) / along.step);
 }
+
+int64_t GridShape::pads(Net net) const { return pad_stripes(net).count * pad_nodes(net).count; }
 
 int64_t GridShape::total_nodes() const {
   int64_t n = 0;

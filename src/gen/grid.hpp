@@ -25,7 +25,7 @@ struct Sequence {
 struct GridShape {
   int layers = 4;
   int64_t width = 0, height = 0;  // tracks
-  int pads_every = 8;             // pads on every K-th top stripe, at every K-th node along it
+  int pads_every = 6;             // pads on every K-th top stripe, as far apart along it: a square lattice
 
   static int64_t pitch(int layer) { return int64_t{1} << layer; }
   static bool horizontal(int layer) { return layer % 2 == 1; }
@@ -34,6 +34,10 @@ struct GridShape {
   Sequence stripes(Net net, int layer) const;
   // Where the nodes lie along one stripe of `layer` (x for horizontal layers, y for vertical).
   Sequence positions(Net net, int layer) const;
+  // Which top-layer stripes of the net, and which nodes along each, carry pads: every
+  // pads_every-th stripe and nodes the same distance apart, the lattice centred on the die.
+  Sequence pad_stripes(Net net) const;
+  Sequence pad_nodes(Net net) const;
   // Nodes of one net on one layer, and pad nodes (the _X_ side of each pad) of one net.
   int64_t layer_nodes(Net net, int layer) const;
   int64_t pads(Net net) const;

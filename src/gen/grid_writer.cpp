@@ -41,7 +41,7 @@ class Writer {
   GridCounts run() {
     out_ << "* IBM-style power grid: " << p_.command_line << '\n';
     out_ << "* " << s_.total_nodes() << " nodes, " << s_.layers << " layers, " << s_.width << " x " << s_.height
-         << " tracks, seed " << static_cast<int64_t>(p_.seed) << '\n';
+         << " tracks, seed " << p_.seed << '\n';
     for (Net net : {Net::vdd, Net::gnd}) {
       for (int l = 1; l <= s_.layers; ++l) {
         wires(net, l);
@@ -97,9 +97,10 @@ class Writer {
   void pads(Net net) {
     out_ << "* pads " << name(net) << '\n';
     int top = s_.layers;
-    Sequence stripes = s_.stripes(net, top), along = s_.positions(net, top);
-    for (int64_t k = 0; k < stripes.count; k += s_.pads_every)
-      for (int64_t i = 0; i < along.count; i += s_.pads_every) {
+    Sequence pad_stripes = s_.pad_stripes(net), pad_nodes = s_.pad_nodes(net);
+    for (int64_t a = 0; a < pad_stripes.count; ++a)
+      for (int64_t b = 0; b < pad_nodes.count; ++b) {
+        int64_t k = pad_stripes.at(a), i = pad_nodes.at(b);
         Node n = node(net, top, k, i);
         int64_t id = ++counts_.pads;
         out_ << "rp" << id << ' ' << n << " _X_" << n << ' ' << kPadOhm << '\n';

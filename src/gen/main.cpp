@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <exception>
+#include <filesystem>
 #include <string>
 
 #include "app/exit_codes.hpp"
@@ -47,7 +48,7 @@ int main(int argc, char** argv) {
   app.add_option("--seed", params.seed, "seed of the resistance jitter and the load placement and values")
       ->capture_default_str();
   app.add_option("--pads-every", params.shape.pads_every,
-                 "a pad on every K-th top-layer stripe, at every K-th node along it")
+                 "pads on every K-th top-layer stripe, as far apart along it (a square lattice)")
       ->check(CLI::Range(1, 1 << 20))
       ->capture_default_str();
   app.add_option("--load-fraction", params.load_fraction, "share of bottom-layer VDD taps that draw a load current")
@@ -68,16 +69,16 @@ int main(int argc, char** argv) {
                  nodes_text.c_str());
     return kExitInput;
   }
+  const auto nodes = static_cast<int64_t>(std::ceil(requested));
   // The header names the parameters, not the output path, so equal parameters give equal bytes.
-  params.command_line = "pgsim-gen --nodes " + std::to_string(static_cast<int64_t>(std::ceil(requested))) +
+  params.command_line = "pgsim-gen --nodes " + std::to_string(nodes) +
                         " --layers " + std::to_string(params.shape.layers) + " --seed " + std::to_string(params.seed) +
                         " --pads-every " + std::to_string(params.shape.pads_every) + " --load-fraction " +
                         CLI::detail::to_string(params.load_fraction);
 
   auto start = std::chrono::steady_clock::now();
   try {
-    params.shape = gen::shape_for_nodes(static_cast<int64_t>(std::ceil(requested)), params.shape.layers,
-                                        params.shape.pads_every);
+    params.shape = gen::shape_for_nodes(nodes, params.shape.layers, params.shape.pads_every);
     gen::TextSink out(output);
     gen::GridCounts c = gen::write_grid(params, out);
     out.close();
@@ -93,6 +94,9 @@ int main(int argc, char** argv) {
     return kExitOk;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "pgsim-gen: %s\n", e.what());
+    // A partial netlist would parse as a smaller grid: remove it (but never a device or a pipe).
+    std::error_code ec;
+    if (output != "-" && std::filesystem::is_regular_file(output, ec)) std::filesystem::remove(output, ec);
     return kExitSystem;
   }
 }

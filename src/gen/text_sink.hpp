@@ -30,6 +30,7 @@ class TextSink {
     return *this;
   }
   TextSink& operator<<(int64_t v) { return convert(v); }
+  TextSink& operator<<(uint64_t v) { return convert(v); }
   TextSink& operator<<(int v) { return convert(v); }
   // Values in IBM's layout: 7 significant digits, scientific (2.500000e-01).
   TextSink& operator<<(double v) { return convert(v, std::chars_format::scientific, 6); }

@@ -37,6 +37,7 @@ EliminatedSystem eliminate_chains(const CsrMatrix& G, const std::vector<double>&
   const size_t un = static_cast<size_t>(n);
   WorkGraph g{G.ptr, G.col, std::vector<double>(G.val.size()), std::vector<double>(un, 0.0), b,
               std::vector<int32_t>(un, 0), std::vector<char>(un, 1)};
+#pragma omp parallel for schedule(static, 4096)
   for (int32_t v = 0; v < n; ++v) {
     double diag = 0, off = 0;
     for (int32_t k = G.ptr[v]; k < G.ptr[v + 1]; ++k) {
@@ -54,16 +55,15 @@ EliminatedSystem eliminate_chains(const CsrMatrix& G, const std::vector<double>&
 
   EliminatedSystem out;
   out.original_unknowns = n;
-  std::vector<int32_t> queue;
-  for (int32_t v = 0; v < n; ++v)
-    if (g.degree[v] <= 2) queue.push_back(v);
+  std::vector<int32_t> stack;
   auto lower_degree = [&](int32_t v) {
-    if (--g.degree[v] <= 2) queue.push_back(v);
+    if (--g.degree[v] <= 2) stack.push_back(v);
   };
 
-  for (size_t head = 0; head < queue.size(); ++head) {
-    const int32_t v = queue[head];
-    if (!g.alive[v] || g.degree[v] > 2) continue;
+  // Depth first from each low-degree unknown in index order: a neighbour whose degree drops is
+  // eliminated next, while its row is still in cache.
+  auto eliminate = [&](int32_t v) {
+    if (!g.alive[v] || g.degree[v] > 2) return;
     EliminatedSystem::Step s;
     s.v = v;
     int32_t slot[2] = {-1, -1};
@@ -72,10 +72,10 @@ EliminatedSystem eliminate_chains(const CsrMatrix& G, const std::vector<double>&
       if (g.live(k)) slot[found++] = k;
     s.diag = g.excess[v];
     for (int i = 0; i < found; ++i) s.diag += g.w[slot[i]];
-    if (!(s.diag > 0)) continue;  // an isolated unknown without a tie to a source: left to the solver
+    if (!(s.diag > 0)) return;  // an isolated unknown without a tie to a source: left to the solver
     if (found == 2 && (g.ptr[g.col[slot[0]] + 1] - g.ptr[g.col[slot[0]]] > kMaxSearchedRow ||
                        g.ptr[g.col[slot[1]] + 1] - g.ptr[g.col[slot[1]]] > kMaxSearchedRow))
-      continue;
+      return;
     s.rhs = g.rhs[v];
     if (found >= 1) {
       s.a = g.col[slot[0]];
@@ -116,6 +116,15 @@ EliminatedSystem eliminate_chains(const CsrMatrix& G, const std::vector<double>&
         g.w[b_to_v] = w_ab;
       }
     }
+  };
+  for (int32_t start = 0; start < n; ++start) {
+    if (g.degree[start] > 2) continue;
+    stack.push_back(start);
+    while (!stack.empty()) {
+      const int32_t v = stack.back();
+      stack.pop_back();
+      eliminate(v);
+    }
   }
 
   // The kept system, in the original order.
@@ -137,6 +146,7 @@ EliminatedSystem eliminate_chains(const CsrMatrix& G, const std::vector<double>&
   }
   S.col.resize(static_cast<size_t>(S.ptr[m]));
   S.val.resize(S.col.size());
+#pragma omp parallel for schedule(static, 4096)
   for (int32_t r = 0; r < m; ++r) {
     const int32_t v = out.kept[r];
     int32_t at = S.ptr[r];
