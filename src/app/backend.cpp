@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <optional>
 
 #include "app/system_error.hpp"
@@ -30,7 +31,7 @@ std::string resolve_backend(const std::string& requested) {
 }
 
 #ifdef PGSIM_HAVE_CUDA
-void solve_pcg_on_gpu(const CsrMatrix& G, const std::vector<double>& b, std::vector<double>& x,
+bool solve_pcg_on_gpu(const CsrMatrix& G, const std::vector<double>& b, std::vector<double>& x,
                       const SolveControl& control, const Options& opt, RunReport& rep) {
   gpu::GpuSolveSettings s;
   s.precond = rep.precond;
@@ -50,11 +51,17 @@ void solve_pcg_on_gpu(const CsrMatrix& G, const std::vector<double>& b, std::vec
     rep.peak_device_bytes = g.peak_device_bytes;
     rep.device = g.device + ", SpMV " + g.spmv;
   } catch (const gpu::GpuFailure& e) {
-    throw SystemError(std::string("GPU: ") + e.what());
+    if (opt.backend == "gpu") throw SystemError(std::string("GPU: ") + e.what());
+    spdlog::warn("GPU failed ({}): solving on the CPU instead", e.what());
+    std::fill(x.begin(), x.end(), 0.0);
+    rep.levels.clear();
+    rep.time.upload = 0;
+    return false;
   }
+  return true;
 }
 #else
-void solve_pcg_on_gpu(const CsrMatrix&, const std::vector<double>&, std::vector<double>&, const SolveControl&,
+bool solve_pcg_on_gpu(const CsrMatrix&, const std::vector<double>&, std::vector<double>&, const SolveControl&,
                       const Options&, RunReport&) {
   throw SystemError("this pgsim was built without CUDA");
 }

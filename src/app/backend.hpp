@@ -17,8 +17,9 @@ std::string resolve_backend(const std::string& requested);
 
 // PCG on the GPU with report.precond (cmg: the hierarchy is built on the CPU first, time.setup):
 // fills report.result, time.setup, time.upload, time.solve, levels, peak_device_bytes and device.
-// A device failure is a SystemError naming the failed call.
-void solve_pcg_on_gpu(const CsrMatrix& G, const std::vector<double>& b, std::vector<double>& x,
+// A device failure (out of memory, a failed call) is a SystemError naming the call when the user
+// demanded --backend gpu; under auto it is a warning, x is reset and false says "solve on the CPU".
+bool solve_pcg_on_gpu(const CsrMatrix& G, const std::vector<double>& b, std::vector<double>& x,
                       const SolveControl& control, const Options& opt, RunReport& report);
 
 }  // namespace pgsim

@@ -116,8 +116,9 @@ RunReport run(const Options& opt) {
     ProgressLine solve_progress(progress_wanted(opt.quiet));
     control.progress = solve_progress_callback(solve_progress);
     rep.backend = resolve_backend(opt.backend);
+    // The GPU times its own setup, upload and solve; under --backend auto a GPU failure falls back here.
+    if (rep.backend == "gpu" && !solve_pcg_on_gpu(G, b, x_kept, control, opt, rep)) rep.backend = "cpu";
     if (rep.backend == "gpu") {
-      solve_pcg_on_gpu(G, b, x_kept, control, opt, rep);  // times setup, upload and solve itself
       phase.lap();
     } else {
       auto M = make_cpu_preconditioner(rep.precond, G);

@@ -28,4 +28,10 @@ cd "$work"
 ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=0 UBSAN_OPTIONS=print_stacktrace=1 \
   "$out/fuzz_netlist" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=4096 \
   -dict="$here/netlist.dict" -artifact_prefix="$out/" -print_final_stats=1 \
-  "$work/corpus" "$here/corpus"
+  "$work/corpus" "$here/corpus" > "$out/fuzz.log" 2>&1 || {
+  tail -n 60 "$out/fuzz.log"
+  echo "fuzz: FAILED (full log: $out/fuzz.log)"
+  exit 1
+}
+grep -E '^stat::|^Done ' "$out/fuzz.log"
+echo "fuzz: no crash, leak or hang in ${seconds} s (log: $out/fuzz.log)"
