@@ -196,8 +196,7 @@ int main(int argc, char** argv) {
     o.tail_rows = tail_rows;
     o.tail_blocks = blocks;
     auto Mt = gpu::make_device_cmg(h, o);
-    gpu::GpuPcg pcg_t(G.rows, true);  // fresh: GpuPcg keeps its graphs while M's address stays, and Mt may reuse one
-    const Timed t = time_gpu(pcg_t, *A, *Mt, db, dx, control, reps);
+    const Timed t = time_gpu(pcg, *A, *Mt, db, dx, control, reps);
     std::printf("  tail_rows %6d, tail_blocks %d: %d iterations, solve %.3f ms%s\n", tail_rows, blocks,
                 t.result.iterations, t.seconds * 1e3,
                 tail_rows == defaults.tail_rows && blocks == defaults.tail_blocks ? " (default)" : "");
@@ -216,8 +215,7 @@ int main(int argc, char** argv) {
       o.v_cycle_rows = v_cycle_rows;
       const CmgHierarchy hs = build_cmg_hierarchy(G, o);
       auto Ms = gpu::make_device_cmg(hs, {});
-      gpu::GpuPcg pcg_s(G.rows, true);  // fresh, as above
-      const Timed t = time_gpu(pcg_s, *A, *Ms, db, dx, control, reps);
+      const Timed t = time_gpu(pcg, *A, *Ms, db, dx, control, reps);
       std::printf("  v_cycle_rows %6d, coarse_rows %4d (%zu levels, coarsest %5d rows): %3d iterations, solve %8.3f ms, "
                   "%7.1f us/iteration%s\n",
                   v_cycle_rows, coarse_rows, hs.levels.size(), hs.levels.back().A.rows, t.result.iterations,

@@ -17,9 +17,10 @@ struct CmgOptions {
   // at the bottom of the hierarchy); above, t_l = max(floor(nnz_l / nnz_{l+1} - 1), 1). The
   // W-cycle multiplies visits by ~3 per level, and a small level's visit costs a few dependent
   // GPU kernels whatever its size, so repeating there costs more time than it saves iterations
-  // (benchmarks/gpu/README.md: 5M-node grid, 21 -> 25 iterations, 52 -> 32 ms on an H100).
-  // 0: the W-cycle formula on every level.
-  int32_t v_cycle_rows = 8000;
+  // (benchmarks/gpu/README.md, 5M-node grid on an H100: 2000 keeps the W-cycle's 21 iterations
+  // and cuts the solve from 52.6 to 37.5 ms; 8000 gives 31.4 ms but 25 iterations, and up to
+  // 46 on smaller grids, so 2000 is the default). 0: the W-cycle formula on every level.
+  int32_t v_cycle_rows = 2000;
 };
 
 // G: symmetric, non-positive off-diagonals, G_ii >= sum_j |G_ij|, every connected component

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "gpu/instance_id.hpp"
 #include "pcg/preconditioner.hpp"
 
 namespace pgsim::gpu {
@@ -17,6 +18,7 @@ class DevicePreconditioner {
   virtual void apply(const double* r, double* z, cudaStream_t stream) = 0;
   virtual std::string name() const = 0;
   virtual std::vector<LevelStats> levels() const { return {}; }
+  InstanceId instance;  // what GpuPcg keys its captured graphs on
 };
 
 }  // namespace pgsim::gpu

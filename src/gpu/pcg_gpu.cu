@@ -150,14 +150,14 @@ void GpuPcg::launch_step(bool with_preconditioner, DeviceSpmv& A, DevicePrecondi
     record();
     return;
   }
-  if (graph_A_ != &A || graph_M_ != &M) {
+  if (graph_A_ != A.instance.value() || graph_M_ != M.instance.value()) {
     for (auto* exec : {&first_, &step_})
       if (*exec) {
         PGSIM_CUDA(cudaGraphExecDestroy(*exec));
         *exec = nullptr;
       }
-    graph_A_ = &A;
-    graph_M_ = &M;
+    graph_A_ = A.instance.value();
+    graph_M_ = M.instance.value();
   }
   cudaGraphExec_t& exec = with_preconditioner ? step_ : first_;
   if (!exec) {
@@ -177,7 +177,7 @@ void GpuPcg::reserve_history(int iterations) {
   if (history_) PGSIM_CUDA(cudaFreeHost(history_));
   PGSIM_CUDA(cudaHostAlloc(&history_, size_t(iterations) * 2 * sizeof(double), cudaHostAllocMapped));
   history_size_ = iterations;
-  graph_A_ = graph_M_ = nullptr;
+  graph_A_ = graph_M_ = 0;
 }
 
 double GpuPcg::read_rr() {

@@ -49,8 +49,8 @@ class GpuPcg {
   int history_size_ = 0;
   cudaEvent_t step_done_[2] = {nullptr, nullptr};
   cudaGraphExec_t first_ = nullptr, step_ = nullptr;
-  const void* graph_A_ = nullptr;
-  const void* graph_M_ = nullptr;
+  uint64_t graph_A_ = 0;  // InstanceId of the A and M the graphs were captured with; 0: none
+  uint64_t graph_M_ = 0;
 };
 
 }  // namespace pgsim::gpu

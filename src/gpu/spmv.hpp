@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "gpu/instance_id.hpp"
 #include "mna/csr.hpp"
 
 namespace pgsim::gpu {
@@ -29,6 +30,7 @@ class DeviceSpmv {
   virtual SpmvLayout layout() const = 0;
   virtual std::string detail() const = 0;  // e.g. "S=8, 12% padding"
   virtual size_t matrix_bytes() const = 0;  // device bytes of the matrix in this layout
+  InstanceId instance;                        // what GpuPcg keys its captured graphs on
 };
 
 std::unique_ptr<DeviceSpmv> make_device_spmv(SpmvLayout layout, const CsrMatrix& A);
