@@ -39,6 +39,29 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
 
+// Median time in microseconds of `repeats` calls of `launch`, after one untimed warm-up call.
+template <class F>
+double median_us(F launch, int repeats) {
+  cudaEvent_t start, stop;
+  PGSIM_CUDA(cudaEventCreate(&start));
+  PGSIM_CUDA(cudaEventCreate(&stop));
+  launch();
+  std::vector<float> ms;
+  for (int r = 0; r < repeats; ++r) {
+    PGSIM_CUDA(cudaEventRecord(start));
+    launch();
+    PGSIM_CUDA(cudaEventRecord(stop));
+    PGSIM_CUDA(cudaEventSynchronize(stop));
+    float t = 0;
+    PGSIM_CUDA(cudaEventElapsedTime(&t, start, stop));
+    ms.push_back(t);
+  }
+  PGSIM_CUDA(cudaEventDestroy(start));
+  PGSIM_CUDA(cudaEventDestroy(stop));
+  std::sort(ms.begin(), ms.end());
+  return 1e3 * ms[ms.size() / 2];
+}
+
 struct Timed {
   double median_ms = 0;
   double rel_error = 0;
@@ -51,31 +74,10 @@ Timed time_solve(gpu::SpTrsv& solver, const CsrMatrix& T, Triangle tri, int repe
   std::uniform_real_distribution<double> u(-1, 1);
   for (double& v : rhs) v = u(rng);
   gpu::DeviceBuffer<double> b(rhs), x(rhs.size());
-  cudaEvent_t start, stop;
-  PGSIM_CUDA(cudaEventCreate(&start));
-  PGSIM_CUDA(cudaEventCreate(&stop));
-  // A first, timed warm-up solve: methods that take seconds per solve get 3 repeats, not `repeats`.
-  PGSIM_CUDA(cudaEventRecord(start));
-  solver.solve(b.data(), x.data(), nullptr);
-  PGSIM_CUDA(cudaEventRecord(stop));
-  PGSIM_CUDA(cudaEventSynchronize(stop));
-  float first = 0;
-  PGSIM_CUDA(cudaEventElapsedTime(&first, start, stop));
-  if (first > 100) repeats = 3;
-  else solver.solve(b.data(), x.data(), nullptr);
-  std::vector<float> ms;
-  for (int r = 0; r < repeats; ++r) {
-    PGSIM_CUDA(cudaEventRecord(start));
-    solver.solve(b.data(), x.data(), nullptr);
-    PGSIM_CUDA(cudaEventRecord(stop));
-    PGSIM_CUDA(cudaEventSynchronize(stop));
-    float t = 0;
-    PGSIM_CUDA(cudaEventElapsedTime(&t, start, stop));
-    ms.push_back(t);
-  }
-  PGSIM_CUDA(cudaEventDestroy(start));
-  PGSIM_CUDA(cudaEventDestroy(stop));
-  std::sort(ms.begin(), ms.end());
+  auto solve = [&] { solver.solve(b.data(), x.data(), nullptr); };
+  // One timed solve first: methods that take seconds per solve get 3 repeats, not `repeats`.
+  const double first_us = median_us(solve, 1);
+  const double median_ms = median_us(solve, first_us > 1e5 ? 3 : repeats) * 1e-3;
   std::vector<double> expected(rhs.size());
   solve_triangular(T, tri, rhs.data(), expected.data());
   const std::vector<double> got = x.download();
@@ -84,7 +86,7 @@ Timed time_solve(gpu::SpTrsv& solver, const CsrMatrix& T, Triangle tri, int repe
     diff = std::max(diff, std::abs(got[i] - expected[i]));
     ref = std::max(ref, std::abs(expected[i]));
   }
-  return {ms[ms.size() / 2], diff / ref};
+  return {median_ms, diff / ref};
 }
 
 struct Row {
@@ -159,27 +161,6 @@ __global__ void dense_matvec_kernel(int32_t n, const double* __restrict__ inv, c
   }
 }
 
-template <class F>
-double median_us(F launch, int repeats) {
-  cudaEvent_t start, stop;
-  PGSIM_CUDA(cudaEventCreate(&start));
-  PGSIM_CUDA(cudaEventCreate(&stop));
-  launch();
-  std::vector<float> ms;
-  for (int r = 0; r < repeats; ++r) {
-    PGSIM_CUDA(cudaEventRecord(start));
-    launch();
-    PGSIM_CUDA(cudaEventRecord(stop));
-    PGSIM_CUDA(cudaEventSynchronize(stop));
-    float t = 0;
-    PGSIM_CUDA(cudaEventElapsedTime(&t, start, stop));
-    ms.push_back(t);
-  }
-  PGSIM_CUDA(cudaEventDestroy(start));
-  PGSIM_CUDA(cudaEventDestroy(stop));
-  std::sort(ms.begin(), ms.end());
-  return 1e3 * ms[ms.size() / 2];
-}
 
 void bench_coarsest(const std::string& name, const CsrMatrix& G, int repeats) {
   const CmgHierarchy h = build_cmg_hierarchy(G);
