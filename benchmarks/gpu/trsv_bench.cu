@@ -161,7 +161,6 @@ __global__ void dense_matvec_kernel(int32_t n, const double* __restrict__ inv, c
   }
 }
 
-
 void bench_coarsest(const std::string& name, const CsrMatrix& G, int repeats) {
   const CmgHierarchy h = build_cmg_hierarchy(G);
   const CoarseFactor& f = h.coarse;
