@@ -30,7 +30,7 @@ int main(int argc, char** argv) {
   for (const auto& name : cpu_preconditioner_names()) precond_help += " " + name;
   precond_help += " (default " + cpu_preconditioner_names().front() + ")";
   app.add_option("--precond", opt.precond, precond_help)->check(CLI::IsMember(cpu_preconditioner_names()));
-  app.add_option("--backend", opt.backend, "where PCG runs: gpu, cpu, or auto (the GPU when one is usable)")
+  app.add_option("--backend", opt.backend, "where PCG runs: gpu, cpu, or auto (the GPU when one is usable; the CPU, with a warning, if it fails)")
       ->check(CLI::IsMember({"gpu", "cpu", "auto"}))
       ->capture_default_str();
   app.add_option("--spmv", opt.spmv, "GPU SpMV layout of the system matrix: seg, csr or cusparse (default csr)")
