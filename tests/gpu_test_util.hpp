@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "cmg/hierarchy.hpp"
+#include "gpu/device_info.hpp"
 #include "gpu/gpu_solver.hpp"
 #include "mna/csr.hpp"
 
@@ -22,7 +23,7 @@ namespace pgsim::test {
 // Exits 77 (ctest: Skipped) when no CUDA device can be used. Call first in main-like spots.
 inline void skip_without_gpu() {
   std::string why;
-  if (!gpu::gpu_present(&why)) {
+  if (!gpu::device_available(&why)) {
     std::printf("no GPU: %s; skipping\n", why.c_str());
     std::exit(77);
   }

@@ -3,7 +3,7 @@
 
 #include "test_util.hpp"
 #ifdef PGSIM_HAVE_CUDA
-#include "gpu/gpu_solver.hpp"
+#include "gpu/device_info.hpp"
 #endif
 
 using namespace pgsim;
@@ -12,7 +12,7 @@ namespace {
 
 bool gpu_usable() {
 #ifdef PGSIM_HAVE_CUDA
-  return gpu::gpu_present(nullptr);
+  return gpu::device_available(nullptr);
 #else
   return false;
 #endif

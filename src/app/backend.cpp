@@ -11,6 +11,7 @@
 #include <chrono>
 
 #include "cmg/builder.hpp"
+#include "gpu/device_info.hpp"
 #include "gpu/gpu_solver.hpp"
 #endif
 
@@ -21,7 +22,7 @@ std::string resolve_backend(const std::string& requested) {
   if (requested != "gpu" && requested != "auto") throw InputError("unknown backend '" + requested + "' (gpu, cpu or auto)");
 #ifdef PGSIM_HAVE_CUDA
   std::string why;
-  if (gpu::gpu_present(&why)) return "gpu";
+  if (gpu::device_available(&why)) return "gpu";
 #else
   const std::string why = "this pgsim was built without CUDA";
 #endif

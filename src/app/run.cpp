@@ -4,7 +4,6 @@
 
 #include <chrono>
 #include <cmath>
-#include <numeric>
 #include <optional>
 
 #include "app/atomic_file.hpp"
@@ -23,6 +22,7 @@
 #include "pcg/direct.hpp"
 #include "pcg/pcg_cpu.hpp"
 #include "pcg/preconditioner_factory.hpp"
+#include "pcg/vector_ops.hpp"
 
 namespace pgsim {
 namespace {
@@ -108,8 +108,7 @@ RunReport run(const Options& opt) {
     const std::vector<double>& b = chains ? chains->b : sys.b;
     SolveControl control;
     // The kept rows' residual is the whole residual of G x = b: scale the tolerance to its b.
-    auto norm = [](const std::vector<double>& v) { return std::sqrt(std::inner_product(v.begin(), v.end(), v.begin(), 0.0)); };
-    const double b_norm = norm(sys.b), kept_norm = norm(b);
+    const double b_norm = std::sqrt(dot(sys.b, sys.b)), kept_norm = std::sqrt(dot(b, b));
     control.tolerance = kept_norm > 0 ? opt.tolerance * b_norm / kept_norm : opt.tolerance;
     control.max_iterations = opt.max_iterations;
     std::vector<double> x_kept(static_cast<size_t>(G.rows), 0.0);

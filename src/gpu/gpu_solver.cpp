@@ -48,8 +48,6 @@ std::vector<std::string> trsv_names() { return trsv_method_names(); }
 // ibmpg1 in benchmarks/gpu (README there), despite more iterations than the natural order.
 std::string default_trsv() { return "colored"; }
 
-bool gpu_present(std::string* why) { return device_available(why); }
-
 GpuSolveReport solve_on_gpu(const CsrMatrix& G, const std::vector<double>& b, std::vector<double>& x,
                             const CmgHierarchy* h, const SolveControl& control, const GpuSolveSettings& s) {
   try {

@@ -40,7 +40,6 @@ std::vector<std::string> gpu_preconditioner_names();
 std::string default_spmv_layout();
 std::vector<std::string> trsv_names();  // accepted by GpuSolveSettings::trsv
 std::string default_trsv();
-bool gpu_present(std::string* why);  // a usable CUDA device; `why` says what is missing
 
 // Solves G x = b on the device; x holds the initial guess. `hierarchy` is required for cmg.
 GpuSolveReport solve_on_gpu(const CsrMatrix& G, const std::vector<double>& b, std::vector<double>& x,

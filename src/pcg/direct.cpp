@@ -7,7 +7,7 @@
 #include <Eigen/CholmodSupport>
 #endif
 
-#include "pcg/vector_ops.hpp"
+#include "pcg/pcg_cpu.hpp"
 
 namespace pgsim {
 
@@ -40,11 +40,7 @@ SolveResult solve_direct(const CsrMatrix& A, const std::vector<double>& b, std::
   solver.compute(G);
   if (solver.info() != Eigen::Success) throw std::runtime_error("direct solver: factorization failed (matrix not positive definite?)");
   sol = solver.solve(rhs);
-  std::vector<double> r(b.size()), q(b.size());
-  A.multiply(x.data(), q.data());
-  for (size_t i = 0; i < r.size(); ++i) r[i] = b[i] - q[i];
-  const double bnorm = std::sqrt(dot(b, b));
-  result.relative_residual = bnorm > 0 ? std::sqrt(dot(r, r)) / bnorm : 0.0;
+  result.relative_residual = relative_residual(A, b, x);
   result.converged = std::isfinite(result.relative_residual);
   return result;
 }
