@@ -2,6 +2,8 @@
 // hierarchy levels, operator complexity, setup and solve times (median of --repeat runs), iterations.
 //   bench_cmg --netlist ../shared/data/ibmpg1.spice
 //   bench_cmg --grid 317            # generated 2-layer grid, 2 * 317^2 = 200,978 unknowns
+//   bench_cmg --netlist g5m.sp --phases   # setup only: chain elimination and each hierarchy
+//                                         # build phase per level (median of --repeat builds)
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -13,6 +15,9 @@
 #include <string>
 #include <vector>
 
+#include <omp.h>
+
+#include "cmg/builder.hpp"
 #include "cmg/cmg_preconditioner.hpp"
 #include "grid_system.hpp"
 #include "mna/chain_elimination.hpp"
@@ -98,6 +103,72 @@ Row measure(const std::string& name, const CsrMatrix& G0, const std::vector<doub
   return row;
 }
 
+// FNV-1a over every array of the hierarchy: equal hashes for equal hierarchies (e.g. built with
+// different thread counts or by another commit).
+uint64_t hierarchy_hash(const CmgHierarchy& h) {
+  uint64_t x = 1469598103934665603ull;
+  auto add = [&x](const auto& v) {
+    const auto* p = reinterpret_cast<const unsigned char*>(v.data());
+    for (size_t i = 0; i < v.size() * sizeof(v[0]); ++i) x = (x ^ p[i]) * 1099511628211ull;
+  };
+  auto add_csr = [&add](const CsrMatrix& A) {
+    add(A.ptr);
+    add(A.col);
+    add(A.val);
+  };
+  add(h.level0_of_unknown);
+  add(std::vector<int32_t>{h.n, h.level0_ground, h.coarse.grounded});
+  for (const CmgLevel& l : h.levels) {
+    add_csr(l.A);
+    add(l.inv_diag);
+    add(l.cluster_ptr);
+    add(std::vector<int32_t>{l.repeats});
+  }
+  add(h.coarse.vertex);
+  add_csr(h.coarse.L);
+  add_csr(h.coarse.Lt);
+  return x;
+}
+
+// Setup only: chain elimination, then `repeat` hierarchy builds with their phase times (median per phase).
+void phases(const CsrMatrix& G0, const std::vector<double>& b0, const CmgOptions& options, int repeat) {
+  auto t = Clock::now();
+  const EliminatedSystem chains = eliminate_chains(G0, b0);
+  const double t_elim = since(t);
+  std::vector<CmgBuildTimes> runs;
+  CmgHierarchy h;
+  for (int r = 0; r < repeat; ++r) {
+    runs.emplace_back();
+    h = build_cmg_hierarchy(chains.G, options, &runs.back());
+  }
+  auto med = [&runs](auto field) {
+    std::vector<double> v;
+    for (const CmgBuildTimes& run : runs) v.push_back(field(run));
+    return median(v);
+  };
+  std::printf("%d OpenMP threads; chain elimination %.3f s (%d -> %d unknowns); hierarchy build, median of %d:\n",
+              omp_get_max_threads(), t_elim, G0.rows, chains.G.rows, repeat);
+  std::printf("| level |     rows |      nnz | clustering | galerkin | renumber |  permute | inv_diag |\n");
+  std::printf("|------:|---------:|---------:|-----------:|---------:|---------:|---------:|---------:|\n");
+  double sum[5] = {0, 0, 0, 0, 0};
+  for (size_t l = 0; l < h.levels.size(); ++l) {
+    const double p[5] = {med([l](const CmgBuildTimes& x) { return x.levels[l].clustering; }),
+                         med([l](const CmgBuildTimes& x) { return x.levels[l].galerkin; }),
+                         med([l](const CmgBuildTimes& x) { return x.levels[l].renumber; }),
+                         med([l](const CmgBuildTimes& x) { return x.levels[l].permute; }),
+                         med([l](const CmgBuildTimes& x) { return x.levels[l].inv_diag; })};
+    for (int i = 0; i < 5; ++i) sum[i] += p[i];
+    std::printf("| %5zu | %8d | %8lld | %10.4f | %8.4f | %8.4f | %8.4f | %8.4f |\n", l, h.levels[l].A.rows,
+                (long long)h.levels[l].A.nnz(), p[0], p[1], p[2], p[3], p[4]);
+  }
+  std::printf("|   all |          |          | %10.4f | %8.4f | %8.4f | %8.4f | %8.4f |\n", sum[0], sum[1], sum[2],
+              sum[3], sum[4]);
+  std::printf("laplacian %.4f s, coarse factor %.4f s (%d rows), total %.4f s; hierarchy hash %016llx\n",
+              med([](const CmgBuildTimes& x) { return x.laplacian; }),
+              med([](const CmgBuildTimes& x) { return x.coarse_factor; }), h.levels.back().A.rows,
+              med([](const CmgBuildTimes& x) { return x.total; }), (unsigned long long)hierarchy_hash(h));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -107,10 +178,11 @@ int main(int argc, char** argv) {
   test::GridShape shape;
   bool grid = false;
   int repeat = 3;
-  bool jacobi = true;
+  bool jacobi = true, setup_only = false;
   for (int i = 1; i < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--no-jacobi")) {
-      jacobi = false;
+    if (!std::strcmp(argv[i], "--no-jacobi") || !std::strcmp(argv[i], "--phases")) {  // flags without a value
+      if (argv[i][2] == 'n') jacobi = false;
+      else setup_only = true;
       --i;
       continue;
     }
@@ -122,7 +194,7 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--v-cycle-rows")) options.v_cycle_rows = std::atoi(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--repeat")) repeat = std::max(1, std::atoi(argv[i + 1]));
     else {
-      std::fprintf(stderr, "usage: bench_cmg (--netlist FILE | --grid N [--via-stride S]) [--repeat R] [--coarse ROWS] [--v-cycle-rows ROWS] [--no-jacobi]\n");
+      std::fprintf(stderr, "usage: bench_cmg (--netlist FILE | --grid N [--via-stride S]) [--repeat R] [--coarse ROWS] [--v-cycle-rows ROWS] [--no-jacobi] [--phases]\n");
       return 2;
     }
   }
@@ -140,8 +212,12 @@ int main(int argc, char** argv) {
     b = std::move(sys.b);
     std::printf("%s: %d unknowns, %lld nnz\n", netlist.c_str(), G.rows, (long long)G.nnz());
   } else {
-    std::fprintf(stderr, "usage: bench_cmg (--netlist FILE | --grid N [--via-stride S]) [--repeat R] [--coarse ROWS] [--v-cycle-rows ROWS] [--no-jacobi]\n");
+    std::fprintf(stderr, "usage: bench_cmg (--netlist FILE | --grid N [--via-stride S]) [--repeat R] [--coarse ROWS] [--v-cycle-rows ROWS] [--no-jacobi] [--phases]\n");
     return 2;
+  }
+  if (setup_only) {
+    phases(G, b, options, repeat);
+    return 0;
   }
   std::vector<Row> rows;
   rows.push_back(measure("cmg, chains eliminated", G, b, true, true, options, repeat, true));

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstddef>
 #include <numeric>
@@ -33,23 +34,55 @@ void sort_by_key(const std::vector<int32_t>& key, int32_t keys, std::vector<int3
   for (size_t v = 0; v < key.size(); ++v) new_of_old[v] = next[key[v]]++;
 }
 
+// Seconds since the last lap (or construction).
+class Lap {
+ public:
+  double operator()() {
+    const auto now = std::chrono::steady_clock::now();
+    const double s = std::chrono::duration<double>(now - last_).count();
+    last_ = now;
+    return s;
+  }
+
+ private:
+  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+};
+
+void log_times(const CmgBuildTimes& t) {
+  spdlog::debug("cmg build {:.3f} s: laplacian {:.3f} s, coarse factor {:.3f} s", t.total, t.laplacian,
+                t.coarse_factor);
+  for (size_t l = 0; l < t.levels.size(); ++l) {
+    const CmgBuildTimes::Level& p = t.levels[l];
+    spdlog::debug("cmg build level {}: clustering {:.3f} s, galerkin {:.3f} s, renumber {:.3f} s, permute {:.3f} s, "
+                  "inv_diag {:.3f} s",
+                  l, p.clustering, p.galerkin, p.renumber, p.permute, p.inv_diag);
+  }
+}
+
 }  // namespace
 
-CmgHierarchy build_cmg_hierarchy(const CsrMatrix& G, const CmgOptions& options) {
+CmgHierarchy build_cmg_hierarchy(const CsrMatrix& G, const CmgOptions& options, CmgBuildTimes* times) {
+  CmgBuildTimes t;
+  Lap lap, total;
   // Levels first in the numbering the clustering gives (cluster ids by first vertex), ...
   std::vector<CsrMatrix> raw;
   std::vector<Clustering> clusterings;
   raw.push_back(sdd_to_laplacian(G));
+  t.laplacian = lap();
   while (raw.back().rows > options.coarse_rows && int(raw.size()) < options.max_levels) {
+    t.levels.emplace_back();
     Clustering c = cluster_vertices(raw.back());
+    t.levels.back().clustering = lap();
     if (double(c.count) > options.stall_ratio * double(raw.back().rows)) {
       spdlog::warn("cmg: coarsening stalled at level {} ({} vertices -> {} clusters); factoring {} vertices directly",
                    raw.size() - 1, raw.back().rows, c.count, raw.back().rows);
       break;
     }
     raw.push_back(galerkin_coarse(raw.back(), c.cluster_of, c.count));
+    t.levels.back().galerkin = lap();
     clusterings.push_back(std::move(c));
   }
+  t.levels.resize(raw.size());
 
   // ... then renumbered from the coarsest level down, so every cluster is a contiguous range
   // ordered like the next level's vertices.
@@ -66,8 +99,10 @@ CmgHierarchy build_cmg_hierarchy(const CsrMatrix& G, const CmgOptions& options) 
 #pragma omp parallel for schedule(static, 4096)
     for (int32_t v = 0; v < static_cast<int32_t>(key.size()); ++v) key[v] = new_of_old[cluster_of[v]];
     sort_by_key(key, clusterings[l].count, new_of_old, h.levels[l].cluster_ptr);
+    t.levels[l].renumber = lap();
     h.levels[l].A = permute_symmetric(raw[l], new_of_old);
     raw[l] = CsrMatrix();
+    t.levels[l].permute = lap();
   }
   h.level0_of_unknown.assign(new_of_old.begin(), new_of_old.begin() + G.rows);
   h.level0_ground = new_of_old[static_cast<size_t>(G.rows)];
@@ -83,12 +118,17 @@ CmgHierarchy build_cmg_hierarchy(const CsrMatrix& G, const CmgOptions& options) 
         if (A.col[k] == i) d = A.val[k];
       level.inv_diag[i] = d > 0 ? 0.5 / d : 0.0;
     }
+    t.levels[l].inv_diag = lap();
     if (l + 1 < levels) {
       const CsrMatrix& child = h.levels[l + 1].A;
       level.repeats = child.rows <= options.v_cycle_rows ? 1 : repeats(level.A.nnz(), child.nnz());
     }
   }
   h.coarse = factor_coarsest(h.levels.back().A);
+  t.coarse_factor = lap();
+  t.total = total();
+  log_times(t);
+  if (times) *times = std::move(t);
   return h;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 // Construction of the CMG hierarchy for an SDD M-matrix (DESIGN.md section 3).
 #include <cstdint>
+#include <vector>
 
 #include "cmg/hierarchy.hpp"
 
@@ -23,8 +24,24 @@ struct CmgOptions {
   int32_t v_cycle_rows = 2000;
 };
 
+// Wall time of each construction phase in seconds (benchmarks/cmg/bench_cmg --phases, --verbose).
+struct CmgBuildTimes {
+  struct Level {
+    double clustering = 0;  // cluster_vertices on this level
+    double galerkin = 0;    // the next level from this one's clusters
+    double renumber = 0;    // cluster keys in the final numbering, sorted: new_of_old, cluster_ptr
+    double permute = 0;     // permute_symmetric into the final numbering
+    double inv_diag = 0;
+  };
+  double laplacian = 0;      // sdd_to_laplacian
+  std::vector<Level> levels;
+  double coarse_factor = 0;  // factor_coarsest
+  double total = 0;
+};
+
 // G: symmetric, non-positive off-diagonals, G_ii >= sum_j |G_ij|, every connected component
 // holding a row with a positive excess (nonsingular). Throws std::runtime_error otherwise.
-CmgHierarchy build_cmg_hierarchy(const CsrMatrix& G, const CmgOptions& options = {});
+// The result does not depend on the number of OpenMP threads. times: filled when not null.
+CmgHierarchy build_cmg_hierarchy(const CsrMatrix& G, const CmgOptions& options = {}, CmgBuildTimes* times = nullptr);
 
 }  // namespace pgsim
