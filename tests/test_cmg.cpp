@@ -1,4 +1,5 @@
 #include <catch2/catch.hpp>
+#include <omp.h>
 
 #include <algorithm>
 #include <cmath>
@@ -179,6 +180,39 @@ TEST_CASE("the hierarchy of a 200k-unknown grid: partitions, Laplacians, Galerki
     for (double v : next.A.val) scale = std::max(scale, std::fabs(v));
     CHECK(max_abs_difference(RtARy, Ay) <= 1e-12 * scale * 10);
   }
+}
+
+TEST_CASE("the hierarchy is the same for any number of threads", "[cmg]") {
+  // Wire chains (via stride 3) and pads: long ground row, clusters of every shape. Every array
+  // must match bit for bit, so iteration counts and voltages cannot depend on the thread count.
+  const test::GridSystem sys = grid(260, 3);
+  const int threads = omp_get_max_threads();
+  omp_set_num_threads(1);
+  const CmgHierarchy one = build_cmg_hierarchy(sys.G);
+  omp_set_num_threads(4);
+  const CmgHierarchy four = build_cmg_hierarchy(sys.G);
+  omp_set_num_threads(threads);
+  REQUIRE(one.levels.size() >= 3);
+  REQUIRE(one.levels.size() == four.levels.size());
+  CHECK(one.level0_of_unknown == four.level0_of_unknown);
+  CHECK(one.level0_ground == four.level0_ground);
+  auto same_csr = [](const CsrMatrix& a, const CsrMatrix& b) {
+    CHECK(a.rows == b.rows);
+    CHECK(a.ptr == b.ptr);
+    CHECK(a.col == b.col);
+    CHECK(a.val == b.val);
+  };
+  for (size_t l = 0; l < one.levels.size(); ++l) {
+    INFO("level " << l);
+    same_csr(one.levels[l].A, four.levels[l].A);
+    CHECK(one.levels[l].inv_diag == four.levels[l].inv_diag);
+    CHECK(one.levels[l].cluster_ptr == four.levels[l].cluster_ptr);
+    CHECK(one.levels[l].repeats == four.levels[l].repeats);
+  }
+  CHECK(one.coarse.grounded == four.coarse.grounded);
+  CHECK(one.coarse.vertex == four.coarse.vertex);
+  same_csr(one.coarse.L, four.coarse.L);
+  same_csr(one.coarse.Lt, four.coarse.Lt);
 }
 
 TEST_CASE("the coarsest factor solves the grounded Laplacian exactly", "[cmg]") {

@@ -13,6 +13,7 @@
 #include "cmg/coarse_factor.hpp"
 #include "cmg/galerkin.hpp"
 #include "cmg/laplacian.hpp"
+#include "cmg/touched_vector.hpp"
 
 namespace pgsim {
 namespace {
@@ -30,7 +31,7 @@ void sort_by_key(const std::vector<int32_t>& key, int32_t keys, std::vector<int3
   for (int32_t k : key) ++key_ptr[k + 1];
   std::partial_sum(key_ptr.begin(), key_ptr.end(), key_ptr.begin());
   std::vector<int32_t> next(key_ptr.begin(), key_ptr.end() - 1);
-  new_of_old.resize(key.size());
+  assign_touched(new_of_old, key.size());
   for (size_t v = 0; v < key.size(); ++v) new_of_old[v] = next[key[v]]++;
 }
 
@@ -95,7 +96,8 @@ CmgHierarchy build_cmg_hierarchy(const CsrMatrix& G, const CmgOptions& options, 
   h.levels.back().A = std::move(raw.back());
   for (size_t l = levels - 1; l-- > 0;) {
     const std::vector<int32_t>& cluster_of = clusterings[l].cluster_of;
-    std::vector<int32_t> key(cluster_of.size());
+    std::vector<int32_t> key;
+    assign_touched(key, cluster_of.size());
 #pragma omp parallel for schedule(static, 4096)
     for (int32_t v = 0; v < static_cast<int32_t>(key.size()); ++v) key[v] = new_of_old[cluster_of[v]];
     sort_by_key(key, clusterings[l].count, new_of_old, h.levels[l].cluster_ptr);
@@ -110,7 +112,7 @@ CmgHierarchy build_cmg_hierarchy(const CsrMatrix& G, const CmgOptions& options, 
   for (size_t l = 0; l < levels; ++l) {
     CmgLevel& level = h.levels[l];
     const CsrMatrix& A = level.A;
-    level.inv_diag.resize(static_cast<size_t>(A.rows));
+    assign_touched(level.inv_diag, static_cast<size_t>(A.rows));
 #pragma omp parallel for schedule(static, 4096)
     for (int32_t i = 0; i < A.rows; ++i) {
       double d = 0;

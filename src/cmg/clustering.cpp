@@ -4,6 +4,8 @@
 #include <cstddef>
 #include <stdexcept>
 
+#include "cmg/touched_vector.hpp"
+
 namespace pgsim {
 namespace {
 
@@ -20,8 +22,12 @@ constexpr double kWeakShare = 1.0 / 8.0;
 Clustering cluster_vertices(const CsrMatrix& A) {
   const int32_t n = A.rows;
   const size_t un = static_cast<size_t>(n);
-  std::vector<int32_t> parent(un);
-  std::vector<double> heaviest(un), volume(un);
+  std::vector<int32_t> chosen, parent;
+  std::vector<double> heaviest, volume;
+  assign_touched(chosen, un);
+  assign_touched(parent, un);
+  assign_touched(heaviest, un);
+  assign_touched(volume, un);
 
   // Heaviest neighbour (ties: the lowest index, so the forest has no cycles longer than two).
 #pragma omp parallel for schedule(static, 4096)
@@ -38,35 +44,55 @@ Clustering cluster_vertices(const CsrMatrix& A) {
         best = u;
       }
     }
-    parent[v] = best;
+    chosen[v] = best;
     heaviest[v] = best_w;
     volume[v] = vol;
   }
   // Two vertices that chose each other: the lower index becomes the root.
-  const std::vector<int32_t> chosen = parent;
 #pragma omp parallel for schedule(static, 4096)
   for (int32_t v = 0; v < n; ++v) {
     const int32_t p = chosen[v];
-    if (p != v && chosen[p] == v && v < p) parent[v] = v;
+    parent[v] = p != v && chosen[p] == v && v < p ? v : p;
   }
 
-  // Forest weight at each vertex: its own edge plus its children's edges.
-  std::vector<double> forest_weight(un, 0.0);
+  // Forest weight at each vertex: its own edge plus its children's edges, summed in increasing
+  // vertex order (a child is a neighbour: the row's sorted columns give that order, the same
+  // sums whatever the thread count).
+  std::vector<double> forest_weight;
+  assign_touched(forest_weight, un);
+#pragma omp parallel for schedule(static, 4096)
   for (int32_t v = 0; v < n; ++v) {
-    if (parent[v] == v) continue;
-    forest_weight[v] += heaviest[v];
-    forest_weight[parent[v]] += heaviest[v];
+    bool own_added = parent[v] == v;
+    double w = 0;
+    for (int32_t k = A.ptr[v]; k < A.ptr[v + 1]; ++k) {
+      const int32_t u = A.col[k];
+      if (!own_added && u >= v) {
+        w += heaviest[v];
+        own_added = true;
+      }
+      if (u != v && parent[u] == v) w += heaviest[u];
+    }
+    if (!own_added) w += heaviest[v];
+    forest_weight[v] = w;
   }
 #pragma omp parallel for schedule(static, 4096)
   for (int32_t v = 0; v < n; ++v)
     if (parent[v] != v && forest_weight[v] < kWeakShare * volume[v]) parent[v] = v;
+  // Children per vertex (again found among its neighbours).
+  std::vector<int32_t> children;
+  assign_touched(children, un);
+#pragma omp parallel for schedule(static, 4096)
+  for (int32_t v = 0; v < n; ++v) {
+    int32_t kids = 0;
+    for (int32_t k = A.ptr[v]; k < A.ptr[v + 1]; ++k) kids += A.col[k] != v && parent[A.col[k]] == v ? 1 : 0;
+    children[v] = kids;
+  }
 
   // Leaves first (Kahn's order on the forest): a vertex joins its parent's cluster unless the
   // path below it is already kMaxHeight edges long.
-  std::vector<int32_t> children(un, 0), height(un, 0), order;
+  std::vector<int32_t> height, order;
+  assign_touched(height, un);
   order.reserve(un);
-  for (int32_t v = 0; v < n; ++v)
-    if (parent[v] != v) ++children[parent[v]];
   for (int32_t v = 0; v < n; ++v)
     if (children[v] == 0) order.push_back(v);
   for (size_t head = 0; head < order.size(); ++head) {
@@ -83,7 +109,8 @@ Clustering cluster_vertices(const CsrMatrix& A) {
   if (order.size() != un) throw std::logic_error("cmg clustering: the heaviest-neighbour graph has a cycle");
 
   // Every vertex is at most kMaxHeight edges below its root.
-  std::vector<int32_t> root(un);
+  std::vector<int32_t> root;
+  assign_touched(root, un);
 #pragma omp parallel for schedule(static, 4096)
   for (int32_t v = 0; v < n; ++v) {
     int32_t r = v;
@@ -91,8 +118,9 @@ Clustering cluster_vertices(const CsrMatrix& A) {
     root[v] = r;
   }
   Clustering c;
-  c.cluster_of.assign(un, -1);
-  std::vector<int32_t> id_of_root(un, -1);
+  assign_touched(c.cluster_of, un, -1);
+  std::vector<int32_t> id_of_root;
+  assign_touched(id_of_root, un, -1);
   for (int32_t v = 0; v < n; ++v) {
     int32_t& id = id_of_root[root[v]];
     if (id < 0) id = c.count++;

@@ -6,6 +6,8 @@
 #include <tuple>
 #include <utility>
 
+#include "cmg/touched_vector.hpp"
+
 namespace pgsim {
 namespace {
 
@@ -74,7 +76,8 @@ CsrMatrix galerkin_coarse(const CsrMatrix& A, const std::vector<int32_t>& cluste
   }
   prefix_sum(member_ptr);
   prefix_sum(bound);
-  std::vector<int32_t> members(static_cast<size_t>(A.rows));
+  std::vector<int32_t> members;
+  assign_touched(members, static_cast<size_t>(A.rows));
   {
     std::vector<int32_t> next(member_ptr.begin(), member_ptr.end() - 1);
     for (int32_t v = 0; v < A.rows; ++v) members[next[cluster_of[v]]++] = v;
@@ -85,7 +88,8 @@ CsrMatrix galerkin_coarse(const CsrMatrix& A, const std::vector<int32_t>& cluste
   // below instead of being zeroed by one thread.
   const std::unique_ptr<int32_t[]> tcol(new int32_t[static_cast<size_t>(bound[nc])]);
   const std::unique_ptr<double[]> tval(new double[static_cast<size_t>(bound[nc])]);
-  std::vector<int32_t> length(nc + 1, 0);
+  std::vector<int32_t> length;
+  assign_touched(length, nc + 1);
 #pragma omp parallel for schedule(dynamic, 1024)
   for (int32_t c = 0; c < clusters; ++c) {
     int32_t* col = tcol.get() + bound[c];
@@ -130,8 +134,8 @@ CsrMatrix galerkin_coarse(const CsrMatrix& A, const std::vector<int32_t>& cluste
   Ac.rows = clusters;
   prefix_sum(length);
   Ac.ptr = std::move(length);
-  Ac.col.resize(static_cast<size_t>(Ac.ptr[nc]));
-  Ac.val.resize(Ac.col.size());
+  assign_touched(Ac.col, static_cast<size_t>(Ac.ptr[nc]));
+  assign_touched(Ac.val, Ac.col.size());
 #pragma omp parallel for schedule(static, 4096)
   for (int32_t c = 0; c < clusters; ++c) {
     const int32_t len = Ac.ptr[c + 1] - Ac.ptr[c];
@@ -144,20 +148,21 @@ CsrMatrix galerkin_coarse(const CsrMatrix& A, const std::vector<int32_t>& cluste
 
 CsrMatrix permute_symmetric(const CsrMatrix& A, const std::vector<int32_t>& new_of_old) {
   const size_t n = static_cast<size_t>(A.rows);
-  std::vector<int32_t> old_of_new(n);
+  std::vector<int32_t> old_of_new;
+  assign_touched(old_of_new, n);
 #pragma omp parallel for schedule(static, 4096)
   for (int32_t i = 0; i < A.rows; ++i) old_of_new[new_of_old[i]] = i;
   CsrMatrix B;
   B.rows = A.rows;
-  B.ptr.assign(n + 1, 0);
+  assign_touched(B.ptr, n + 1);
 #pragma omp parallel for schedule(static, 4096)
   for (int32_t r = 0; r < A.rows; ++r) {
     const int32_t i = old_of_new[r];
     B.ptr[r + 1] = A.ptr[i + 1] - A.ptr[i];
   }
   prefix_sum(B.ptr);
-  B.col.resize(A.col.size());
-  B.val.resize(A.val.size());
+  assign_touched(B.col, A.col.size());
+  assign_touched(B.val, A.val.size());
 #pragma omp parallel for schedule(static, 4096)
   for (int32_t r = 0; r < A.rows; ++r) {
     const int32_t i = old_of_new[r];

@@ -3,13 +3,17 @@
 #include <cmath>
 #include <cstddef>
 
+#include "cmg/touched_vector.hpp"
+
 namespace pgsim {
 
 CsrMatrix sdd_to_laplacian(const CsrMatrix& G) {
   const int32_t n = G.rows;
   // Excess diagonal per row; rows with a positive excess get an edge to the ground vertex n.
-  std::vector<double> excess(static_cast<size_t>(n));
-  std::vector<int32_t> count(static_cast<size_t>(n) + 2, 0);
+  std::vector<double> excess;
+  std::vector<int32_t> count;
+  assign_touched(excess, static_cast<size_t>(n));
+  assign_touched(count, static_cast<size_t>(n) + 2);
 #pragma omp parallel for schedule(static, 4096)
   for (int32_t i = 0; i < n; ++i) {
     double diag = 0, off = 0;
@@ -31,10 +35,10 @@ CsrMatrix sdd_to_laplacian(const CsrMatrix& G) {
 
   CsrMatrix L;
   L.rows = n + 1;
-  L.ptr.assign(static_cast<size_t>(n) + 2, 0);
+  assign_touched(L.ptr, static_cast<size_t>(n) + 2);
   for (int32_t i = 0; i <= n; ++i) L.ptr[i + 1] = L.ptr[i] + count[i + 1];
-  L.col.resize(static_cast<size_t>(L.ptr[n + 1]));
-  L.val.resize(L.col.size());
+  assign_touched(L.col, static_cast<size_t>(L.ptr[n + 1]));
+  assign_touched(L.val, L.col.size());
 
 #pragma omp parallel for schedule(static, 4096)
   for (int32_t i = 0; i < n; ++i) {
