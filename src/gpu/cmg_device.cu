@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "gpu/coarse_inverse.hpp"
 #include "gpu/cuda_check.hpp"
 #include "gpu/device_buffer.hpp"
+#include "gpu/host_staging.hpp"
 #include "gpu/launch.cuh"
 
 namespace pgsim::gpu {
@@ -349,12 +351,29 @@ __global__ void gather_out(const double* __restrict__ y, const int32_t* __restri
   if (i < n) z[i] = y[map[i]] - y[ground];
 }
 
+// ---- upload -------------------------------------------------------------------------------
+
+// cl[i] = the cluster of row i, from the cluster ranges: one thread per cluster writes its rows.
+__global__ void cluster_of_rows(const int32_t* __restrict__ cptr, int32_t clusters, int32_t* __restrict__ cl) {
+  const int64_t c = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (c < clusters)
+    for (int32_t i = cptr[c]; i < cptr[c + 1]; ++i) cl[i] = int32_t(c);
+}
+
 // ---- host side -----------------------------------------------------------------------------
 
-template <class V>
-std::vector<V> convert(const std::vector<double>& v) {
-  return std::vector<V>(v.begin(), v.end());
-}
+// Books the host wall time since the previous call to the phase named at each call.
+class PhaseClock {
+ public:
+  void book(double& phase) {
+    const auto now = std::chrono::steady_clock::now();
+    phase += std::chrono::duration<double>(now - last_).count();
+    last_ = now;
+  }
+
+ private:
+  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+};
 
 // The device arrays behind a LongItems.
 struct LongItemBuffers {
@@ -400,75 +419,77 @@ template <class V>
 class DeviceCmg final : public DevicePreconditioner {
  public:
   DeviceCmg(const CmgHierarchy& h, const CmgDeviceOptions& opt)
-      : n_(h.n), ground_(h.level0_ground), profile_(opt.profile), tail_blocks_(opt.tail_blocks), map_(h.level0_of_unknown), partials_(kReduceBlocks),
+      : n_(h.n), ground_(h.level0_ground), profile_(opt.profile), tail_blocks_(opt.tail_blocks), partials_(kReduceBlocks),
         finished_(1) {
+    const auto start = std::chrono::steady_clock::now();
+    CmgUploadTimes times;
+    PhaseClock clock;
     const int L = int(h.levels.size());
     if (L == 0 || L > kMaxLevels) throw std::invalid_argument("CMG hierarchy has " + std::to_string(L) + " levels");
     if (tail_blocks_ < 1 || tail_blocks_ > 8) throw std::invalid_argument("tail_blocks must be 1 to 8");
     if (h.levels[0].A.rows != h.n + 1 || int32_t(h.level0_of_unknown.size()) != h.n)
       throw std::invalid_argument("CMG level 0 does not match the system: " + std::to_string(h.levels[0].A.rows) +
                                   " vertices for " + std::to_string(h.n) + " unknowns");
+    for (int l = 0; l + 1 < L; ++l)
+      if (int32_t(h.levels[size_t(l)].cluster_ptr.size()) != h.levels[size_t(l) + 1].A.rows + 1)
+        throw std::invalid_argument("CMG level " + std::to_string(l) + ": cluster_ptr does not match level " +
+                                    std::to_string(l + 1));
+    // First: it checks that the coarsest level is small enough for a dense inverse.
+    const std::vector<double> inverse = dense_coarse_inverse(h.coarse, h.levels.back().A.rows);
+    clock.book(times.coarse_inverse);
     PGSIM_CUDA(cudaMemset(finished_.data(), 0, sizeof(unsigned)));
+    coarsest_ = L - 1;
     bufs_.resize(size_t(L));
     views_.resize(size_t(L));
-    coarsest_ = L - 1;
+
+    // Device memory first, then every copy queued through one staging pair.
+    map_ = DeviceBuffer<int32_t>(h.level0_of_unknown.size());
+    for (int l = 0; l < L; ++l) allocate_level(h.levels[size_t(l)], l, bufs_[size_t(l)], views_[size_t(l)]);
+    coarse_inv_ = DeviceBuffer<double>(inverse.size());
+    clock.book(times.allocate);
+
+    HostStaging staging;
+    staging.upload(map_.data(), h.level0_of_unknown);
     for (int l = 0; l < L; ++l) {
       const CmgLevel& lev = h.levels[size_t(l)];
       LevelBuffers<V>& B = bufs_[size_t(l)];
-      LevelView<V>& v = views_[size_t(l)];
-      B.ptr = DeviceBuffer<int32_t>(lev.A.ptr);
-      B.col = DeviceBuffer<int32_t>(lev.A.col);
-      B.val = DeviceBuffer<V>(convert<V>(lev.A.val));
-      B.invd = DeviceBuffer<V>(convert<V>(lev.inv_diag));
-      B.b = DeviceBuffer<double>(size_t(lev.A.rows));
-      B.x0 = DeviceBuffer<double>(size_t(lev.A.rows));
-      v.rows = lev.A.rows;
-      v.ptr = B.ptr.data();
-      v.col = B.col.data();
-      v.val = B.val.data();
-      v.invd = B.invd.data();
-      v.b = B.b.data();
-      v.x[0] = v.x[1] = B.x0.data();
+      staging.upload(B.ptr.data(), lev.A.ptr);
+      staging.upload(B.col.data(), lev.A.col);
+      staging.upload(B.val.data(), lev.A.val);
+      staging.upload(B.invd.data(), lev.inv_diag);
       if (l < coarsest_) {
-        if (int32_t(lev.cluster_ptr.size()) != h.levels[size_t(l) + 1].A.rows + 1)
-          throw std::invalid_argument("CMG level " + std::to_string(l) + ": cluster_ptr does not match level " +
-                                      std::to_string(l + 1));
-        std::vector<int32_t> cl(size_t(lev.A.rows));
-        for (size_t c = 0; c + 1 < lev.cluster_ptr.size(); ++c)
-          for (int32_t i = lev.cluster_ptr[c]; i < lev.cluster_ptr[c + 1]; ++i) cl[size_t(i)] = int32_t(c);
-        B.cptr = DeviceBuffer<int32_t>(lev.cluster_ptr);
-        B.cl = DeviceBuffer<int32_t>(cl);
-        std::vector<std::array<int32_t, 3>> long_rows, long_clusters;
-        const auto& ptr = lev.A.ptr;
-        for (int32_t i = 0; i < lev.A.rows; ++i)
-          if (ptr[i + 1] - ptr[i] > kLongRow) long_rows.push_back({i, ptr[i], ptr[i + 1]});
-        for (size_t c = 0; c + 1 < lev.cluster_ptr.size(); ++c) {
-          const int32_t k0 = ptr[lev.cluster_ptr[c]], k1 = ptr[lev.cluster_ptr[c + 1]];
-          if (k1 - k0 > kLongCluster) long_clusters.push_back({int32_t(c), k0, k1});
-        }
-        v.long_rows = B.long_rows.upload(long_rows);
-        v.long_clusters = B.long_clusters.upload(long_clusters);
-        if (lev.repeats > 1) B.x1 = DeviceBuffer<double>(size_t(lev.A.rows));
-        if (lev.repeats > 1) v.x[1] = B.x1.data();
-        v.cptr = B.cptr.data();
-        v.cl = B.cl.data();
-        v.clusters = int32_t(lev.cluster_ptr.size()) - 1;
-        v.repeats = lev.repeats < 1 ? 1 : lev.repeats;
+        staging.upload(B.cptr.data(), lev.cluster_ptr);
+        const int32_t clusters = views_[size_t(l)].clusters;
+        cluster_of_rows<<<blocks_for(clusters), kBlock, 0, staging.stream()>>>(B.cptr.data(), clusters, B.cl.data());
+        PGSIM_CUDA_LAUNCH();
       }
-      stats_.push_back(LevelStats{lev.A.rows, lev.A.nnz(), v.repeats, 0.0, 0.0});
+    }
+    staging.upload(coarse_inv_.data(), inverse);
+    clock.book(times.copy);
+
+    for (int l = 0; l < coarsest_; ++l) upload_long_items(h.levels[size_t(l)], bufs_[size_t(l)], views_[size_t(l)]);
+    clock.book(times.long_items);
+
+    staging.finish();
+    clock.book(times.copy);
+
+    for (int l = 0; l < L; ++l) {
+      const LevelView<V>& v = views_[size_t(l)];
+      stats_.push_back(LevelStats{v.rows, h.levels[size_t(l)].A.nnz(), v.repeats, 0.0, 0.0});
     }
     // The tail starts at the first level from which every level is small. One block reads the
     // whole dense coarse inverse, so a large coarsest level gets a grid launch instead (no tail).
     tail_first_ = views_[size_t(coarsest_)].rows <= kMaxTailCoarse ? coarsest_ : coarsest_ + 1;
     while (tail_first_ <= coarsest_ && tail_first_ > 0 && views_[size_t(tail_first_) - 1].rows <= opt.tail_rows)
       --tail_first_;
-    coarse_inv_ = DeviceBuffer<double>(dense_coarse_inverse(h.coarse, h.levels.back().A.rows));
     views_dev_ = DeviceBuffer<LevelView<V>>(views_);
     double visits = 1;
-    for (auto& s : stats_) {
-      s.visits = visits;
-      visits *= s.repeats;
+    for (auto& st : stats_) {
+      st.visits = visits;
+      visits *= st.repeats;
     }
+    times.total = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (opt.upload_times) *opt.upload_times = times;
   }
   ~DeviceCmg() override {
     for (auto& t : timers_) {
@@ -525,6 +546,49 @@ class DeviceCmg final : public DevicePreconditioner {
       PGSIM_CUDA(cudaEventElapsedTime(&ms, timers_[k].start, timers_[k].stop));
       stats_[size_t(timers_[k].level)].seconds += ms * 1e-3;
     }
+  }
+
+  // The device arrays of level l (contents uploaded later) and the view of them.
+  void allocate_level(const CmgLevel& lev, int l, LevelBuffers<V>& B, LevelView<V>& v) {
+    const size_t rows = size_t(lev.A.rows);
+    B.ptr = DeviceBuffer<int32_t>(lev.A.ptr.size());
+    B.col = DeviceBuffer<int32_t>(lev.A.col.size());
+    B.val = DeviceBuffer<V>(lev.A.val.size());
+    B.invd = DeviceBuffer<V>(lev.inv_diag.size());
+    B.b = DeviceBuffer<double>(rows);
+    B.x0 = DeviceBuffer<double>(rows);
+    v.rows = lev.A.rows;
+    v.ptr = B.ptr.data();
+    v.col = B.col.data();
+    v.val = B.val.data();
+    v.invd = B.invd.data();
+    v.b = B.b.data();
+    v.x[0] = v.x[1] = B.x0.data();
+    if (l == coarsest_) return;
+    B.cptr = DeviceBuffer<int32_t>(lev.cluster_ptr.size());
+    B.cl = DeviceBuffer<int32_t>(rows);
+    v.repeats = lev.repeats < 1 ? 1 : lev.repeats;
+    if (v.repeats > 1) {
+      B.x1 = DeviceBuffer<double>(rows);
+      v.x[1] = B.x1.data();
+    }
+    v.cptr = B.cptr.data();
+    v.cl = B.cl.data();
+    v.clusters = int32_t(lev.cluster_ptr.size()) - 1;
+  }
+
+  // Rows with more than kLongRow and clusters with more than kLongCluster nonzeros, in chunks.
+  static void upload_long_items(const CmgLevel& lev, LevelBuffers<V>& B, LevelView<V>& v) {
+    std::vector<std::array<int32_t, 3>> long_rows, long_clusters;
+    const auto& ptr = lev.A.ptr;
+    for (int32_t i = 0; i < lev.A.rows; ++i)
+      if (ptr[i + 1] - ptr[i] > kLongRow) long_rows.push_back({i, ptr[i], ptr[i + 1]});
+    for (size_t c = 0; c + 1 < lev.cluster_ptr.size(); ++c) {
+      const int32_t k0 = ptr[lev.cluster_ptr[c]], k1 = ptr[lev.cluster_ptr[c + 1]];
+      if (k1 - k0 > kLongCluster) long_clusters.push_back({int32_t(c), k0, k1});
+    }
+    v.long_rows = B.long_rows.upload(long_rows);
+    v.long_clusters = B.long_clusters.upload(long_clusters);
   }
 
   void cycle(int l, cudaStream_t stream) {

@@ -15,11 +15,21 @@
 
 namespace pgsim::gpu {
 
+// Host wall time of the upload's parts in seconds (benchmarks/gpu/solve_bench prints them).
+struct CmgUploadTimes {
+  double allocate = 0;        // cudaMalloc of every level's arrays
+  double copy = 0;            // staged copies (filling pinned buffers, waiting for the DMA) and their final wait
+  double long_items = 0;      // finding the rows and clusters too long for a lane group
+  double coarse_inverse = 0;  // the dense inverse of the coarsest level (host)
+  double total = 0;           // the whole constructor
+};
+
 struct CmgDeviceOptions {
   int32_t tail_rows = 6144;        // levels with at most this many rows run in the tail kernel
   int tail_blocks = 8;             // blocks (of 1024 threads) in the tail kernel's cluster, 1 to 8
   bool float_values = false;       // matrix values and invD in float32 (vectors stay double)
   bool profile = false;            // time each level with CUDA events (synchronizes every apply)
+  CmgUploadTimes* upload_times = nullptr;  // filled when not null
 };
 
 std::unique_ptr<DevicePreconditioner> make_device_cmg(const CmgHierarchy& h, const CmgDeviceOptions& options);

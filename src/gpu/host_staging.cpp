@@ -1,0 +1,71 @@
+#include "gpu/host_staging.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "gpu/cuda_check.hpp"
+
+namespace pgsim::gpu {
+namespace {
+
+// Below this many bytes one thread fills a buffer faster than a parallel region starts.
+constexpr size_t kParallelBytes = size_t(1) << 20;
+constexpr size_t kPiece = size_t(64) << 10;  // bytes per thread task
+
+}  // namespace
+
+HostStaging::HostStaging(size_t chunk_bytes) : chunk_(std::max<size_t>(chunk_bytes / 8 * 8, 8)) {
+  PGSIM_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+  for (int k = 0; k < 2; ++k) {
+    PGSIM_CUDA(cudaMallocHost(&buffer_[k], chunk_));
+    PGSIM_CUDA(cudaEventCreateWithFlags(&drained_[k], cudaEventDisableTiming));
+  }
+}
+
+HostStaging::~HostStaging() {
+  if (stream_) cudaStreamSynchronize(stream_);
+  for (int k = 0; k < 2; ++k) {
+    if (drained_[k]) cudaEventDestroy(drained_[k]);
+    if (buffer_[k]) cudaFreeHost(buffer_[k]);
+  }
+  if (stream_) cudaStreamDestroy(stream_);
+}
+
+template <class Fill>
+void HostStaging::staged(void* dst, size_t bytes, Fill fill) {
+  for (size_t offset = 0; offset < bytes; offset += chunk_) {
+    const size_t len = std::min(chunk_, bytes - offset);
+    const int k = next_;
+    next_ ^= 1;
+    PGSIM_CUDA(cudaEventSynchronize(drained_[k]));  // the previous copy out of this buffer is done
+    fill(static_cast<char*>(buffer_[k]), offset, len);
+    PGSIM_CUDA(cudaMemcpyAsync(static_cast<char*>(dst) + offset, buffer_[k], len, cudaMemcpyHostToDevice, stream_));
+    PGSIM_CUDA(cudaEventRecord(drained_[k], stream_));
+  }
+}
+
+void HostStaging::copy(void* dst, const void* src, size_t bytes) {
+  const char* s = static_cast<const char*>(src);
+  staged(dst, bytes, [s](char* buffer, size_t offset, size_t len) {
+    const std::ptrdiff_t pieces = std::ptrdiff_t((len + kPiece - 1) / kPiece);
+#pragma omp parallel for schedule(static) if (len >= kParallelBytes)
+    for (std::ptrdiff_t p = 0; p < pieces; ++p) {
+      const size_t at = size_t(p) * kPiece;
+      std::memcpy(buffer + at, s + offset + at, std::min(kPiece, len - at));
+    }
+  });
+}
+
+void HostStaging::copy_as_float(float* dst, const double* src, size_t n) {
+  staged(dst, n * sizeof(float), [src](char* buffer, size_t offset, size_t len) {
+    float* out = reinterpret_cast<float*>(buffer);
+    const double* in = src + offset / sizeof(float);
+    const std::ptrdiff_t count = std::ptrdiff_t(len / sizeof(float));
+#pragma omp parallel for schedule(static) if (len >= kParallelBytes)
+    for (std::ptrdiff_t i = 0; i < count; ++i) out[i] = static_cast<float>(in[i]);
+  });
+}
+
+void HostStaging::finish() { PGSIM_CUDA(cudaStreamSynchronize(stream_)); }
+
+}  // namespace pgsim::gpu

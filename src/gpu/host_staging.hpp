@@ -1,0 +1,45 @@
+#pragma once
+// Host-to-device copies through two reused pinned buffers. A copy from pageable memory runs at
+// the speed of the driver's own staging, on one thread; here all OpenMP threads fill one pinned
+// buffer (converting on the way where asked) while the DMA engine drains the other, and the
+// pinned memory is allocated once for a whole upload instead of pinned per copy.
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace pgsim::gpu {
+
+class HostStaging {
+ public:
+  explicit HostStaging(size_t chunk_bytes = size_t(8) << 20);
+  ~HostStaging();
+  HostStaging(const HostStaging&) = delete;
+  HostStaging& operator=(const HostStaging&) = delete;
+
+  // Queues dst[0, n) = src[0, n) on stream(); src may be reused at return, dst must live until finish().
+  void copy(void* dst, const void* src, size_t bytes);
+  void copy_as_float(float* dst, const double* src, size_t n);
+
+  void upload(int32_t* dst, const std::vector<int32_t>& v) { copy(dst, v.data(), v.size() * sizeof(int32_t)); }
+  void upload(double* dst, const std::vector<double>& v) { copy(dst, v.data(), v.size() * sizeof(double)); }
+  void upload(float* dst, const std::vector<double>& v) { copy_as_float(dst, v.data(), v.size()); }
+
+  // Waits for every queued copy (and any other work queued on stream()).
+  void finish();
+  cudaStream_t stream() const { return stream_; }
+
+ private:
+  // Fills a pinned buffer with bytes [offset, offset + len) of the destination: fill(buffer, offset, len).
+  template <class Fill>
+  void staged(void* dst, size_t bytes, Fill fill);
+
+  size_t chunk_;
+  void* buffer_[2] = {nullptr, nullptr};
+  cudaEvent_t drained_[2] = {nullptr, nullptr};  // recorded after the copy out of each buffer
+  int next_ = 0;
+  cudaStream_t stream_ = nullptr;
+};
+
+}  // namespace pgsim::gpu
