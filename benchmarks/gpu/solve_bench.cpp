@@ -1,5 +1,6 @@
 // solve_bench: the GPU CMG-PCG solve of one netlist against its baselines, in one run.
 // Usage: solve_bench NETLIST [--tol 1e-8] [--reps 5] [--v-cycle-rows R] [--coarse-rows R] (CmgOptions)
+//        [--setup-only]  (hierarchy + upload --reps times with their phase breakdown, no solves)
 // Pipeline as in pgsim: parse, reduce, chain elimination, CMG hierarchy on the CPU, one upload.
 // Then, all from this run:
 //   gpu-cmg          GPU PCG + device CMG cycle (median solve time of warm repeats)
@@ -14,8 +15,11 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <string>
 #include <vector>
+
+#include <omp.h>
 
 #include "bench_util.hpp"
 #include "cmg/builder.hpp"
@@ -37,6 +41,57 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// Hierarchy build and upload of G, b and the hierarchy, timed by phase as pgsim does them.
+struct Setup {
+  CmgHierarchy h;
+  std::unique_ptr<gpu::DeviceSpmv> A;
+  std::unique_ptr<gpu::DevicePreconditioner> M;
+  CmgBuildTimes build;
+  gpu::CmgUploadTimes cmg;
+  double hierarchy = 0, spmv = 0, vectors = 0, upload = 0;
+};
+
+Setup setup(const CsrMatrix& G, const std::vector<double>& b, const CmgOptions& options) {
+  Setup s;
+  auto t0 = Clock::now();
+  s.h = build_cmg_hierarchy(G, options, &s.build);
+  s.hierarchy = since(t0);
+  t0 = Clock::now();
+  s.A = gpu::make_device_spmv(gpu::SpmvLayout::csr, G);
+  PGSIM_CUDA(cudaDeviceSynchronize());
+  s.spmv = since(t0);
+  gpu::CmgDeviceOptions o;
+  o.upload_times = &s.cmg;
+  s.M = gpu::make_device_cmg(s.h, o);
+  const auto t1 = Clock::now();
+  gpu::DeviceBuffer<double> db(b), dx(b.size());
+  gpu::GpuPcg pcg(G.rows, true);
+  PGSIM_CUDA(cudaDeviceSynchronize());
+  s.vectors = since(t1);
+  s.upload = since(t0);
+  return s;
+}
+
+void print_setup(const Setup& s) {
+  const CmgBuildTimes& t = s.build;
+  double phase[5] = {0, 0, 0, 0, 0};
+  for (const auto& l : t.levels) {
+    phase[0] += l.clustering;
+    phase[1] += l.galerkin;
+    phase[2] += l.renumber;
+    phase[3] += l.permute;
+    phase[4] += l.inv_diag;
+  }
+  std::printf("hierarchy %.3f s: laplacian %.3f, clustering %.3f, galerkin %.3f, renumber %.3f, permute %.3f, "
+              "inv_diag %.3f, coarse factor %.3f (level 0: clustering %.3f, galerkin %.3f, permute %.3f)\n",
+              s.hierarchy, t.laplacian, phase[0], phase[1], phase[2], phase[3], phase[4], t.coarse_factor,
+              t.levels[0].clustering, t.levels[0].galerkin, t.levels[0].permute);
+  std::printf("upload %.3f s: system matrix %.3f, cmg %.3f (allocate %.3f, copy %.3f, long items %.3f, coarse inverse "
+              "%.3f), vectors + pcg workspace %.3f; hierarchy + upload %.3f s\n",
+              s.upload, s.spmv, s.cmg.total, s.cmg.allocate, s.cmg.copy, s.cmg.long_items, s.cmg.coarse_inverse,
+              s.vectors, s.hierarchy + s.upload);
+}
 
 struct Timed {
   SolveResult result;
@@ -106,7 +161,10 @@ int main(int argc, char** argv) {
   double tol = 1e-8;
   int reps = 5;
   CmgOptions cmg_options;
-  for (int i = 2; i + 1 < argc; ++i) {
+  bool setup_only = false;
+  for (int i = 2; i < argc; ++i) {
+    if (std::string(argv[i]) == "--setup-only") setup_only = true;
+    if (i + 1 == argc) break;
     if (std::string(argv[i]) == "--tol") tol = std::atof(argv[i + 1]);
     if (std::string(argv[i]) == "--reps") reps = std::atoi(argv[i + 1]);
     if (std::string(argv[i]) == "--v-cycle-rows") cmg_options.v_cycle_rows = std::atoi(argv[i + 1]);
@@ -128,21 +186,24 @@ int main(int argc, char** argv) {
   EliminatedSystem kept = eliminate_chains(sys.G, sys.b);
   const double t_elim = since(t0);
   const CsrMatrix& G = kept.G;
-  t0 = Clock::now();
-  CmgHierarchy h = build_cmg_hierarchy(G, cmg_options);
-  const double t_hier = since(t0);
+  if (setup_only) {
+    std::printf("%s: %d unknowns -> %d after chain elimination (%.3f s), %d OpenMP threads\n", argv[1], sys.G.rows,
+                G.rows, t_elim, omp_get_max_threads());
+    for (int r = 0; r < reps; ++r) print_setup(setup(G, kept.b, cmg_options));
+    return 0;
+  }
+  Setup first = setup(G, kept.b, cmg_options);
+  const CmgHierarchy& h = first.h;
+  auto& A = first.A;
+  auto& M = first.M;
+  const double t_hier = first.hierarchy, t_upload = first.upload;
 
   SolveControl control;
   control.tolerance = tol;
   control.max_iterations = 5000;
 
-  t0 = Clock::now();
-  auto A = gpu::make_device_spmv(gpu::SpmvLayout::csr, G);
-  auto M = gpu::make_device_cmg(h, {});
   gpu::DeviceBuffer<double> db(kept.b), dx(kept.b.size());
   gpu::GpuPcg pcg(G.rows, true);
-  PGSIM_CUDA(cudaDeviceSynchronize());
-  const double t_upload = since(t0);
 
   std::printf("%s\n%s: %d nodes, %d unknowns -> %d after chain elimination, %lld nonzeros; tol %.0e; median of %d\n\n",
               gpu::device_description().c_str(), argv[1], int(netlist.node_count() - 1), sys.G.rows, G.rows,
@@ -150,6 +211,8 @@ int main(int argc, char** argv) {
   std::printf("read+reduce %.3f s, chain elimination %.3f s, hierarchy %.3f s (%zu levels), upload %.3f s: "
               "hierarchy + upload %.3f s\n\n",
               t_read, t_elim, t_hier, h.levels.size(), t_upload, t_hier + t_upload);
+  print_setup(first);
+  std::printf("\n");
 
   const Timed cmg = time_gpu(pcg, *A, *M, db, dx, control, reps);
   gpu::CmgDeviceOptions f32;

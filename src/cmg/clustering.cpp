@@ -57,35 +57,39 @@ Clustering cluster_vertices(const CsrMatrix& A) {
 
   // Forest weight at each vertex: its own edge plus its children's edges, summed in increasing
   // vertex order (a child is a neighbour: the row's sorted columns give that order, the same
-  // sums whatever the thread count).
+  // sums whatever the thread count). Also each vertex's children.
   std::vector<double> forest_weight;
+  std::vector<int32_t> children;
   assign_touched(forest_weight, un);
+  assign_touched(children, un);
 #pragma omp parallel for schedule(static, 4096)
   for (int32_t v = 0; v < n; ++v) {
     bool own_added = parent[v] == v;
     double w = 0;
+    int32_t kids = 0;
     for (int32_t k = A.ptr[v]; k < A.ptr[v + 1]; ++k) {
       const int32_t u = A.col[k];
       if (!own_added && u >= v) {
         w += heaviest[v];
         own_added = true;
       }
-      if (u != v && parent[u] == v) w += heaviest[u];
+      if (u != v && parent[u] == v) {
+        w += heaviest[u];
+        ++kids;
+      }
     }
     if (!own_added) w += heaviest[v];
     forest_weight[v] = w;
+    children[v] = kids;
   }
 #pragma omp parallel for schedule(static, 4096)
-  for (int32_t v = 0; v < n; ++v)
-    if (parent[v] != v && forest_weight[v] < kWeakShare * volume[v]) parent[v] = v;
-  // Children per vertex (again found among its neighbours).
-  std::vector<int32_t> children;
-  assign_touched(children, un);
-#pragma omp parallel for schedule(static, 4096)
   for (int32_t v = 0; v < n; ++v) {
-    int32_t kids = 0;
-    for (int32_t k = A.ptr[v]; k < A.ptr[v + 1]; ++k) kids += A.col[k] != v && parent[A.col[k]] == v ? 1 : 0;
-    children[v] = kids;
+    const int32_t p = parent[v];
+    if (p != v && forest_weight[v] < kWeakShare * volume[v]) {
+      parent[v] = v;
+#pragma omp atomic
+      --children[p];
+    }
   }
 
   // Leaves first (Kahn's order on the forest): a vertex joins its parent's cluster unless the
