@@ -11,6 +11,7 @@
 
 #include "cmg/clustering.hpp"
 #include "cmg/coarse_factor.hpp"
+#include "cmg/counting_sort.hpp"
 #include "cmg/galerkin.hpp"
 #include "cmg/laplacian.hpp"
 #include "cmg/touched_vector.hpp"
@@ -22,17 +23,6 @@ namespace {
 int repeats(int64_t nnz_fine, int64_t nnz_coarse) {
   const double t = std::floor(double(nnz_fine) / double(nnz_coarse) - 1.0);
   return std::max(1, static_cast<int>(t));
-}
-
-// Stable counting sort of the vertices by key (keys in [0, keys)): new_of_old and the key ranges.
-void sort_by_key(const std::vector<int32_t>& key, int32_t keys, std::vector<int32_t>& new_of_old,
-                 std::vector<int32_t>& key_ptr) {
-  key_ptr.assign(static_cast<size_t>(keys) + 1, 0);
-  for (int32_t k : key) ++key_ptr[k + 1];
-  std::partial_sum(key_ptr.begin(), key_ptr.end(), key_ptr.begin());
-  std::vector<int32_t> next(key_ptr.begin(), key_ptr.end() - 1);
-  assign_touched(new_of_old, key.size());
-  for (size_t v = 0; v < key.size(); ++v) new_of_old[v] = next[key[v]]++;
 }
 
 // Seconds since the last lap (or construction).
@@ -100,7 +90,7 @@ CmgHierarchy build_cmg_hierarchy(const CsrMatrix& G, const CmgOptions& options, 
     assign_touched(key, cluster_of.size());
 #pragma omp parallel for schedule(static, 4096)
     for (int32_t v = 0; v < static_cast<int32_t>(key.size()); ++v) key[v] = new_of_old[cluster_of[v]];
-    sort_by_key(key, clusterings[l].count, new_of_old, h.levels[l].cluster_ptr);
+    counting_sort(key, clusterings[l].count, h.levels[l].cluster_ptr, new_of_old);
     t.levels[l].renumber = lap();
     h.levels[l].A = permute_symmetric(raw[l], new_of_old);
     raw[l] = CsrMatrix();

@@ -6,6 +6,7 @@
 #include <tuple>
 #include <utility>
 
+#include "cmg/counting_sort.hpp"
 #include "cmg/touched_vector.hpp"
 
 namespace pgsim {
@@ -68,20 +69,20 @@ void make_exactly_symmetric(CsrMatrix& A) {
 
 CsrMatrix galerkin_coarse(const CsrMatrix& A, const std::vector<int32_t>& cluster_of, int32_t clusters) {
   const size_t nc = static_cast<size_t>(clusters);
-  // Members of each cluster (counting sort) and an upper bound of each coarse row's length.
-  std::vector<int32_t> member_ptr(nc + 1, 0), bound(nc + 1, 0);
-  for (int32_t v = 0; v < A.rows; ++v) {
-    ++member_ptr[cluster_of[v] + 1];
-    bound[cluster_of[v] + 1] += A.ptr[v + 1] - A.ptr[v];
-  }
-  prefix_sum(member_ptr);
-  prefix_sum(bound);
-  std::vector<int32_t> members;
+  // Members of each cluster in increasing order and an upper bound of each coarse row's length.
+  std::vector<int32_t> member_ptr, rank, members, bound;
+  counting_sort(cluster_of, clusters, member_ptr, rank);
   assign_touched(members, static_cast<size_t>(A.rows));
-  {
-    std::vector<int32_t> next(member_ptr.begin(), member_ptr.end() - 1);
-    for (int32_t v = 0; v < A.rows; ++v) members[next[cluster_of[v]]++] = v;
+#pragma omp parallel for schedule(static, 4096)
+  for (int32_t v = 0; v < A.rows; ++v) members[rank[v]] = v;
+  assign_touched(bound, nc + 1);
+#pragma omp parallel for schedule(static, 4096)
+  for (int32_t c = 0; c < clusters; ++c) {
+    int32_t entries = 0;
+    for (int32_t m = member_ptr[c]; m < member_ptr[c + 1]; ++m) entries += A.ptr[members[m] + 1] - A.ptr[members[m]];
+    bound[c + 1] = entries;
   }
+  prefix_sum(bound);
 
   // Each coarse row gathered into its upper-bound slot, sorted, duplicates merged.
   // Scratch as large as A: left uninitialized, so its pages are first touched by the parallel loop
