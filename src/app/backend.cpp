@@ -17,6 +17,16 @@
 
 namespace pgsim {
 
+GpuContextWarmUp::GpuContextWarmUp([[maybe_unused]] const Options& opt) {
+#ifdef PGSIM_HAVE_CUDA
+  if (opt.solver == "pcg" && opt.backend != "cpu" && !opt.export_only) thread_ = std::thread(gpu::create_context);
+#endif
+}
+
+GpuContextWarmUp::~GpuContextWarmUp() {
+  if (thread_.joinable()) thread_.join();
+}
+
 std::string resolve_backend(const std::string& requested) {
   if (requested == "cpu") return "cpu";
   if (requested != "gpu" && requested != "auto") throw InputError("unknown backend '" + requested + "' (gpu, cpu or auto)");
@@ -47,6 +57,7 @@ bool solve_pcg_on_gpu(const CsrMatrix& G, const std::vector<double>& b, std::vec
     gpu::GpuSolveReport g = gpu::solve_on_gpu(G, b, x, hierarchy ? &*hierarchy : nullptr, control, s);
     rep.result = g.result;
     rep.time.upload = g.upload_seconds;
+    spdlog::debug("GPU upload {:.3f} s: {}", g.upload_seconds, g.upload_detail);
     rep.time.solve = g.solve_seconds;
     rep.levels = g.levels;
     rep.peak_device_bytes = g.peak_device_bytes;

@@ -2,6 +2,7 @@
 // Where the PCG runs: --backend gpu|cpu|auto. Plain C++: the GPU side is reached through
 // gpu/gpu_solver.hpp only when the build has CUDA (PGSIM_HAVE_CUDA).
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "app/options.hpp"
@@ -10,6 +11,19 @@
 #include "pcg/solve_result.hpp"
 
 namespace pgsim {
+
+// While alive, a thread creates the CUDA context when the run may use the GPU (a CUDA build,
+// --solver pcg, --backend gpu or auto), so that its cost overlaps parsing and reduction.
+class GpuContextWarmUp {
+ public:
+  explicit GpuContextWarmUp(const Options& opt);
+  ~GpuContextWarmUp();
+  GpuContextWarmUp(const GpuContextWarmUp&) = delete;
+  GpuContextWarmUp& operator=(const GpuContextWarmUp&) = delete;
+
+ private:
+  std::thread thread_;
+};
 
 // "gpu" or "cpu". auto: the GPU when one is usable, else the CPU with a message saying why.
 // gpu with no usable GPU: SystemError.

@@ -46,6 +46,7 @@ RunReport run(const Options& opt) {
   RunReport rep;
   rep.netlist = opt.netlist;
   Stopwatch total, phase;
+  const GpuContextWarmUp warm_up(opt);
 
   // Check the outputs and read the reference first: a bad path should fail before a long solve.
   for (const std::string* path : {&opt.output, &opt.json})

@@ -7,5 +7,8 @@ namespace pgsim::gpu {
 bool device_available(std::string* why);
 // "NVIDIA H100 80GB HBM3, 132 SMs, 79.1 GiB" or similar.
 std::string device_description();
+// Creates the CUDA context of the current device (a few hundred ms on a large GPU), so that a
+// thread can do it while the host parses; a failure is left for the next CUDA call to report.
+void create_context();
 
 }  // namespace pgsim::gpu

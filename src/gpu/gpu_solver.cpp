@@ -1,6 +1,7 @@
 #include "gpu/gpu_solver.hpp"
 
 #include <chrono>
+#include <cstdio>
 #include <memory>
 
 #include "gpu/cmg_device.hpp"
@@ -20,12 +21,13 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 }
 
 std::unique_ptr<DevicePreconditioner> make_preconditioner(const CsrMatrix& G, const CmgHierarchy* h,
-                                                          const GpuSolveSettings& s) {
+                                                          const GpuSolveSettings& s, CmgUploadTimes& times) {
   if (s.precond == "cmg") {
     if (!h) throw GpuFailure("the GPU CMG preconditioner needs a hierarchy");
     CmgDeviceOptions o;
     o.float_values = s.float_hierarchy;
     o.profile = s.profile;
+    o.upload_times = &times;
     return make_device_cmg(*h, o);
   }
   if (s.precond == "jacobi") return std::make_unique<DeviceJacobi>(G);
@@ -61,11 +63,23 @@ GpuSolveReport solve_on_gpu(const CsrMatrix& G, const std::vector<double>& b, st
     const SpmvLayout layout = parse_layout(s.spmv.empty() ? default_spmv_layout() : s.spmv);
     auto A = make_device_spmv(layout, G);
     rep.spmv = layout_name(layout) + " (" + A->detail() + ")";
-    auto M = make_preconditioner(G, h, s);
+    PGSIM_CUDA(cudaDeviceSynchronize());
+    const double t_matrix = seconds_since(t0);
+    CmgUploadTimes cmg;
+    auto M = make_preconditioner(G, h, s, cmg);
     DeviceBuffer<double> db(b), dx(x);
     GpuPcg pcg(G.rows, !s.profile);
     PGSIM_CUDA(cudaDeviceSynchronize());
     rep.upload_seconds = seconds_since(t0);
+    char detail[256];
+    std::snprintf(detail, sizeof detail, "system matrix %.3f s, preconditioner and vectors %.3f s", t_matrix,
+                  rep.upload_seconds - t_matrix);
+    rep.upload_detail = detail;
+    if (s.precond == "cmg") {
+      std::snprintf(detail, sizeof detail, " (cmg: allocate %.3f, copy %.3f, long items %.3f, coarse inverse %.3f)",
+                    cmg.allocate, cmg.copy, cmg.long_items, cmg.coarse_inverse);
+      rep.upload_detail += detail;
+    }
 
     const auto t1 = std::chrono::steady_clock::now();
     rep.result = pcg.solve(*A, db.data(), dx.data(), *M, control);

@@ -30,6 +30,7 @@ struct GpuSolveSettings {
 struct GpuSolveReport {
   SolveResult result;
   double upload_seconds = 0;  // matrix, hierarchy and vectors to the device
+  std::string upload_detail;  // upload_seconds by part, for the log
   double solve_seconds = 0;   // PCG on the device, from the first kernel to x back on the host
   size_t peak_device_bytes = 0;
   std::string device, spmv;
