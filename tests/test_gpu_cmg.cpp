@@ -3,6 +3,7 @@
 
 #include "gpu/cmg_device.hpp"
 #include "gpu/device_buffer.hpp"
+#include "gpu/host_staging.hpp"
 #include "gpu/pcg_gpu.hpp"
 #include "gpu_test_util.hpp"
 #include "pcg/direct.hpp"
@@ -22,6 +23,28 @@ std::vector<double> device_apply(const CmgHierarchy& h, const gpu::CmgDeviceOpti
 }
 
 }  // namespace
+
+TEST_CASE("staged uploads copy and convert exactly, across chunk boundaries") {
+  test::skip_without_gpu();
+  std::mt19937 rng(5);
+  // A 1000-byte chunk: both pinned buffers reused many times, a partial last chunk.
+  gpu::HostStaging staging(1000);
+  const std::vector<double> d = test::random_vector(12345, rng);
+  std::vector<int32_t> i(7777);
+  for (size_t k = 0; k < i.size(); ++k) i[k] = int32_t(k * 2654435761u);
+  gpu::DeviceBuffer<double> dd(d.size());
+  gpu::DeviceBuffer<float> df(d.size());
+  gpu::DeviceBuffer<int32_t> di(i.size());
+  staging.upload(dd.data(), d);
+  staging.upload(df.data(), d);
+  staging.upload(di.data(), i);
+  staging.finish();
+  CHECK(dd.download() == d);
+  CHECK(di.download() == i);
+  const std::vector<float> f = df.download();
+  REQUIRE(f.size() == d.size());
+  for (size_t k = 0; k < d.size(); ++k) REQUIRE(f[k] == float(d[k]));
+}
 
 TEST_CASE("device CMG cycle equals the reference cycle") {
   test::skip_without_gpu();
