@@ -1,5 +1,7 @@
 #include "cmg/clustering.hpp"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <cstddef>
 #include <stdexcept>
@@ -16,6 +18,81 @@ constexpr int kMaxHeight = 3;
 // A vertex whose forest edges carry less than this share of its weighted degree is held too
 // weakly by its tree: it becomes a root instead of hanging from its heaviest neighbour.
 constexpr double kWeakShare = 1.0 / 8.0;
+// Rounds of fewer ready vertices run on one thread (forests can be deep: one round per level).
+constexpr size_t kParallelRound = 16384;
+
+// x = max(x, value), atomically.
+void raise_to(int32_t& x, int32_t value) {
+  int32_t seen = __atomic_load_n(&x, __ATOMIC_RELAXED);
+  while (seen < value && !__atomic_compare_exchange_n(&x, &seen, value, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+  }
+}
+
+// The vertices v with keep(v), in no particular order.
+template <class Keep>
+std::vector<int32_t> collect(int32_t n, Keep keep) {
+  std::vector<int32_t> out;
+#pragma omp parallel
+  {
+    std::vector<int32_t> mine;
+#pragma omp for schedule(static, 4096) nowait
+    for (int32_t v = 0; v < n; ++v)
+      if (keep(v)) mine.push_back(v);
+#pragma omp critical
+    out.insert(out.end(), mine.begin(), mine.end());
+  }
+  return out;
+}
+
+// Leaves first: a vertex joins its parent's cluster unless the path below it is already
+// kMaxHeight edges long (then it becomes a root). A vertex's decision depends only on its final
+// height, known once all its children are done, so every children-first order gives the same
+// forest: large rounds of ready vertices run in parallel (atomic max and count on the parent),
+// the rest as one queue on one thread. children[v] is consumed.
+void cut_tall_trees(std::vector<int32_t>& parent, std::vector<int32_t>& children) {
+  const int32_t n = static_cast<int32_t>(parent.size());
+  std::vector<int32_t> height;
+  assign_touched(height, parent.size());
+  std::vector<int32_t> ready = collect(n, [&](int32_t v) { return children[v] == 0; });
+  size_t done = 0;
+  while (ready.size() >= kParallelRound && omp_get_max_threads() > 1) {
+    std::vector<int32_t> next;
+#pragma omp parallel
+    {
+      std::vector<int32_t> mine;
+#pragma omp for schedule(static, 1024) nowait
+      for (std::ptrdiff_t k = 0; k < std::ptrdiff_t(ready.size()); ++k) {
+        const int32_t v = ready[size_t(k)], p = parent[v];
+        if (p == v) continue;
+        if (height[v] >= kMaxHeight)
+          parent[v] = v;
+        else
+          raise_to(height[p], height[v] + 1);
+        int32_t left;
+#pragma omp atomic capture
+        left = --children[p];
+        if (left == 0) mine.push_back(p);
+      }
+#pragma omp critical
+      next.insert(next.end(), mine.begin(), mine.end());
+    }
+    done += ready.size();
+    ready.swap(next);
+  }
+  for (size_t head = 0; head < ready.size(); ++head) {
+    const int32_t v = ready[head];
+    const int32_t p = parent[v];
+    if (p == v) continue;
+    if (height[v] >= kMaxHeight) {
+      parent[v] = v;
+    } else {
+      height[p] = std::max(height[p], height[v] + 1);
+    }
+    if (--children[p] == 0) ready.push_back(p);
+  }
+  done += ready.size();
+  if (done != parent.size()) throw std::logic_error("cmg clustering: the heaviest-neighbour graph has a cycle");
+}
 
 }  // namespace
 
@@ -92,25 +169,7 @@ Clustering cluster_vertices(const CsrMatrix& A) {
     }
   }
 
-  // Leaves first (Kahn's order on the forest): a vertex joins its parent's cluster unless the
-  // path below it is already kMaxHeight edges long.
-  std::vector<int32_t> height, order;
-  assign_touched(height, un);
-  order.reserve(un);
-  for (int32_t v = 0; v < n; ++v)
-    if (children[v] == 0) order.push_back(v);
-  for (size_t head = 0; head < order.size(); ++head) {
-    const int32_t v = order[head];
-    const int32_t p = parent[v];
-    if (p == v) continue;
-    if (height[v] >= kMaxHeight) {
-      parent[v] = v;
-    } else {
-      height[p] = std::max(height[p], height[v] + 1);
-    }
-    if (--children[p] == 0) order.push_back(p);
-  }
-  if (order.size() != un) throw std::logic_error("cmg clustering: the heaviest-neighbour graph has a cycle");
+  cut_tall_trees(parent, children);
 
   // Every vertex is at most kMaxHeight edges below its root.
   std::vector<int32_t> root;
