@@ -6,6 +6,7 @@
 
 #include "gpu/cuda_check.hpp"
 #include "gpu/device_buffer.hpp"
+#include "gpu/host_staging.hpp"
 #include "gpu/launch.cuh"
 
 namespace pgsim::gpu {
@@ -127,7 +128,13 @@ __global__ void csr_vector(int32_t rows, const int32_t* __restrict__ ptr, const 
 
 class CsrVectorSpmv final : public DeviceSpmv {
  public:
-  explicit CsrVectorSpmv(const CsrMatrix& A) : rows_(A.rows), ptr_(A.ptr), col_(A.col), val_(A.val) {
+  explicit CsrVectorSpmv(const CsrMatrix& A)
+      : rows_(A.rows), ptr_(A.ptr.size()), col_(A.col.size()), val_(A.val.size()) {
+    HostStaging staging;
+    staging.upload(ptr_.data(), A.ptr);
+    staging.upload(col_.data(), A.col);
+    staging.upload(val_.data(), A.val);
+    staging.finish();
     double mean = A.rows ? double(A.nnz()) / A.rows : 0.0;
     lanes_ = mean <= 3 ? 2 : mean <= 6 ? 4 : mean <= 12 ? 8 : mean <= 24 ? 16 : 32;
   }
