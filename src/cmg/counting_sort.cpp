@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstddef>
 
+#include "cmg/prefix_sum.hpp"
 #include "cmg/touched_vector.hpp"
 
 namespace pgsim {
@@ -40,7 +41,7 @@ void counting_sort(const std::vector<int32_t>& key, int32_t keys, std::vector<in
     for (size_t c = 0; c < chunks; ++c) total += count[c * nk + size_t(k)];
     key_ptr[size_t(k) + 1] = total;
   }
-  for (size_t k = 0; k < nk; ++k) key_ptr[k + 1] += key_ptr[k];
+  prefix_sum(key_ptr);
 #pragma omp parallel for schedule(static, 4096)
   for (std::ptrdiff_t k = 0; k < skeys; ++k) {
     int32_t at = key_ptr[size_t(k)];

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "cmg/counting_sort.hpp"
+#include "cmg/prefix_sum.hpp"
 #include "cmg/touched_vector.hpp"
 
 namespace pgsim {
@@ -33,11 +34,6 @@ void sort_row(int32_t* col, double* val, int32_t len) {
     col[j] = c;
     val[j] = v;
   }
-}
-
-// Exclusive prefix sum of counts[1..n] into counts (counts[0] = 0).
-void prefix_sum(std::vector<int32_t>& counts) {
-  for (size_t i = 1; i < counts.size(); ++i) counts[i] += counts[i - 1];
 }
 
 // Entry (c, d) and (d, c) were summed in different orders and may differ in the last bit: copy

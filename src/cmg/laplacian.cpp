@@ -2,7 +2,9 @@
 
 #include <cmath>
 #include <cstddef>
+#include <utility>
 
+#include "cmg/prefix_sum.hpp"
 #include "cmg/touched_vector.hpp"
 
 namespace pgsim {
@@ -30,13 +32,14 @@ CsrMatrix sdd_to_laplacian(const CsrMatrix& G) {
     count[i + 1] = entries + 1 + (excess[i] > 0 ? 1 : 0);  // off-diagonals, diagonal, ground edge
   }
   int32_t ground_degree = 0;
+#pragma omp parallel for schedule(static, 4096) reduction(+ : ground_degree)
   for (int32_t i = 0; i < n; ++i) ground_degree += excess[i] > 0 ? 1 : 0;
   count[static_cast<size_t>(n) + 1] = ground_degree + 1;
 
   CsrMatrix L;
   L.rows = n + 1;
-  assign_touched(L.ptr, static_cast<size_t>(n) + 2);
-  for (int32_t i = 0; i <= n; ++i) L.ptr[i + 1] = L.ptr[i] + count[i + 1];
+  prefix_sum(count);  // count[0] = 0: the row offsets
+  L.ptr = std::move(count);
   assign_touched(L.col, static_cast<size_t>(L.ptr[n + 1]));
   assign_touched(L.val, L.col.size());
 
