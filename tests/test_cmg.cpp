@@ -185,7 +185,8 @@ TEST_CASE("the hierarchy of a 200k-unknown grid: partitions, Laplacians, Galerki
 TEST_CASE("the hierarchy is the same for any number of threads", "[cmg]") {
   // Wire chains (via stride 3) and pads: long ground row, clusters of every shape. Every array
   // must match bit for bit, so iteration counts and voltages cannot depend on the thread count.
-  const test::GridSystem sys = grid(260, 3);
+  // 274k unknowns: large enough for the parallel paths (prefix sums, sort chunks, cut rounds).
+  const test::GridSystem sys = grid(370, 3);
   const int threads = omp_get_max_threads();
   omp_set_num_threads(1);
   const CmgHierarchy one = build_cmg_hierarchy(sys.G);

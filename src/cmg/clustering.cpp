@@ -79,6 +79,7 @@ void cut_tall_trees(std::vector<int32_t>& parent, std::vector<int32_t>& children
     done += ready.size();
     ready.swap(next);
   }
+  ready.reserve(parent.size() - done);
   for (size_t head = 0; head < ready.size(); ++head) {
     const int32_t v = ready[head];
     const int32_t p = parent[v];
@@ -132,42 +133,41 @@ Clustering cluster_vertices(const CsrMatrix& A) {
     parent[v] = p != v && chosen[p] == v && v < p ? v : p;
   }
 
-  // Forest weight at each vertex: its own edge plus its children's edges, summed in increasing
-  // vertex order (a child is a neighbour: the row's sorted columns give that order, the same
-  // sums whatever the thread count). Also each vertex's children.
-  std::vector<double> forest_weight;
+  // A vertex whose forest edges (its own and its children's) carry under kWeakShare of its
+  // weighted degree leaves its parent. Its own edge alone decides for most vertices (a sum of
+  // positive weights is never below one of them); the others sum the forest weight in
+  // increasing vertex order (a child is a neighbour: the row's sorted columns give that order),
+  // so the decisions do not depend on the thread count. New parents go to `chosen`, no longer
+  // needed, so every row scan reads the parents before any cut.
+#pragma omp parallel for schedule(static, 4096)
+  for (int32_t v = 0; v < n; ++v) {
+    const double threshold = kWeakShare * volume[v];
+    bool weak = parent[v] != v && heaviest[v] < threshold;
+    if (weak) {
+      bool own_added = false;
+      double w = 0;
+      for (int32_t k = A.ptr[v]; k < A.ptr[v + 1]; ++k) {
+        const int32_t u = A.col[k];
+        if (!own_added && u >= v) {
+          w += heaviest[v];
+          own_added = true;
+        }
+        if (u != v && parent[u] == v) w += heaviest[u];
+      }
+      if (!own_added) w += heaviest[v];
+      weak = w < threshold;
+    }
+    chosen[v] = weak ? v : parent[v];
+  }
+  parent.swap(chosen);
   std::vector<int32_t> children;
-  assign_touched(forest_weight, un);
   assign_touched(children, un);
 #pragma omp parallel for schedule(static, 4096)
-  for (int32_t v = 0; v < n; ++v) {
-    bool own_added = parent[v] == v;
-    double w = 0;
-    int32_t kids = 0;
-    for (int32_t k = A.ptr[v]; k < A.ptr[v + 1]; ++k) {
-      const int32_t u = A.col[k];
-      if (!own_added && u >= v) {
-        w += heaviest[v];
-        own_added = true;
-      }
-      if (u != v && parent[u] == v) {
-        w += heaviest[u];
-        ++kids;
-      }
-    }
-    if (!own_added) w += heaviest[v];
-    forest_weight[v] = w;
-    children[v] = kids;
-  }
-#pragma omp parallel for schedule(static, 4096)
-  for (int32_t v = 0; v < n; ++v) {
-    const int32_t p = parent[v];
-    if (p != v && forest_weight[v] < kWeakShare * volume[v]) {
-      parent[v] = v;
+  for (int32_t v = 0; v < n; ++v)
+    if (parent[v] != v) {
 #pragma omp atomic
-      --children[p];
+      ++children[parent[v]];
     }
-  }
 
   cut_tall_trees(parent, children);
 

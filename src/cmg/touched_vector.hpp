@@ -6,6 +6,8 @@
 // grid: ~30 ms per 80 MB on one core, 10x the cost of writing the memory once mapped). Touching
 // the new storage from every OpenMP thread first spreads those faults over the cores; the
 // vector's own zero fill then writes memory that is already mapped.
+#include <omp.h>
+
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
@@ -22,7 +24,7 @@ template <class T>
 void assign_touched(std::vector<T>& v, size_t n, T value = T()) {
   static_assert(std::is_trivially_copyable_v<T>, "raw storage is touched with memset");
   const size_t bytes = n * sizeof(T);
-  if (bytes < kTouchedBytes) {
+  if (bytes < kTouchedBytes || omp_get_max_threads() == 1) {
     v.assign(n, value);
     return;
   }
