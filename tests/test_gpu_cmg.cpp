@@ -57,16 +57,20 @@ TEST_CASE("device CMG cycle equals the reference cycle") {
     REQUIRE(h.levels.size() >= 4);
     const std::vector<double> r = test::random_vector(size_t(G.rows), rng);
     const std::vector<double> want = test::reference_cmg(h, r);
-    // No tail, the small levels in the tail, all in the tail; in one block or a cluster of 8.
-    for (auto [tail_rows, blocks] : {std::pair{0, 8}, std::pair{300, 8}, std::pair{1 << 30, 1}, std::pair{1 << 30, 8}}) {
-      gpu::CmgDeviceOptions opt;
-      opt.tail_rows = tail_rows;
-      opt.tail_blocks = blocks;
-      INFO("pad " << pad << ", repeats " << repeats << ", tail_rows " << tail_rows << ", tail_blocks " << blocks);
-      CHECK(test::relative_difference(device_apply(h, opt, r), want) < 1e-12);
-      opt.float_values = true;
-      CHECK(test::relative_difference(device_apply(h, opt, r), want) < 1e-5);
-    }
+    // No tail, the small levels in the tail, all in the tail; in one block or a cluster of 8;
+    // lane groups widened on small levels (every level here) or the fixed widths.
+    for (auto [tail_rows, blocks] : {std::pair{0, 8}, std::pair{300, 8}, std::pair{1 << 30, 1}, std::pair{1 << 30, 8}})
+      for (bool widen : {true, false}) {
+        gpu::CmgDeviceOptions opt;
+        opt.tail_rows = tail_rows;
+        opt.tail_blocks = blocks;
+        opt.widen_lanes = widen;
+        INFO("pad " << pad << ", repeats " << repeats << ", tail_rows " << tail_rows << ", tail_blocks " << blocks
+                    << ", widen_lanes " << widen);
+        CHECK(test::relative_difference(device_apply(h, opt, r), want) < 1e-12);
+        opt.float_values = true;
+        CHECK(test::relative_difference(device_apply(h, opt, r), want) < 1e-5);
+      }
   }
 }
 

@@ -22,8 +22,10 @@ namespace cg = cooperative_groups;
 
 constexpr int kMaxLevels = 32;
 constexpr int kTailBlock = 1024;
-constexpr int kRestrictLanes = 8;  // lanes per cluster (a cluster's nonzeros: ~4 rows x ~6)
-constexpr int kProlongLanes = 4;   // lanes per row
+// Lanes per cluster and per row where the level is large (bandwidth bound: a cluster's nonzeros
+// are ~4 rows x ~6, a row's ~6). Smaller levels get up to a warp (see lanes_for).
+constexpr int kRestrictLanes = 8;
+constexpr int kProlongLanes = 4;
 constexpr int kCoarseLanes = 32;   // lanes per row of the dense coarse inverse
 // Largest coarsest level solved inside the tail kernel: its few blocks read the whole dense
 // inverse there on every visit (162 per application on a 5M-node grid).
@@ -62,6 +64,7 @@ struct LevelView {
   const int32_t* cptr = nullptr;  // cluster c = rows [cptr[c], cptr[c+1])
   const int32_t* cl = nullptr;    // cluster of each row
   LongItems long_rows, long_clusters;  // rows with more than kLongRow, clusters with more than kLongCluster nonzeros
+  int restrict_lanes = kRestrictLanes, prolong_lanes = kProlongLanes;  // per cluster, per row (host side)
   double* b = nullptr;            // right-hand side of this level's cycle
   double* x[2] = {nullptr, nullptr};
 };
@@ -332,6 +335,36 @@ __global__ void __launch_bounds__(kTailBlock) tail_kernel(const LevelView<V>* le
   }
 }
 
+// ---- lane widths per level -------------------------------------------------------------------
+// On a small level a launch holds far fewer threads than the device runs at once, and its time
+// is one lane's chain of dependent loads (column, then x) over its share of the item. Widening
+// the lane group shortens that chain at no cost while the launch still fits the device in one
+// wave: the base width doubles, up to a warp, while items * 2W <= resident threads.
+int lanes_for(int64_t items, int base, int64_t resident_threads) {
+  int w = base;
+  while (w < 32 && items * 2 * w <= resident_threads) w *= 2;
+  return w;
+}
+
+template <class V, bool First>
+auto restrict_kernel_for(int lanes) {
+  switch (lanes) {
+    case 8: return restrict_kernel<V, First, 8>;
+    case 16: return restrict_kernel<V, First, 16>;
+    default: return restrict_kernel<V, First, 32>;
+  }
+}
+
+template <class V, bool First>
+auto prolong_kernel_for(int lanes) {
+  switch (lanes) {
+    case 4: return prolong_kernel<V, First, 4>;
+    case 8: return prolong_kernel<V, First, 8>;
+    case 16: return prolong_kernel<V, First, 16>;
+    default: return prolong_kernel<V, First, 32>;
+  }
+}
+
 // ---- level 0: the SDD system's vector in and out of the Laplacian's numbering --------------
 
 __global__ void scatter_in(const double* __restrict__ r, const int32_t* __restrict__ map, int32_t n, double* y,
@@ -441,10 +474,15 @@ class DeviceCmg final : public DevicePreconditioner {
     coarsest_ = L - 1;
     bufs_.resize(size_t(L));
     views_.resize(size_t(L));
+    int device = 0, sms = 0, threads_per_sm = 0;
+    PGSIM_CUDA(cudaGetDevice(&device));
+    PGSIM_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    PGSIM_CUDA(cudaDeviceGetAttribute(&threads_per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, device));
+    const int64_t resident = opt.widen_lanes ? int64_t(sms) * threads_per_sm : 0;
 
     // Device memory first, then every copy queued through one staging pair.
     map_ = DeviceBuffer<int32_t>(h.level0_of_unknown.size());
-    for (int l = 0; l < L; ++l) allocate_level(h.levels[size_t(l)], l, bufs_[size_t(l)], views_[size_t(l)]);
+    for (int l = 0; l < L; ++l) allocate_level(h.levels[size_t(l)], l, resident, bufs_[size_t(l)], views_[size_t(l)]);
     coarse_inv_ = DeviceBuffer<double>(inverse.size());
     clock.book(times.allocate);
 
@@ -548,8 +586,9 @@ class DeviceCmg final : public DevicePreconditioner {
     }
   }
 
-  // The device arrays of level l (contents uploaded later) and the view of them.
-  void allocate_level(const CmgLevel& lev, int l, LevelBuffers<V>& B, LevelView<V>& v) {
+  // The device arrays of level l (contents uploaded later) and the view of them; resident: threads
+  // the device runs at once (lanes_for), 0 for the fixed lane widths.
+  void allocate_level(const CmgLevel& lev, int l, int64_t resident, LevelBuffers<V>& B, LevelView<V>& v) {
     const size_t rows = size_t(lev.A.rows);
     B.ptr = DeviceBuffer<int32_t>(lev.A.ptr.size());
     B.col = DeviceBuffer<int32_t>(lev.A.col.size());
@@ -575,6 +614,8 @@ class DeviceCmg final : public DevicePreconditioner {
     v.cptr = B.cptr.data();
     v.cl = B.cl.data();
     v.clusters = int32_t(lev.cluster_ptr.size()) - 1;
+    v.restrict_lanes = lanes_for(v.clusters, kRestrictLanes, resident);
+    v.prolong_lanes = lanes_for(v.rows, kProlongLanes, resident);
   }
 
   // Rows with more than kLongRow and clusters with more than kLongCluster nonzeros, in chunks.
@@ -624,17 +665,17 @@ class DeviceCmg final : public DevicePreconditioner {
     for (int k = 0; k < L.repeats; ++k) {
       const double* xin = k == 0 ? nullptr : L.x[(k - 1) % 2];
       timed(l, stream, [&] {
-        auto kernel = k == 0 ? restrict_kernel<V, true, kRestrictLanes> : restrict_kernel<V, false, kRestrictLanes>;
-        kernel<<<L.long_clusters.chunks + blocks_for(int64_t(L.clusters) * kRestrictLanes), kBlock, 0, stream>>>(L, xin,
-                                                                                                       C.b);
+        const int w = L.restrict_lanes;
+        auto kernel = k == 0 ? restrict_kernel_for<V, true>(w) : restrict_kernel_for<V, false>(w);
+        kernel<<<L.long_clusters.chunks + blocks_for(int64_t(L.clusters) * w), kBlock, 0, stream>>>(L, xin, C.b);
       });
       PGSIM_CUDA_LAUNCH();
       cycle(l + 1, stream);
       const double* zc = result_of(C);
       timed(l, stream, [&] {
-        auto kernel = k == 0 ? prolong_kernel<V, true, kProlongLanes> : prolong_kernel<V, false, kProlongLanes>;
-        kernel<<<L.long_rows.chunks + blocks_for(int64_t(L.rows) * kProlongLanes), kBlock, 0, stream>>>(L, xin, zc,
-                                                                                                 L.x[k % 2]);
+        const int w = L.prolong_lanes;
+        auto kernel = k == 0 ? prolong_kernel_for<V, true>(w) : prolong_kernel_for<V, false>(w);
+        kernel<<<L.long_rows.chunks + blocks_for(int64_t(L.rows) * w), kBlock, 0, stream>>>(L, xin, zc, L.x[k % 2]);
       });
       PGSIM_CUDA_LAUNCH();
     }

@@ -13,8 +13,10 @@ namespace {
 constexpr int kBlock = 256;
 constexpr int kWarpsPerBlock = kBlock / 32;
 constexpr unsigned kFullMask = 0xffffffffu;
-// Above this parallel granularity thread-per-row beats warp-per-row (Su et al. 2020, sec. 5.2).
-constexpr double kThreadGranularity = 0.7;
+// Above this parallel granularity thread-per-row beats warp-per-row (Su et al. 2020, sec. 5.2,
+// where the crossover is 0.7). Ours is lower: on every factor of trsv_bench (granularity 0.63
+// to 1.13, H100) the thread kernel won, by 2.1x on ibmpg1 in natural order (0.63).
+constexpr double kThreadGranularity = 0.5;
 
 struct DevTri {
   int32_t n;
@@ -39,41 +41,45 @@ __device__ __forceinline__ void row_parts(const DevTri& A, int32_t i, int32_t& d
   end = T == Triangle::lower ? hi - 1 : hi;
 }
 
-// Ready flags: a solved row's x is stored, then its flag is released; a reader acquires the flag
-// before it loads x (through L2, __ldcg, since L1 is not coherent across SMs).
-__device__ __forceinline__ int32_t load_acquire(const int32_t* p) {
-  int32_t v;
-  asm volatile("ld.acquire.gpu.global.s32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-  return v;
+// An unsolved x entry holds kPending, a NaN bit pattern (sign set, all payload bits set) that the
+// solve never stores (store_solved swaps it for the canonical NaN). The value is its own ready
+// flag: one relaxed 64-bit store publishes it, one relaxed load both tests and reads it. A
+// separate flag would need a release fence between the value and the flag on the writer's side
+// and a second dependent load on the reader's, on the critical path of every dependency.
+constexpr unsigned long long kPending = ~0ull;
+
+__device__ __forceinline__ double load_relaxed(const double* p) {
+  unsigned long long v;
+  asm volatile("ld.relaxed.gpu.global.b64 %0, [%1];" : "=l"(v) : "l"(p));
+  return __longlong_as_double(static_cast<long long>(v));
 }
-__device__ __forceinline__ void store_release(int32_t* p, int32_t v) {
-  asm volatile("st.release.gpu.global.s32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+__device__ __forceinline__ bool pending(double v) {
+  return static_cast<unsigned long long>(__double_as_longlong(v)) == kPending;
+}
+__device__ __forceinline__ void store_solved(double* p, double v) {
+  unsigned long long bits = static_cast<unsigned long long>(__double_as_longlong(v));
+  if (bits == kPending) bits = 0x7ff8000000000000ull;
+  asm volatile("st.relaxed.gpu.global.b64 [%0], %1;" ::"l"(p), "l"(bits) : "memory");
 }
 
-// Sync-free scheduling state, kept on the device so that no solve needs a reset or a host round
-// trip (and a captured CUDA graph replays correctly). Every block takes a ticket (one atomic per
-// block: per-warp tickets made the single counter the bottleneck); a launch of B blocks takes
-// tickets [s B, (s+1) B) in solve number s, so ticket % B is the block's place in processing
-// order (handed out in the order blocks start, hence a row only ever waits on rows of blocks that
-// are already running: no deadlock whatever order the hardware starts blocks in) and ticket / B
-// is the solve number. Every solve sets every flag, so a flag holds the previous solve's mark or
-// this one's: two alternating marks, 1 and 2 (0 before the first solve), suffice.
-__device__ __forceinline__ void take_ticket(unsigned long long* tickets, unsigned long long blocks, int32_t& place,
-                                            int32_t& mark) {
+// Sync-free scheduling: every block takes a ticket (one atomic per block: per-warp tickets made
+// the single counter the bottleneck), handed out in the order blocks start, and solves the rows
+// of place ticket % blocks in processing order. A row therefore only ever waits on rows of
+// blocks that are already running: no deadlock whatever order the hardware starts blocks in.
+// The counter is never reset (the modulo), so graph replays need nothing but the x reset.
+__device__ __forceinline__ int32_t take_place(unsigned long long* tickets, unsigned long long blocks) {
   __shared__ unsigned long long ticket;
   if (threadIdx.x == 0) ticket = atomicAdd(tickets, 1ull);
   __syncthreads();
-  place = static_cast<int32_t>(ticket % blocks);
-  mark = static_cast<int32_t>((ticket / blocks) & 1) + 1;
+  return static_cast<int32_t>(ticket % blocks);
 }
 
-// Liu et al.: one warp per row; lanes split the row's entries, each waiting for its column's flag.
+// Liu et al.: one warp per row; lanes split the row's entries, each waiting for its column.
 template <Triangle T>
 __global__ void __launch_bounds__(kBlock)
-    syncfree_warp_kernel(DevTri A, const double* __restrict__ b, double* x, int32_t* ready,
-                         unsigned long long* tickets, unsigned long long blocks) {
-  int32_t place, mark;
-  take_ticket(tickets, blocks, place, mark);
+    syncfree_warp_kernel(DevTri A, const double* __restrict__ b, double* x, unsigned long long* tickets,
+                         unsigned long long blocks) {
+  const int32_t place = take_place(tickets, blocks);
   const int32_t k = place * kWarpsPerBlock + static_cast<int32_t>(threadIdx.x / 32);
   if (k >= A.n) return;  // the whole warp
   const int lane = threadIdx.x & 31;
@@ -83,44 +89,42 @@ __global__ void __launch_bounds__(kBlock)
   double s = 0;
   for (int32_t q = begin + lane; q < end; q += 32) {
     const int32_t j = A.col[q];
-    while (load_acquire(ready + j) != mark) {
+    double xj;
+    while (pending(xj = load_relaxed(x + j))) {
     }
-    s += A.val[q] * __ldcg(x + j);
+    s += A.val[q] * xj;
   }
   for (int off = 16; off > 0; off >>= 1) s += __shfl_down_sync(kFullMask, s, off);
-  if (lane == 0) {
-    x[i] = (b[i] - s) / A.val[diag];
-    store_release(ready + i, mark);
-  }
+  if (lane == 0) store_solved(x + i, (b[i] - s) / A.val[diag]);
 }
 
-// CapelliniSpTRSV: one thread per row, consecutive rows in a block. A thread never spins on
-// one flag: it consumes the entries whose rows are ready and otherwise goes round the outer loop,
-// so a row waiting on a row of its own warp cannot starve it, with or without independent thread
-// scheduling.
+// CapelliniSpTRSV: one thread per row, consecutive rows in a block. Each round of the loop a
+// thread tries its next entry and, once its row is complete, publishes it inside the loop body:
+// a row is never held back until the rest of its warp leaves the loop, so a row waiting on a row
+// of its own warp cannot starve it, with or without independent thread scheduling.
 template <Triangle T>
 __global__ void __launch_bounds__(kBlock)
-    syncfree_thread_kernel(DevTri A, const double* __restrict__ b, double* x, int32_t* ready,
-                           unsigned long long* tickets, unsigned long long blocks) {
-  int32_t place, mark;
-  take_ticket(tickets, blocks, place, mark);
-  const int32_t k = place * kBlock + static_cast<int32_t>(threadIdx.x);
+    syncfree_thread_kernel(DevTri A, const double* __restrict__ b, double* x, unsigned long long* tickets,
+                           unsigned long long blocks) {
+  const int32_t k = take_place(tickets, blocks) * kBlock + static_cast<int32_t>(threadIdx.x);
   if (k >= A.n) return;
   const int32_t i = row_at<T>(A.n, k);
   int32_t diag, q, end;
   row_parts<T>(A, i, diag, q, end);
   double s = 0;
   for (;;) {
-    while (q < end) {
-      const int32_t j = A.col[q];
-      if (load_acquire(ready + j) != mark) break;
-      s += A.val[q] * __ldcg(x + j);
-      ++q;
+    if (q < end) {
+      const double xj = load_relaxed(x + A.col[q]);
+      if (!pending(xj)) {
+        s += A.val[q] * xj;
+        ++q;
+      }
     }
-    if (q == end) break;
+    if (q == end) {
+      store_solved(x + i, (b[i] - s) / A.val[diag]);
+      return;
+    }
   }
-  x[i] = (b[i] - s) / A.val[diag];
-  store_release(ready + i, mark);
 }
 
 // One level (rows listed in `rows`) or one block of contiguous rows: all independent, each
@@ -186,7 +190,6 @@ struct SpTrsv::Impl {
   double analysis_seconds = 0;
   int32_t launches = 1;
   // sync-free
-  DeviceBuffer<int32_t> ready;
   DeviceBuffer<unsigned long long> tickets;
   unsigned long long blocks_per_solve = 0;
   // level-set: rows by level; colored: blocks of rows
@@ -216,9 +219,7 @@ struct SpTrsv::Impl {
     switch (method) {
       case TrsvMethod::syncfree:
       case TrsvMethod::thread: {
-        ready = DeviceBuffer<int32_t>(static_cast<size_t>(host.rows));
         tickets = DeviceBuffer<unsigned long long>(1);
-        if (host.rows) PGSIM_CUDA(cudaMemset(ready.data(), 0, ready.size() * sizeof(int32_t)));
         PGSIM_CUDA(cudaMemset(tickets.data(), 0, sizeof(unsigned long long)));
         blocks_per_solve = blocks_for(int64_t(host.rows) * (method == TrsvMethod::syncfree ? 32 : 1));
         break;
@@ -248,15 +249,14 @@ struct SpTrsv::Impl {
     if (A.n == 0) return;
     switch (method) {
       case TrsvMethod::syncfree:
-        syncfree_warp_kernel<kTri><<<static_cast<unsigned>(blocks_per_solve), kBlock, 0, stream>>>(
-            A, b, x, ready.data(), tickets.data(), blocks_per_solve);
+      case TrsvMethod::thread: {
+        // Every entry of x pending, then the kernel publishes each as it is solved.
+        PGSIM_CUDA(cudaMemsetAsync(x, 0xff, size_t(A.n) * sizeof(double), stream));
+        const auto kernel = method == TrsvMethod::syncfree ? syncfree_warp_kernel<kTri> : syncfree_thread_kernel<kTri>;
+        kernel<<<static_cast<unsigned>(blocks_per_solve), kBlock, 0, stream>>>(A, b, x, tickets.data(), blocks_per_solve);
         PGSIM_CUDA_LAUNCH();
         break;
-      case TrsvMethod::thread:
-        syncfree_thread_kernel<kTri><<<static_cast<unsigned>(blocks_per_solve), kBlock, 0, stream>>>(
-            A, b, x, ready.data(), tickets.data(), blocks_per_solve);
-        PGSIM_CUDA_LAUNCH();
-        break;
+      }
       case TrsvMethod::levelset:
         for (size_t l = 0; l + 1 < level_ptr.size(); ++l) {
           const int32_t count = level_ptr[l + 1] - level_ptr[l];

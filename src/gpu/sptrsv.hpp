@@ -1,9 +1,9 @@
 #pragma once
 // Sparse triangular solves T x = b on the device, one interface over five methods:
-//   syncfree  warp per row, no barriers: a row waits on ready flags of the rows it needs
-//             (Liu et al., Euro-Par 2016, CSR variant);
+//   syncfree  warp per row, no barriers: a row waits on the x entries it needs, which start as
+//             a "pending" NaN (Liu et al., Euro-Par 2016, CSR variant);
 //   thread    thread per row, no preprocessing, deadlock-free within a warp (CapelliniSpTRSV,
-//             Su et al., ICPP 2020);
+//             Su et al., ICPP 2020), waiting on x entries the same way;
 //   colored   one launch per block of contiguous independent rows (one block per colour once
 //             the matrix is colour-ordered; see pcg/triangular.hpp color_order);
 //   levelset  one launch per level of the dependency graph;
@@ -36,7 +36,8 @@ class SpTrsv {
   SpTrsv(SpTrsv&&) noexcept;
   SpTrsv& operator=(SpTrsv&&) noexcept;
 
-  // x = T^{-1} b; b and x are device arrays of T.rows entries that must not overlap. Work is
+  // x = T^{-1} b; b and x are device arrays of T.rows entries that must not overlap (the
+  // sync-free methods first fill x with a "pending" mark). Work is
   // queued on `stream` with no host synchronization; calls on one object must share a stream.
   void solve(const double* b, double* x, cudaStream_t stream);
 
