@@ -11,6 +11,7 @@
 
 #include "gpu/coarse_inverse.hpp"
 #include "gpu/cuda_check.hpp"
+#include "gpu/device_arena.hpp"
 #include "gpu/device_buffer.hpp"
 #include "gpu/host_staging.hpp"
 #include "gpu/launch.cuh"
@@ -443,9 +444,10 @@ struct LongItemBuffers {
 template <class V>
 struct LevelBuffers {
   LongItemBuffers long_rows, long_clusters;
-  DeviceBuffer<int32_t> ptr, col, cptr, cl;
-  DeviceBuffer<V> val, invd;
-  DeviceBuffer<double> b, x0, x1;
+  // In the hierarchy's DeviceArena:
+  int32_t *ptr = nullptr, *col = nullptr, *cptr = nullptr, *cl = nullptr;
+  V *val = nullptr, *invd = nullptr;
+  double *b = nullptr, *x0 = nullptr, *x1 = nullptr;
 };
 
 template <class V>
@@ -482,7 +484,10 @@ class DeviceCmg final : public DevicePreconditioner {
 
     // Device memory first, then every copy queued through one staging pair.
     map_ = DeviceBuffer<int32_t>(h.level0_of_unknown.size());
-    for (int l = 0; l < L; ++l) allocate_level(h.levels[size_t(l)], l, resident, bufs_[size_t(l)], views_[size_t(l)]);
+    DeviceArena sizing;
+    for (int l = 0; l < L; ++l) allocate_level(h.levels[size_t(l)], l, resident, sizing, bufs_[size_t(l)], views_[size_t(l)]);
+    arena_ = DeviceArena(sizing.bytes());
+    for (int l = 0; l < L; ++l) allocate_level(h.levels[size_t(l)], l, resident, arena_, bufs_[size_t(l)], views_[size_t(l)]);
     coarse_inv_ = DeviceBuffer<double>(inverse.size());
     clock.book(times.allocate);
 
@@ -491,14 +496,14 @@ class DeviceCmg final : public DevicePreconditioner {
     for (int l = 0; l < L; ++l) {
       const CmgLevel& lev = h.levels[size_t(l)];
       LevelBuffers<V>& B = bufs_[size_t(l)];
-      staging.upload(B.ptr.data(), lev.A.ptr);
-      staging.upload(B.col.data(), lev.A.col);
-      staging.upload(B.val.data(), lev.A.val);
-      staging.upload(B.invd.data(), lev.inv_diag);
+      staging.upload(B.ptr, lev.A.ptr);
+      staging.upload(B.col, lev.A.col);
+      staging.upload(B.val, lev.A.val);
+      staging.upload(B.invd, lev.inv_diag);
       if (l < coarsest_) {
-        staging.upload(B.cptr.data(), lev.cluster_ptr);
+        staging.upload(B.cptr, lev.cluster_ptr);
         const int32_t clusters = views_[size_t(l)].clusters;
-        cluster_of_rows<<<blocks_for(clusters), kBlock, 0, staging.stream()>>>(B.cptr.data(), clusters, B.cl.data());
+        cluster_of_rows<<<blocks_for(clusters), kBlock, 0, staging.stream()>>>(B.cptr, clusters, B.cl);
         PGSIM_CUDA_LAUNCH();
       }
     }
@@ -586,33 +591,34 @@ class DeviceCmg final : public DevicePreconditioner {
     }
   }
 
-  // The device arrays of level l (contents uploaded later) and the view of them; resident: threads
-  // the device runs at once (lanes_for), 0 for the fixed lane widths.
-  void allocate_level(const CmgLevel& lev, int l, int64_t resident, LevelBuffers<V>& B, LevelView<V>& v) {
+  // The device arrays of level l taken from `arena` (contents uploaded later) and the view of
+  // them; resident: threads the device runs at once (lanes_for), 0 for the fixed lane widths.
+  void allocate_level(const CmgLevel& lev, int l, int64_t resident, DeviceArena& arena, LevelBuffers<V>& B,
+                      LevelView<V>& v) {
     const size_t rows = size_t(lev.A.rows);
-    B.ptr = DeviceBuffer<int32_t>(lev.A.ptr.size());
-    B.col = DeviceBuffer<int32_t>(lev.A.col.size());
-    B.val = DeviceBuffer<V>(lev.A.val.size());
-    B.invd = DeviceBuffer<V>(lev.inv_diag.size());
-    B.b = DeviceBuffer<double>(rows);
-    B.x0 = DeviceBuffer<double>(rows);
+    B.ptr = arena.take<int32_t>(lev.A.ptr.size());
+    B.col = arena.take<int32_t>(lev.A.col.size());
+    B.val = arena.take<V>(lev.A.val.size());
+    B.invd = arena.take<V>(lev.inv_diag.size());
+    B.b = arena.take<double>(rows);
+    B.x0 = arena.take<double>(rows);
     v.rows = lev.A.rows;
-    v.ptr = B.ptr.data();
-    v.col = B.col.data();
-    v.val = B.val.data();
-    v.invd = B.invd.data();
-    v.b = B.b.data();
-    v.x[0] = v.x[1] = B.x0.data();
+    v.ptr = B.ptr;
+    v.col = B.col;
+    v.val = B.val;
+    v.invd = B.invd;
+    v.b = B.b;
+    v.x[0] = v.x[1] = B.x0;
     if (l == coarsest_) return;
-    B.cptr = DeviceBuffer<int32_t>(lev.cluster_ptr.size());
-    B.cl = DeviceBuffer<int32_t>(rows);
+    B.cptr = arena.take<int32_t>(lev.cluster_ptr.size());
+    B.cl = arena.take<int32_t>(rows);
     v.repeats = lev.repeats < 1 ? 1 : lev.repeats;
     if (v.repeats > 1) {
-      B.x1 = DeviceBuffer<double>(rows);
-      v.x[1] = B.x1.data();
+      B.x1 = arena.take<double>(rows);
+      v.x[1] = B.x1;
     }
-    v.cptr = B.cptr.data();
-    v.cl = B.cl.data();
+    v.cptr = B.cptr;
+    v.cl = B.cl;
     v.clusters = int32_t(lev.cluster_ptr.size()) - 1;
     v.restrict_lanes = lanes_for(v.clusters, kRestrictLanes, resident);
     v.prolong_lanes = lanes_for(v.rows, kProlongLanes, resident);
@@ -687,6 +693,7 @@ class DeviceCmg final : public DevicePreconditioner {
   DeviceBuffer<int32_t> map_;
   DeviceBuffer<double> partials_;
   DeviceBuffer<unsigned> finished_;
+  DeviceArena arena_;  // every level's arrays but the long-item tables
   std::vector<LevelBuffers<V>> bufs_;
   std::vector<LevelView<V>> views_;
   DeviceBuffer<LevelView<V>> views_dev_;

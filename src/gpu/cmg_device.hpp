@@ -17,7 +17,7 @@ namespace pgsim::gpu {
 
 // Host wall time of the upload's parts in seconds (benchmarks/gpu/solve_bench prints them).
 struct CmgUploadTimes {
-  double allocate = 0;        // cudaMalloc of every level's arrays
+  double allocate = 0;        // cudaMalloc of the levels' arena and the coarse inverse
   double copy = 0;            // staged copies (filling pinned buffers, waiting for the DMA) and their final wait
   double long_items = 0;      // finding the rows and clusters too long for a lane group
   double coarse_inverse = 0;  // the dense inverse of the coarsest level (host)
