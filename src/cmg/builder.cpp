@@ -14,7 +14,7 @@
 #include "cmg/counting_sort.hpp"
 #include "cmg/galerkin.hpp"
 #include "cmg/laplacian.hpp"
-#include "cmg/touched_vector.hpp"
+#include "mna/touched_vector.hpp"
 
 namespace pgsim {
 namespace {

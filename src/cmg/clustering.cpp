@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <stdexcept>
 
-#include "cmg/touched_vector.hpp"
+#include "mna/touched_vector.hpp"
 
 namespace pgsim {
 namespace {

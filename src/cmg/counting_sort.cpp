@@ -6,7 +6,7 @@
 #include <cstddef>
 
 #include "cmg/prefix_sum.hpp"
-#include "cmg/touched_vector.hpp"
+#include "mna/touched_vector.hpp"
 
 namespace pgsim {
 namespace {

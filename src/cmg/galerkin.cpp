@@ -8,7 +8,7 @@
 
 #include "cmg/counting_sort.hpp"
 #include "cmg/prefix_sum.hpp"
-#include "cmg/touched_vector.hpp"
+#include "mna/touched_vector.hpp"
 
 namespace pgsim {
 namespace {

@@ -5,7 +5,7 @@
 #include <utility>
 
 #include "cmg/prefix_sum.hpp"
-#include "cmg/touched_vector.hpp"
+#include "mna/touched_vector.hpp"
 
 namespace pgsim {
 

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstddef>
 
+#include "mna/touched_vector.hpp"
+
 namespace pgsim {
 namespace {
 
@@ -35,12 +37,19 @@ struct WorkGraph {
 EliminatedSystem eliminate_chains(const CsrMatrix& G, const std::vector<double>& b) {
   const int32_t n = G.rows;
   const size_t un = static_cast<size_t>(n);
-  WorkGraph g{G.ptr, G.col, std::vector<double>(G.val.size()), std::vector<double>(un, 0.0), b,
-              std::vector<int32_t>(un, 0), std::vector<char>(un, 1)};
+  WorkGraph g{G.ptr, {}, {}, {}, {}, {}, {}};
+  assign_touched(g.col, G.col.size());
+  assign_touched(g.w, G.val.size());
+  assign_touched(g.excess, un);
+  assign_touched(g.rhs, un);
+  assign_touched(g.degree, un);
+  assign_touched(g.alive, un, char(1));
 #pragma omp parallel for schedule(static, 4096)
   for (int32_t v = 0; v < n; ++v) {
+    g.rhs[v] = b[v];
     double diag = 0, off = 0;
     for (int32_t k = G.ptr[v]; k < G.ptr[v + 1]; ++k) {
+      g.col[k] = G.col[k];
       if (G.col[k] == v || G.val[k] == 0) {
         if (G.col[k] == v) diag = G.val[k];
         g.col[k] = -1;
@@ -55,6 +64,10 @@ EliminatedSystem eliminate_chains(const CsrMatrix& G, const std::vector<double>&
 
   EliminatedSystem out;
   out.original_unknowns = n;
+  // At most one step per unknown: reserved (address space only until written) so the vector is
+  // never copied while it grows.
+  out.steps.reserve(un);
+  out.kept.reserve(un);
   std::vector<int32_t> stack;
   auto lower_degree = [&](int32_t v) {
     if (--g.degree[v] <= 2) stack.push_back(v);
@@ -128,7 +141,8 @@ EliminatedSystem eliminate_chains(const CsrMatrix& G, const std::vector<double>&
   }
 
   // The kept system, in the original order.
-  std::vector<int32_t> new_index(un, -1);
+  std::vector<int32_t> new_index;
+  assign_touched(new_index, un, -1);
   for (int32_t v = 0; v < n; ++v)
     if (g.alive[v]) {
       new_index[v] = static_cast<int32_t>(out.kept.size());
@@ -137,15 +151,15 @@ EliminatedSystem eliminate_chains(const CsrMatrix& G, const std::vector<double>&
   const int32_t m = static_cast<int32_t>(out.kept.size());
   CsrMatrix& S = out.G;
   S.rows = m;
-  S.ptr.assign(static_cast<size_t>(m) + 1, 0);
-  out.b.resize(static_cast<size_t>(m));
+  assign_touched(S.ptr, static_cast<size_t>(m) + 1);
+  assign_touched(out.b, static_cast<size_t>(m));
   for (int32_t r = 0; r < m; ++r) {
     const int32_t v = out.kept[r];
     S.ptr[r + 1] = S.ptr[r] + g.degree[v] + 1;
     out.b[r] = g.rhs[v];
   }
-  S.col.resize(static_cast<size_t>(S.ptr[m]));
-  S.val.resize(S.col.size());
+  assign_touched(S.col, static_cast<size_t>(S.ptr[m]));
+  assign_touched(S.val, S.col.size());
 #pragma omp parallel for schedule(static, 4096)
   for (int32_t r = 0; r < m; ++r) {
     const int32_t v = out.kept[r];

@@ -1,7 +1,7 @@
 #pragma once
-// Fresh large arrays for the parallel loops of the hierarchy build.
+// Fresh large arrays for parallel loops (chain elimination, the CMG hierarchy build).
 //
-// Most of a large level's build time went into page faults: a new std::vector of n zeros is
+// Much of a large level's build time went into page faults: a new std::vector of n zeros is
 // mapped and zeroed page by page by the one thread that constructs it (measured on a 5M-node
 // grid: ~30 ms per 80 MB on one core, 10x the cost of writing the memory once mapped). Touching
 // the new storage from every OpenMP thread first spreads those faults over the cores; the
