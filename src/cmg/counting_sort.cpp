@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cstddef>
 
-#include "cmg/prefix_sum.hpp"
+#include "mna/prefix_sum.hpp"
 #include "mna/touched_vector.hpp"
 
 namespace pgsim {

@@ -7,7 +7,7 @@
 #include <utility>
 
 #include "cmg/counting_sort.hpp"
-#include "cmg/prefix_sum.hpp"
+#include "mna/prefix_sum.hpp"
 #include "mna/touched_vector.hpp"
 
 namespace pgsim {

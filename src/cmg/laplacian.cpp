@@ -4,7 +4,7 @@
 #include <cstddef>
 #include <utility>
 
-#include "cmg/prefix_sum.hpp"
+#include "mna/prefix_sum.hpp"
 #include "mna/touched_vector.hpp"
 
 namespace pgsim {

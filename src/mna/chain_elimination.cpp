@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstddef>
 
+#include "mna/prefix_sum.hpp"
 #include "mna/touched_vector.hpp"
 
 namespace pgsim {
@@ -64,10 +65,9 @@ EliminatedSystem eliminate_chains(const CsrMatrix& G, const std::vector<double>&
 
   EliminatedSystem out;
   out.original_unknowns = n;
-  // At most one step per unknown: reserved (address space only until written) so the vector is
+  // At most one step per unknown: reserved (address space only until written), so the vector is
   // never copied while it grows.
   out.steps.reserve(un);
-  out.kept.reserve(un);
   std::vector<int32_t> stack;
   auto lower_degree = [&](int32_t v) {
     if (--g.degree[v] <= 2) stack.push_back(v);
@@ -140,24 +140,34 @@ EliminatedSystem eliminate_chains(const CsrMatrix& G, const std::vector<double>&
     }
   }
 
-  // The kept system, in the original order.
+  // The kept system, in the original order: kept unknown v gets the number of kept unknowns before it.
   std::vector<int32_t> new_index;
-  assign_touched(new_index, un, -1);
-  for (int32_t v = 0; v < n; ++v)
+  assign_touched(new_index, un);
+#pragma omp parallel for schedule(static, 4096)
+  for (int32_t v = 0; v < n; ++v) new_index[v] = g.alive[v] ? 1 : 0;
+  prefix_sum(new_index);
+  const int32_t m = n > 0 ? new_index[un - 1] : 0;
+  assign_touched(out.kept, static_cast<size_t>(m));
+#pragma omp parallel for schedule(static, 4096)
+  for (int32_t v = 0; v < n; ++v) {
     if (g.alive[v]) {
-      new_index[v] = static_cast<int32_t>(out.kept.size());
-      out.kept.push_back(v);
+      --new_index[v];
+      out.kept[new_index[v]] = v;
+    } else {
+      new_index[v] = -1;
     }
-  const int32_t m = static_cast<int32_t>(out.kept.size());
+  }
   CsrMatrix& S = out.G;
   S.rows = m;
   assign_touched(S.ptr, static_cast<size_t>(m) + 1);
   assign_touched(out.b, static_cast<size_t>(m));
+#pragma omp parallel for schedule(static, 4096)
   for (int32_t r = 0; r < m; ++r) {
     const int32_t v = out.kept[r];
-    S.ptr[r + 1] = S.ptr[r] + g.degree[v] + 1;
+    S.ptr[r + 1] = g.degree[v] + 1;
     out.b[r] = g.rhs[v];
   }
+  prefix_sum(S.ptr);
   assign_touched(S.col, static_cast<size_t>(S.ptr[m]));
   assign_touched(S.val, S.col.size());
 #pragma omp parallel for schedule(static, 4096)

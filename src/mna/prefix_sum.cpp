@@ -1,4 +1,4 @@
-#include "cmg/prefix_sum.hpp"
+#include "mna/prefix_sum.hpp"
 
 #include <omp.h>
 
