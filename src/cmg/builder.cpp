@@ -59,6 +59,7 @@ void use_gauss_seidel(CmgHierarchy& h) {
     level.color_ptr.assign(static_cast<size_t>(colors) + 1, 0);
     for (int32_t c : color) ++level.color_ptr[static_cast<size_t>(c) + 1];
     std::partial_sum(level.color_ptr.begin(), level.color_ptr.end(), level.color_ptr.begin());
+    spdlog::debug("cmg: level {} ({} rows) in {} colours", l, level.A.rows, colors);
   }
 }
 
