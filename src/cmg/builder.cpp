@@ -6,12 +6,14 @@
 #include <cmath>
 #include <cstddef>
 #include <numeric>
+#include <stdexcept>
 #include <utility>
 
 #include "cmg/clustering.hpp"
 #include "cmg/coarse_factor.hpp"
 #include "cmg/galerkin.hpp"
 #include "cmg/laplacian.hpp"
+#include "mna/coloring.hpp"
 
 namespace pgsim {
 namespace {
@@ -34,6 +36,32 @@ void sort_by_key(const std::vector<int32_t>& key, int32_t keys, std::vector<int3
 }
 
 }  // namespace
+
+std::vector<std::string> cmg_smoother_names() { return {"jacobi", "sgs"}; }
+
+CmgSmoother parse_cmg_smoother(const std::string& name) {
+  if (name == "jacobi") return CmgSmoother::jacobi;
+  if (name == "sgs") return CmgSmoother::sgs;
+  throw std::invalid_argument("unknown CMG smoother '" + name + "' (jacobi or sgs)");
+}
+
+std::string cmg_smoother_name(CmgSmoother smoother) { return smoother == CmgSmoother::sgs ? "sgs" : "jacobi"; }
+
+void use_gauss_seidel(CmgHierarchy& h) {
+  h.smoother = CmgSmoother::sgs;
+  for (size_t l = 0; l + 1 < h.levels.size(); ++l) {
+    CmgLevel& level = h.levels[l];
+    const std::vector<int32_t> color = greedy_coloring(level.A);
+    int32_t colors = 0;
+    for (int32_t c : color) colors = std::max(colors, c + 1);
+    // color_order is stable: each colour's rows come out ascending, as hierarchy.hpp promises.
+    level.color_rows = color_order(color);
+    level.color_ptr.assign(static_cast<size_t>(colors) + 1, 0);
+    for (int32_t c : color) ++level.color_ptr[static_cast<size_t>(c) + 1];
+    std::partial_sum(level.color_ptr.begin(), level.color_ptr.end(), level.color_ptr.begin());
+    spdlog::debug("cmg: level {} ({} rows) in {} colours", l, level.A.rows, colors);
+  }
+}
 
 CmgHierarchy build_cmg_hierarchy(const CsrMatrix& G, const CmgOptions& options) {
   // Levels first in the numbering the clustering gives (cluster ids by first vertex), ...
@@ -89,6 +117,7 @@ CmgHierarchy build_cmg_hierarchy(const CsrMatrix& G, const CmgOptions& options) 
     }
   }
   h.coarse = factor_coarsest(h.levels.back().A);
+  if (options.smoother == CmgSmoother::sgs) use_gauss_seidel(h);
   return h;
 }
 

@@ -1,6 +1,8 @@
 #pragma once
 // Construction of the CMG hierarchy for an SDD M-matrix (DESIGN.md section 3).
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "cmg/hierarchy.hpp"
 
@@ -21,10 +23,22 @@ struct CmgOptions {
   // and cuts the solve from 52.6 to 37.5 ms; 8000 gives 31.4 ms but 25 iterations, and up to
   // 46 on smaller grids, so 2000 is the default). 0: the W-cycle formula on every level.
   int32_t v_cycle_rows = 2000;
+  // The cycle's smoother (hierarchy.hpp); sgs also colours every level but the coarsest.
+  CmgSmoother smoother = CmgSmoother::jacobi;
 };
+
+// "jacobi" and "sgs", the default first; parse_cmg_smoother throws std::invalid_argument for
+// any other name.
+std::vector<std::string> cmg_smoother_names();
+CmgSmoother parse_cmg_smoother(const std::string& name);
+std::string cmg_smoother_name(CmgSmoother smoother);
 
 // G: symmetric, non-positive off-diagonals, G_ii >= sum_j |G_ij|, every connected component
 // holding a row with a positive excess (nonsingular). Throws std::runtime_error otherwise.
 CmgHierarchy build_cmg_hierarchy(const CsrMatrix& G, const CmgOptions& options = {});
+
+// Switches h to the Gauss-Seidel smoother: a greedy colouring of every level but the coarsest
+// (CmgLevel::color_ptr, color_rows). The levels themselves are left as they are.
+void use_gauss_seidel(CmgHierarchy& h);
 
 }  // namespace pgsim

@@ -8,6 +8,10 @@
 //  - on the first visit x = invD b is never stored, the kernels form it on the fly;
 //  - the small levels at the bottom (launch-latency bound) run in one kernel of one
 //    thread-block cluster, with cluster barriers between the steps, the coarsest solve included.
+// With the Gauss-Seidel smoother (CmgHierarchy::smoother == sgs, colourings filled by
+// use_gauss_seidel) every level but the coarsest runs: a zeroing memset, then per repeat one launch
+// per colour (forward), the fused residual + restriction, a prolongation add, one launch per
+// colour (backward). No tail kernel then; float_values works with either smoother.
 #include <memory>
 
 #include "cmg/hierarchy.hpp"
