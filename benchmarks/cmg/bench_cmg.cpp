@@ -122,6 +122,8 @@ uint64_t hierarchy_hash(const CmgHierarchy& h) {
     add_csr(l.A);
     add(l.inv_diag);
     add(l.cluster_ptr);
+    add(l.color_ptr);
+    add(l.color_rows);
     add(std::vector<int32_t>{l.repeats});
   }
   add(h.coarse.vertex);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <stdexcept>
 
 #include "app/system_error.hpp"
 #include "parser/input_error.hpp"
@@ -41,6 +42,16 @@ std::string resolve_backend(const std::string& requested) {
   return "cpu";
 }
 
+CmgOptions cmg_options(const Options& opt) {
+  CmgOptions o;
+  try {
+    o.smoother = parse_cmg_smoother(opt.smoother);
+  } catch (const std::invalid_argument& e) {
+    throw InputError(e.what());
+  }
+  return o;
+}
+
 #ifdef PGSIM_HAVE_CUDA
 bool solve_pcg_on_gpu(const CsrMatrix& G, const std::vector<double>& b, std::vector<double>& x,
                       const SolveControl& control, const Options& opt, RunReport& rep) {
@@ -51,7 +62,7 @@ bool solve_pcg_on_gpu(const CsrMatrix& G, const std::vector<double>& b, std::vec
   s.profile = opt.profile;
   const auto t0 = std::chrono::steady_clock::now();
   std::optional<CmgHierarchy> hierarchy;
-  if (s.precond == "cmg") hierarchy = build_cmg_hierarchy(G);
+  if (s.precond == "cmg") hierarchy = build_cmg_hierarchy(G, cmg_options(opt));
   rep.time.setup = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   try {
     gpu::GpuSolveReport g = gpu::solve_on_gpu(G, b, x, hierarchy ? &*hierarchy : nullptr, control, s);

@@ -7,6 +7,7 @@
 
 #include "app/options.hpp"
 #include "app/run.hpp"
+#include "cmg/builder.hpp"
 #include "mna/csr.hpp"
 #include "pcg/solve_result.hpp"
 
@@ -28,6 +29,9 @@ class GpuContextWarmUp {
 // "gpu" or "cpu". auto: the GPU when one is usable, else the CPU with a message saying why.
 // gpu with no usable GPU: SystemError.
 std::string resolve_backend(const std::string& requested);
+
+// The CMG options the command line asks for (--smoother); InputError for a bad name.
+CmgOptions cmg_options(const Options& opt);
 
 // PCG on the GPU with report.precond (cmg: the hierarchy is built on the CPU first, time.setup):
 // fills report.result, time.setup, time.upload, time.solve, levels, peak_device_bytes and device.

@@ -11,6 +11,7 @@
 #include "app/run.hpp"
 #include "app/solve_error.hpp"
 #include "app/system_error.hpp"
+#include "cmg/builder.hpp"
 #include "parser/input_error.hpp"
 #include "pcg/preconditioner_factory.hpp"
 
@@ -39,6 +40,10 @@ int main(int argc, char** argv) {
                  "GPU triangular solves of --precond ic0: colored (default: colour-ordered factor, one launch per "
                  "colour), syncfree, thread, levelset, cusparse, or auto")
       ->check(CLI::IsMember({"auto", "syncfree", "thread", "colored", "levelset", "cusparse"}));
+  app.add_option("--smoother", opt.smoother,
+                 "smoother of --precond cmg: jacobi (damped Jacobi) or sgs (multicolour symmetric Gauss-Seidel)")
+      ->check(CLI::IsMember(cmg_smoother_names()))
+      ->capture_default_str();
   app.add_option("--tol", opt.tolerance, "stop when ||b - Gx|| <= tol ||b||")
       ->check(CLI::Range(1e-16, 1.0))
       ->capture_default_str();

@@ -16,6 +16,7 @@ std::string profile_table(const RunReport& r) {
                                                    {"total", r.time.total}};
   for (auto [name, t] : phases) s += fmt::format("{:<10}{:>12.6f}\n", name, t);
   if (!r.levels.empty()) {
+    if (!r.smoother.empty()) s += fmt::format("\nCMG smoother: {}\n", r.smoother);
     s += fmt::format("\n{:>5} {:>12} {:>13} {:>9} {:>7} {:>8} {:>11} {:>7}\n", "level", "rows", "nnz", "ratio",
                      "repeats", "visits", "seconds", "share");
     // Each level's own work (not its children's), as a share of the whole PCG solve.
@@ -58,6 +59,7 @@ void write_json(const std::string& path, const RunReport& r) {
                  {"converged", r.result.converged},
                  {"device", r.device},
                  {"peak_device_bytes", r.peak_device_bytes}};
+  if (!r.smoother.empty()) j["solver"]["smoother"] = r.smoother;
   j["timing"] = {{"parse", r.time.parse}, {"reduce", r.time.reduce}, {"eliminate", r.time.eliminate},
                  {"setup", r.time.setup},
                  {"upload", r.time.upload}, {"solve", r.time.solve},   {"write", r.time.write},

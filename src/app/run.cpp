@@ -97,6 +97,7 @@ RunReport run(const Options& opt) {
   } else if (opt.solver == "pcg") {
     rep.method = "pcg";
     rep.precond = opt.precond.empty() ? cpu_preconditioner_names().front() : opt.precond;
+    if (rep.precond == "cmg") rep.smoother = opt.smoother;
     std::optional<EliminatedSystem> chains;
     if (opt.eliminate) {
       chains = eliminate_chains(sys.G, sys.b);
@@ -121,7 +122,7 @@ RunReport run(const Options& opt) {
     if (rep.backend == "gpu") {
       phase.lap();
     } else {
-      auto M = make_cpu_preconditioner(rep.precond, G);
+      auto M = make_cpu_preconditioner(rep.precond, G, cmg_options(opt));
       rep.time.setup = phase.lap();
       rep.result = pcg_cpu(G, b, x_kept, *M, control);
       rep.levels = M->levels();
@@ -139,7 +140,8 @@ RunReport run(const Options& opt) {
   } else {
     throw InputError("unknown solver '" + opt.solver + "' (pcg or direct)");
   }
-  spdlog::info("{} ({}) on the {}: {} iterations, relative residual {:.3e}, {:.3f} s", rep.method, rep.precond,
+  spdlog::info("{} ({}{}) on the {}: {} iterations, relative residual {:.3e}, {:.3f} s", rep.method, rep.precond,
+               rep.smoother.empty() ? "" : ", " + rep.smoother + " smoother",
                rep.backend, rep.result.iterations, rep.result.relative_residual, rep.time.solve);
 
   if (!rep.result.converged) {

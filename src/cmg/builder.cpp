@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstddef>
 #include <numeric>
+#include <stdexcept>
 #include <utility>
 
 #include "cmg/clustering.hpp"
@@ -15,6 +16,7 @@
 #include "cmg/galerkin.hpp"
 #include "cmg/laplacian.hpp"
 #include "mna/touched_vector.hpp"
+#include "mna/coloring.hpp"
 
 namespace pgsim {
 namespace {
@@ -40,8 +42,8 @@ class Lap {
 };
 
 void log_times(const CmgBuildTimes& t) {
-  spdlog::debug("cmg build {:.3f} s: laplacian {:.3f} s, coarse factor {:.3f} s", t.total, t.laplacian,
-                t.coarse_factor);
+  spdlog::debug("cmg build {:.3f} s: laplacian {:.3f} s, coarse factor {:.3f} s, colouring {:.3f} s", t.total,
+                t.laplacian, t.coarse_factor, t.coloring);
   for (size_t l = 0; l < t.levels.size(); ++l) {
     const CmgBuildTimes::Level& p = t.levels[l];
     spdlog::debug("cmg build level {}: clustering {:.3f} s, galerkin {:.3f} s, renumber {:.3f} s, permute {:.3f} s, "
@@ -51,6 +53,32 @@ void log_times(const CmgBuildTimes& t) {
 }
 
 }  // namespace
+
+std::vector<std::string> cmg_smoother_names() { return {"jacobi", "sgs"}; }
+
+CmgSmoother parse_cmg_smoother(const std::string& name) {
+  if (name == "jacobi") return CmgSmoother::jacobi;
+  if (name == "sgs") return CmgSmoother::sgs;
+  throw std::invalid_argument("unknown CMG smoother '" + name + "' (jacobi or sgs)");
+}
+
+std::string cmg_smoother_name(CmgSmoother smoother) { return smoother == CmgSmoother::sgs ? "sgs" : "jacobi"; }
+
+void use_gauss_seidel(CmgHierarchy& h) {
+  h.smoother = CmgSmoother::sgs;
+  for (size_t l = 0; l + 1 < h.levels.size(); ++l) {
+    CmgLevel& level = h.levels[l];
+    const std::vector<int32_t> color = greedy_coloring(level.A);
+    int32_t colors = 0;
+    for (int32_t c : color) colors = std::max(colors, c + 1);
+    // color_order is stable: each colour's rows come out ascending, as hierarchy.hpp promises.
+    level.color_rows = color_order(color);
+    level.color_ptr.assign(static_cast<size_t>(colors) + 1, 0);
+    for (int32_t c : color) ++level.color_ptr[static_cast<size_t>(c) + 1];
+    std::partial_sum(level.color_ptr.begin(), level.color_ptr.end(), level.color_ptr.begin());
+    spdlog::debug("cmg: level {} ({} rows) in {} colours", l, level.A.rows, colors);
+  }
+}
 
 CmgHierarchy build_cmg_hierarchy(const CsrMatrix& G, const CmgOptions& options, CmgBuildTimes* times) {
   CmgBuildTimes t;
@@ -118,6 +146,8 @@ CmgHierarchy build_cmg_hierarchy(const CsrMatrix& G, const CmgOptions& options, 
   }
   h.coarse = factor_coarsest(h.levels.back().A);
   t.coarse_factor = lap();
+  if (options.smoother == CmgSmoother::sgs) use_gauss_seidel(h);
+  t.coloring = lap();
   t.total = total();
   log_times(t);
   if (times) *times = std::move(t);

@@ -1,6 +1,7 @@
 #pragma once
 // Construction of the CMG hierarchy for an SDD M-matrix (DESIGN.md section 3).
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "cmg/hierarchy.hpp"
@@ -22,6 +23,8 @@ struct CmgOptions {
   // and cuts the solve from 52.6 to 37.5 ms; 8000 gives 31.4 ms but 25 iterations, and up to
   // 46 on smaller grids, so 2000 is the default). 0: the W-cycle formula on every level.
   int32_t v_cycle_rows = 2000;
+  // The cycle's smoother (hierarchy.hpp); sgs also colours every level but the coarsest.
+  CmgSmoother smoother = CmgSmoother::jacobi;
 };
 
 // Wall time of each construction phase in seconds (benchmarks/cmg/bench_cmg --phases, --verbose).
@@ -36,12 +39,23 @@ struct CmgBuildTimes {
   double laplacian = 0;      // sdd_to_laplacian
   std::vector<Level> levels;
   double coarse_factor = 0;  // factor_coarsest
+  double coloring = 0;       // use_gauss_seidel (CmgSmoother::sgs only)
   double total = 0;
 };
+
+// "jacobi" and "sgs", the default first; parse_cmg_smoother throws std::invalid_argument for
+// any other name.
+std::vector<std::string> cmg_smoother_names();
+CmgSmoother parse_cmg_smoother(const std::string& name);
+std::string cmg_smoother_name(CmgSmoother smoother);
 
 // G: symmetric, non-positive off-diagonals, G_ii >= sum_j |G_ij|, every connected component
 // holding a row with a positive excess (nonsingular). Throws std::runtime_error otherwise.
 // The result does not depend on the number of OpenMP threads. times: filled when not null.
 CmgHierarchy build_cmg_hierarchy(const CsrMatrix& G, const CmgOptions& options = {}, CmgBuildTimes* times = nullptr);
+
+// Switches h to the Gauss-Seidel smoother: a greedy colouring of every level but the coarsest
+// (CmgLevel::color_ptr, color_rows). The levels themselves are left as they are.
+void use_gauss_seidel(CmgHierarchy& h);
 
 }  // namespace pgsim

@@ -9,6 +9,10 @@
 
 namespace pgsim {
 
+// The smoother of the cycle below: damped Jacobi (the default) or multicolour symmetric
+// Gauss-Seidel.
+enum class CmgSmoother { jacobi, sgs };
+
 // One level: a pure graph Laplacian (zero row sums, non-positive off-diagonals), its vertices
 // numbered so that every cluster (= one vertex of the next level) is a contiguous range.
 struct CmgLevel {
@@ -17,6 +21,12 @@ struct CmgLevel {
   std::vector<int32_t> cluster_ptr;  // next-level vertex c = this level's [cluster_ptr[c], cluster_ptr[c+1]);
                                      // empty on the coarsest level
   int repeats = 1;                   // t_l: child cycles per visit of this level
+  // The Gauss-Seidel colouring (CmgSmoother::sgs only; empty with Jacobi and on the coarsest
+  // level): colour k is the rows color_rows[color_ptr[k], color_ptr[k+1]), ascending, and no two
+  // rows of one colour are adjacent in A. It orders the sweeps only: the vertex numbering (and
+  // so the contiguous clusters) is the same with either smoother.
+  std::vector<int32_t> color_ptr;
+  std::vector<int32_t> color_rows;
 };
 
 // Sparse Cholesky of the coarsest Laplacian with one vertex grounded (its row and column
@@ -40,7 +50,26 @@ struct CoarseFactor {
 //     x += R cycle(l + 1, rc)         (R copies a cluster's value to its vertices)
 //     x += inv_diag .* (r - A x)
 // a fixed symmetric positive definite operator, so plain PCG is valid.
+//
+// With CmgSmoother::sgs, cycle(l, r) on a non-coarsest level is instead
+//   x = 0
+//   repeat repeats_l times:
+//     x = forward(x)                  colours 0, 1, ..., k-1
+//     rc = R^T (r - A x)
+//     x += R cycle(l + 1, rc)
+//     x = backward(x)                 colours k-1, ..., 1, 0
+// where a sweep, for one colour at a time, updates every row i of the colour at once:
+//   x_i += (r_i - (A x)_i) / A_ii      (1 / A_ii = 2 inv_diag_i, exact: a power-of-two scaling)
+// The rows of a colour are not adjacent, so each reads only other colours' values: the forward
+// sweep is x += (D + L)^{-1} (r - A x), a triangular solve with the lower triangle of A in colour
+// order (the "colored" SpTRSV of DESIGN.md, applied in place through the colour's row list
+// instead of a permuted copy of A), and the backward sweep the same with (D + U). The error
+// propagation of forward is the A-adjoint of backward's, so the sequence forward, coarse,
+// backward, forward, coarse, backward, ... reads the same transposed and backwards: the cycle
+// is again a fixed symmetric operator, positive definite since Gauss-Seidel converges on the
+// positive semidefinite Laplacian and the coarsest solve is exact.
 struct CmgHierarchy {
+  CmgSmoother smoother = CmgSmoother::jacobi;
   int32_t n = 0;                          // unknowns of G
   std::vector<int32_t> level0_of_unknown; // size n
   int32_t level0_ground = 0;              // the extra ground vertex at level 0

@@ -27,6 +27,7 @@ constexpr int kTailBlock = 1024;
 // are ~4 rows x ~6, a row's ~6). Smaller levels get up to a warp (see lanes_for).
 constexpr int kRestrictLanes = 8;
 constexpr int kProlongLanes = 4;
+constexpr int kSmoothLanes = 4;    // lanes per row of a Gauss-Seidel colour
 constexpr int kCoarseLanes = 32;   // lanes per row of the dense coarse inverse
 // Largest coarsest level solved inside the tail kernel: its few blocks read the whole dense
 // inverse there on every visit (162 per application on a 5M-node grid).
@@ -64,6 +65,7 @@ struct LevelView {
   const V* invd = nullptr;
   const int32_t* cptr = nullptr;  // cluster c = rows [cptr[c], cptr[c+1])
   const int32_t* cl = nullptr;    // cluster of each row
+  const int32_t* color_rows = nullptr;  // sgs: each colour's rows, its long rows (> kLongRow) first
   LongItems long_rows, long_clusters;  // rows with more than kLongRow, clusters with more than kLongCluster nonzeros
   int restrict_lanes = kRestrictLanes, prolong_lanes = kProlongLanes;  // per cluster, per row (host side)
   double* b = nullptr;            // right-hand side of this level's cycle
@@ -177,6 +179,29 @@ __device__ inline void prolong_long(const LevelView<V>& L, const double* xin, co
       });
 }
 
+// ---- the Gauss-Seidel smoother (CmgSmoother::sgs) -------------------------------------------
+// One colour of a sweep updates its rows in place: x_i += (b_i - (A x)_i) / A_ii, 1 / A_ii =
+// 2 invD_i. The colour's rows are not adjacent, so no row reads another's new value: one launch
+// is one step of the colour-ordered triangular solve of hierarchy.hpp.
+
+template <class V, int W>
+__device__ inline void gauss_seidel_item(const LevelView<V>& L, double* x, int32_t i, int lane, bool active) {
+  double s = 0;
+  if (active)
+    for (int32_t k = L.ptr[i] + lane; k < L.ptr[i + 1]; k += W) s += double(L.val[k]) * x[L.col[k]];
+  s = group_sum<W>(s);  // every lane has read x_i (the diagonal term) before lane 0 writes it
+  if (active && lane == 0) x[i] += 2 * double(L.invd[i]) * (L.b[i] - s);
+}
+
+// A long row (the ground vertex: thousands of nonzeros) by a whole block.
+template <class V>
+__device__ inline void gauss_seidel_long(const LevelView<V>& L, double* x, int32_t i) {
+  double s = 0;
+  for (int32_t k = L.ptr[i] + int32_t(threadIdx.x); k < L.ptr[i + 1]; k += int32_t(blockDim.x))
+    s += double(L.val[k]) * x[L.col[k]];
+  s = block_sum(s);
+  if (threadIdx.x == 0) x[i] += 2 * double(L.invd[i]) * (L.b[i] - s);
+}
 
 // x = inv b with the dense coarse inverse (row-major n x n).
 template <int W>
@@ -230,6 +255,27 @@ __global__ void prolong_kernel(LevelView<V> L, const double* xin, const double* 
   int lane;
   const bool active = grid_item<W>(L.rows, unsigned(L.long_rows.chunks), i, lane);
   prolong_item<V, First, W>(L, xin, z, xout, i, lane, active);
+}
+
+// The colour's rows are rows[0, count): the first long_count blocks take its long rows, one each.
+template <class V, int W>
+__global__ void gauss_seidel_kernel(LevelView<V> L, const int32_t* rows, int32_t long_count, int32_t count,
+                                    double* x) {
+  if (blockIdx.x < unsigned(long_count)) {
+    gauss_seidel_long<V>(L, x, rows[blockIdx.x]);
+    return;
+  }
+  int32_t k;
+  int lane;
+  const bool active = grid_item<W>(count - long_count, unsigned(long_count), k, lane);
+  gauss_seidel_item<V, W>(L, x, active ? rows[long_count + k] : 0, lane, active);
+}
+
+// x += R z: a cluster's correction to each of its vertices.
+__global__ void prolong_add_kernel(int32_t n, const int32_t* __restrict__ cl, const double* __restrict__ z,
+                                   double* __restrict__ x) {
+  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) x[i] += z[cl[i]];
 }
 
 template <int W>
@@ -448,13 +494,34 @@ struct LevelBuffers {
   int32_t *ptr = nullptr, *col = nullptr, *cptr = nullptr, *cl = nullptr;
   V *val = nullptr, *invd = nullptr;
   double *b = nullptr, *x0 = nullptr, *x1 = nullptr;
+  // sgs: colour k is color_rows[color_ptr[k], color_ptr[k+1]), its first color_long[k] rows long.
+  DeviceBuffer<int32_t> color_rows;
+  std::vector<int32_t> color_ptr, color_long;
 };
+
+// The level's colouring for the device: within each colour the long rows (a block each) first.
+template <class V>
+void upload_colors(const CmgLevel& lev, LevelBuffers<V>& B) {
+  if (lev.color_ptr.empty() || lev.color_ptr.back() != lev.A.rows || int32_t(lev.color_rows.size()) != lev.A.rows)
+    throw std::invalid_argument("CMG level of " + std::to_string(lev.A.rows) +
+                                " rows has no valid Gauss-Seidel colouring (use_gauss_seidel)");
+  const auto& ptr = lev.A.ptr;
+  auto is_long = [&](int32_t i) { return ptr[i + 1] - ptr[i] > kLongRow; };
+  std::vector<int32_t> rows(lev.color_rows);
+  B.color_ptr = lev.color_ptr;
+  B.color_long.clear();
+  for (size_t k = 0; k + 1 < lev.color_ptr.size(); ++k) {
+    const auto first = rows.begin() + lev.color_ptr[k], last = rows.begin() + lev.color_ptr[k + 1];
+    B.color_long.push_back(int32_t(std::stable_partition(first, last, is_long) - first));
+  }
+  B.color_rows = DeviceBuffer<int32_t>(rows);
+}
 
 template <class V>
 class DeviceCmg final : public DevicePreconditioner {
  public:
   DeviceCmg(const CmgHierarchy& h, const CmgDeviceOptions& opt)
-      : n_(h.n), ground_(h.level0_ground), profile_(opt.profile), tail_blocks_(opt.tail_blocks), partials_(kReduceBlocks),
+      : n_(h.n), ground_(h.level0_ground), sgs_(h.smoother == CmgSmoother::sgs), profile_(opt.profile), tail_blocks_(opt.tail_blocks), partials_(kReduceBlocks),
         finished_(1) {
     const auto start = std::chrono::steady_clock::now();
     CmgUploadTimes times;
@@ -510,7 +577,13 @@ class DeviceCmg final : public DevicePreconditioner {
     staging.upload(coarse_inv_.data(), inverse);
     clock.book(times.copy);
 
-    for (int l = 0; l < coarsest_; ++l) upload_long_items(h.levels[size_t(l)], bufs_[size_t(l)], views_[size_t(l)]);
+    for (int l = 0; l < coarsest_; ++l) {
+      upload_long_items(h.levels[size_t(l)], bufs_[size_t(l)], views_[size_t(l)]);
+      if (sgs_) {
+        upload_colors(h.levels[size_t(l)], bufs_[size_t(l)]);
+        views_[size_t(l)].color_rows = bufs_[size_t(l)].color_rows.data();
+      }
+    }
     clock.book(times.long_items);
 
     staging.finish();
@@ -522,7 +595,9 @@ class DeviceCmg final : public DevicePreconditioner {
     }
     // The tail starts at the first level from which every level is small. One block reads the
     // whole dense coarse inverse, so a large coarsest level gets a grid launch instead (no tail).
-    tail_first_ = views_[size_t(coarsest_)].rows <= kMaxTailCoarse ? coarsest_ : coarsest_ + 1;
+    // The tail kernel runs the Jacobi cycle only: with Gauss-Seidel every level gets its own
+    // launches (one per colour and sweep).
+    tail_first_ = views_[size_t(coarsest_)].rows <= kMaxTailCoarse && !sgs_ ? coarsest_ : coarsest_ + 1;
     while (tail_first_ <= coarsest_ && tail_first_ > 0 && views_[size_t(tail_first_) - 1].rows <= opt.tail_rows)
       --tail_first_;
     views_dev_ = DeviceBuffer<LevelView<V>>(views_);
@@ -613,7 +688,7 @@ class DeviceCmg final : public DevicePreconditioner {
     B.cptr = arena.take<int32_t>(lev.cluster_ptr.size());
     B.cl = arena.take<int32_t>(rows);
     v.repeats = lev.repeats < 1 ? 1 : lev.repeats;
-    if (v.repeats > 1) {
+    if (v.repeats > 1 && !sgs_) {  // Jacobi alternates between two vectors; Gauss-Seidel works in place in one
       B.x1 = arena.take<double>(rows);
       v.x[1] = B.x1;
     }
@@ -667,6 +742,10 @@ class DeviceCmg final : public DevicePreconditioner {
       PGSIM_CUDA_LAUNCH();
       return;
     }
+    if (sgs_) {
+      sgs_cycle(l, stream);
+      return;
+    }
     const LevelView<V>& C = views_[size_t(l) + 1];
     for (int k = 0; k < L.repeats; ++k) {
       const double* xin = k == 0 ? nullptr : L.x[(k - 1) % 2];
@@ -687,7 +766,47 @@ class DeviceCmg final : public DevicePreconditioner {
     }
   }
 
+  // The Gauss-Seidel cycle of hierarchy.hpp on a non-coarsest level; x is L.x[0] (= L.x[1]).
+  void sgs_cycle(int l, cudaStream_t stream) {
+    const LevelView<V>& L = views_[size_t(l)];
+    const LevelView<V>& C = views_[size_t(l) + 1];
+    double* x = L.x[0];
+    timed(l, stream, [&] { PGSIM_CUDA(cudaMemsetAsync(x, 0, size_t(L.rows) * sizeof(double), stream)); });
+    for (int k = 0; k < L.repeats; ++k) {
+      timed(l, stream, [&] {
+        sweep(l, true, stream);
+        const int w = L.restrict_lanes;
+        restrict_kernel_for<V, false>(w)<<<L.long_clusters.chunks + blocks_for(int64_t(L.clusters) * w), kBlock, 0,
+                                           stream>>>(L, x, C.b);
+        PGSIM_CUDA_LAUNCH();
+      });
+      cycle(l + 1, stream);
+      timed(l, stream, [&] {
+        prolong_add_kernel<<<blocks_for(L.rows), kBlock, 0, stream>>>(L.rows, L.cl, result_of(C), x);
+        PGSIM_CUDA_LAUNCH();
+        sweep(l, false, stream);
+      });
+    }
+  }
+
+  // A Gauss-Seidel sweep over the colours of level l, first to last (forward) or last to first.
+  void sweep(int l, bool forward, cudaStream_t stream) {
+    const LevelView<V>& L = views_[size_t(l)];
+    const LevelBuffers<V>& B = bufs_[size_t(l)];
+    const int colors = int(B.color_ptr.size()) - 1;
+    for (int q = 0; q < colors; ++q) {
+      const size_t k = size_t(forward ? q : colors - 1 - q);
+      const int32_t count = B.color_ptr[k + 1] - B.color_ptr[k], long_count = B.color_long[k];
+      if (count == 0) continue;  // (greedy colourings have none; a launch of no blocks is an error)
+      gauss_seidel_kernel<V, kSmoothLanes>
+          <<<unsigned(long_count) + blocks_for(int64_t(count - long_count) * kSmoothLanes), kBlock, 0, stream>>>(
+              L, L.color_rows + B.color_ptr[k], long_count, count, L.x[0]);
+      PGSIM_CUDA_LAUNCH();
+    }
+  }
+
   int32_t n_, ground_;
+  bool sgs_;
   bool profile_;
   int coarsest_ = 0, tail_first_ = 0, tail_blocks_ = 1;
   DeviceBuffer<int32_t> map_;

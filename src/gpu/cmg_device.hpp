@@ -8,6 +8,10 @@
 //  - on the first visit x = invD b is never stored, the kernels form it on the fly;
 //  - the small levels at the bottom (launch-latency bound) run in one kernel of one
 //    thread-block cluster, with cluster barriers between the steps, the coarsest solve included.
+// With the Gauss-Seidel smoother (CmgHierarchy::smoother == sgs, colourings filled by
+// use_gauss_seidel) every level but the coarsest runs: a zeroing memset, then per repeat one launch
+// per colour (forward), the fused residual + restriction, a prolongation add, one launch per
+// colour (backward). No tail kernel then; float_values works with either smoother.
 #include <memory>
 
 #include "cmg/hierarchy.hpp"
@@ -19,7 +23,7 @@ namespace pgsim::gpu {
 struct CmgUploadTimes {
   double allocate = 0;        // cudaMalloc of the levels' arena and the coarse inverse
   double copy = 0;            // staged copies (filling pinned buffers, waiting for the DMA) and their final wait
-  double long_items = 0;      // finding the rows and clusters too long for a lane group
+  double long_items = 0;      // tables of the rows and clusters too long for a lane group (and sgs colours)
   double coarse_inverse = 0;  // the dense inverse of the coarsest level (host)
   double total = 0;           // the whole constructor
 };

@@ -9,8 +9,9 @@ namespace pgsim {
 
 std::vector<std::string> cpu_preconditioner_names() { return {"cmg", "jacobi", "none", "ic0"}; }
 
-std::unique_ptr<Preconditioner> make_cpu_preconditioner(const std::string& name, const CsrMatrix& A) {
-  if (name == "cmg") return std::make_unique<CmgPreconditioner>(A, CmgOptions{});
+std::unique_ptr<Preconditioner> make_cpu_preconditioner(const std::string& name, const CsrMatrix& A,
+                                                        const CmgOptions& cmg) {
+  if (name == "cmg") return std::make_unique<CmgPreconditioner>(A, cmg);
   if (name == "jacobi") return std::make_unique<JacobiPreconditioner>(A);
   if (name == "ic0") return std::make_unique<Ic0Preconditioner>(A);
   if (name == "none") return std::make_unique<IdentityPreconditioner>(A.rows);

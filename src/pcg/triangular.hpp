@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "mna/coloring.hpp"  // greedy_coloring, color_order: the colouring named above
 #include "mna/csr.hpp"
 
 namespace pgsim {
@@ -40,14 +41,6 @@ struct RowBlocks {
   int32_t count() const { return static_cast<int32_t>(first.size()); }
 };
 RowBlocks independent_blocks(const CsrMatrix& T, Triangle tri);
-
-// Greedy first-fit colouring of the graph of a structurally symmetric matrix: adjacent rows get
-// different colours. Returns the colour of every row (colours 0, 1, ...).
-std::vector<int32_t> greedy_coloring(const CsrMatrix& A);
-// The rows ordered by colour, stable within a colour: order[new] = old. The reordered matrix is
-// permute_symmetric(A, inverse_permutation(order)) (cmg/galerkin.hpp).
-std::vector<int32_t> color_order(const std::vector<int32_t>& color);
-std::vector<int32_t> inverse_permutation(const std::vector<int32_t>& p);
 
 // CapelliniSpTRSV's parallel granularity (Su et al. 2020, eq. 1, common logarithms, biases
 // 0.01): log(log(rows per level) / log(nonzeros per row + 0.01) + 0.01). Above ~0.7 the
