@@ -1,6 +1,7 @@
-// GPU PCG against the CPU PCG: same iterations (within 2) and the same answer.
+// GPU PCG against the CPU PCG: the same iterations (within 2 for CMG) and the same answer.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <fstream>
 
 #include "gpu_test_util.hpp"
@@ -84,7 +85,7 @@ int iterations_in(const std::string& json_path) {
 
 }  // namespace
 
-TEST_CASE("ibmpg1: --backend gpu and --backend cpu agree to 1e-9 V and within 2 iterations") {
+TEST_CASE("ibmpg1: --backend gpu and --backend cpu agree to 1e-9 V and in iterations") {
   test::skip_without_gpu();
   test::TempDir dir;
   const std::string net = test::shared_data("ibmpg1.spice");
@@ -101,7 +102,12 @@ TEST_CASE("ibmpg1: --backend gpu and --backend cpu agree to 1e-9 V and within 2 
     double worst = 0;
     for (const auto& [name, v] : cpu) worst = std::max(worst, std::abs(v - gpu.at(name)));
     CHECK(worst <= 1e-9);
-    CHECK(std::abs(iterations_in(dir.file("cpu.json")) - iterations_in(dir.file("gpu.json"))) <= 2);
+    // Within 2 iterations for CMG (29). Jacobi-PCG takes ~830 iterations and its stopping point
+    // moves with the summation order of the dot products: the CPU back end alone stops after
+    // 832 iterations with 1 to 4 OpenMP threads and 839 with 16; so 1% there.
+    const int cpu_iterations = iterations_in(dir.file("cpu.json"));
+    const int allowed = std::max(2, cpu_iterations / 100);
+    CHECK(std::abs(cpu_iterations - iterations_in(dir.file("gpu.json"))) <= allowed);
     CHECK(test::read_text(dir.file("gpu.json")).find("\"backend\": \"gpu\"") != std::string::npos);
   }
 }
