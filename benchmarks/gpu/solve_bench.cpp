@@ -258,17 +258,26 @@ int main(int argc, char** argv) {
   (void)per_it32;
 
   // Where the tail kernel should start, and with how many blocks: solve time for each.
-  std::printf("tail kernel (levels with at most tail_rows rows run in one cluster of tail_blocks blocks):\n");
+  std::printf("tail kernel (levels with at most tail_rows rows run in one cluster of tail_blocks blocks, if the "
+              "coarsest has at most tail_max_coarse rows):\n");
   const gpu::CmgDeviceOptions defaults;
-  for (auto [tail_rows, blocks] : {std::pair{0, 8}, std::pair{6144, 1}, std::pair{6144, 8}, std::pair{65536, 8}}) {
+  struct TailCase {
+    int32_t rows;
+    int blocks;
+    int32_t max_coarse;
+  };
+  for (const TailCase c : {TailCase{0, 8, 1024}, TailCase{6144, 1, 1024}, TailCase{6144, 8, 512},
+                           TailCase{6144, 8, 1024}, TailCase{6144, 8, 2048}, TailCase{65536, 8, 1024}}) {
     gpu::CmgDeviceOptions o;
-    o.tail_rows = tail_rows;
-    o.tail_blocks = blocks;
+    o.tail_rows = c.rows;
+    o.tail_blocks = c.blocks;
+    o.tail_max_coarse = c.max_coarse;
     auto Mt = gpu::make_device_cmg(h, o);
     const Timed t = time_gpu(pcg, *A, *Mt, db, dx, control, reps);
-    std::printf("  tail_rows %6d, tail_blocks %d: %d iterations, solve %.3f ms%s\n", tail_rows, blocks,
-                t.result.iterations, t.seconds * 1e3,
-                tail_rows == defaults.tail_rows && blocks == defaults.tail_blocks ? " (default)" : "");
+    const bool is_default = c.rows == defaults.tail_rows && c.blocks == defaults.tail_blocks &&
+                            c.max_coarse == defaults.tail_max_coarse;
+    std::printf("  tail_rows %6d, tail_blocks %d, tail_max_coarse %4d: %d iterations, solve %.3f ms%s\n", c.rows,
+                c.blocks, c.max_coarse, t.result.iterations, t.seconds * 1e3, is_default ? " (default)" : "");
   }
   std::printf("\n");
 

@@ -29,9 +29,6 @@ constexpr int kRestrictLanes = 8;
 constexpr int kProlongLanes = 4;
 constexpr int kSmoothLanes = 4;    // lanes per row of a Gauss-Seidel colour
 constexpr int kCoarseLanes = 32;   // lanes per row of the dense coarse inverse
-// Largest coarsest level solved inside the tail kernel: its few blocks read the whole dense
-// inverse there on every visit (162 per application on a 5M-node grid).
-constexpr int32_t kMaxTailCoarse = 512;
 // Rows and clusters with more nonzeros than this (the ground vertex at level 0 and the clusters
 // holding it further down: thousands of entries) get a whole block each; a lane group would
 // walk them alone and hold up the whole launch.
@@ -593,11 +590,12 @@ class DeviceCmg final : public DevicePreconditioner {
       const LevelView<V>& v = views_[size_t(l)];
       stats_.push_back(LevelStats{v.rows, h.levels[size_t(l)].A.nnz(), v.repeats, 0.0, 0.0});
     }
-    // The tail starts at the first level from which every level is small. One block reads the
-    // whole dense coarse inverse, so a large coarsest level gets a grid launch instead (no tail).
+    // The tail starts at the first level from which every level is small. The cluster's few
+    // blocks read the whole dense coarse inverse, so a coarsest level above tail_max_coarse rows
+    // gets a grid launch instead (no tail).
     // The tail kernel runs the Jacobi cycle only: with Gauss-Seidel every level gets its own
     // launches (one per colour and sweep).
-    tail_first_ = views_[size_t(coarsest_)].rows <= kMaxTailCoarse && !sgs_ ? coarsest_ : coarsest_ + 1;
+    tail_first_ = views_[size_t(coarsest_)].rows <= opt.tail_max_coarse && !sgs_ ? coarsest_ : coarsest_ + 1;
     while (tail_first_ <= coarsest_ && tail_first_ > 0 && views_[size_t(tail_first_) - 1].rows <= opt.tail_rows)
       --tail_first_;
     views_dev_ = DeviceBuffer<LevelView<V>>(views_);
