@@ -31,7 +31,7 @@ struct CmgUploadTimes {
 struct CmgDeviceOptions {
   int32_t tail_rows = 6144;        // levels with at most this many rows run in the tail kernel
   int tail_blocks = 8;             // blocks (of 1024 threads) in the tail kernel's cluster, 1 to 8
-  int32_t tail_max_coarse = 1024;  // largest coarsest level the tail takes: its few blocks read the
+  int32_t tail_max_coarse = 512;   // largest coarsest level the tail takes: its few blocks read the
                                    // whole dense inverse (8 rows^2 bytes) on every visit
   bool float_values = false;       // matrix values and invD in float32 (vectors stay double)
   bool widen_lanes = true;         // small levels: up to a warp per cluster / row (false: fixed widths)
