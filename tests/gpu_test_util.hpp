@@ -14,11 +14,26 @@
 #include <vector>
 
 #include "cmg/hierarchy.hpp"
+#include "gpu/cmg_device.hpp"
+#include "gpu/cuda_check.hpp"
+#include "gpu/device_buffer.hpp"
 #include "gpu/device_info.hpp"
 #include "gpu/gpu_solver.hpp"
 #include "mna/csr.hpp"
 
 namespace pgsim::test {
+
+// The device CMG cycle of h with `opt` applied to r, twice into the same output: what one
+// application leaves in the level buffers must not leak into the next.
+inline std::vector<double> device_apply(const CmgHierarchy& h, const gpu::CmgDeviceOptions& opt,
+                                        const std::vector<double>& r) {
+  auto M = gpu::make_device_cmg(h, opt);
+  gpu::DeviceBuffer<double> dr(r), dz(r.size());
+  M->apply(dr.data(), dz.data(), nullptr);
+  M->apply(dr.data(), dz.data(), nullptr);
+  PGSIM_CUDA(cudaDeviceSynchronize());
+  return dz.download();
+}
 
 // Exits 77 (ctest: Skipped) when no CUDA device can be used. Call first in main-like spots.
 inline void skip_without_gpu() {

@@ -18,23 +18,12 @@
 #include "parser/netlist.hpp"
 #include "pcg/direct.hpp"
 #include "pcg/pcg_cpu.hpp"
+#include "operator_checks.hpp"
 #include "test_util.hpp"
 
 using namespace pgsim;
 
 namespace {
-
-std::vector<double> random_vector(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> u(-1.0, 1.0);
-  std::vector<double> v(n);
-  for (double& x : v) x = u(rng);
-  return v;
-}
-
-double dot(const std::vector<double>& a, const std::vector<double>& b) {
-  return std::inner_product(a.begin(), a.end(), b.begin(), 0.0);
-}
 
 double max_abs_difference(const std::vector<double>& a, const std::vector<double>& b) {
   double m = 0;
@@ -168,7 +157,7 @@ TEST_CASE("the hierarchy of a 200k-unknown grid: partitions, Laplacians, Galerki
     CHECK(level.cluster_ptr.back() == level.A.rows);
     for (size_t c = 0; c + 1 < level.cluster_ptr.size(); ++c) REQUIRE(level.cluster_ptr[c] < level.cluster_ptr[c + 1]);
     // A_{l+1} = R^T A_l R, tested on a random vector: R^T (A_l (R y)) = A_{l+1} y.
-    const std::vector<double> y = random_vector(static_cast<size_t>(next.A.rows), uint32_t(l));
+    const std::vector<double> y = test::uniform_vector(static_cast<size_t>(next.A.rows), uint32_t(l));
     std::vector<double> Ry(static_cast<size_t>(level.A.rows)), ARy(Ry.size()), RtARy(y.size(), 0.0), Ay(y.size());
     for (size_t c = 0; c < y.size(); ++c)
       for (int32_t i = level.cluster_ptr[c]; i < level.cluster_ptr[c + 1]; ++i) Ry[i] = y[c];
@@ -222,7 +211,7 @@ TEST_CASE("the coarsest factor solves the grounded Laplacian exactly", "[cmg]") 
   const CoarseFactor f = factor_coarsest(L);
   REQUIRE(f.L.rows == L.rows - 1);
   // Right-hand side summing to zero (in the range of L); the solution has x[grounded] = 0.
-  std::vector<double> r = random_vector(static_cast<size_t>(L.rows), 7);
+  std::vector<double> r = test::uniform_vector(static_cast<size_t>(L.rows), 7);
   const double mean = std::accumulate(r.begin(), r.end(), 0.0) / double(r.size());
   for (double& v : r) v -= mean;
   std::vector<double> x(r.size()), scratch(static_cast<size_t>(f.L.rows)), Lx(r.size());
@@ -248,23 +237,7 @@ TEST_CASE("the CMG preconditioner is symmetric and positive definite", "[cmg]") 
     REQUIRE(M.levels().size() >= 3);
     const auto levels = M.levels();
     CHECK(std::any_of(levels.begin(), levels.end(), [](const auto& l) { return l.repeats > 1; }) == (v_cycle_rows == 0));
-    const size_t n = static_cast<size_t>(sys.G.rows);
-    for (uint32_t seed = 0; seed < 5; ++seed) {
-      const std::vector<double> x = random_vector(n, 2 * seed), y = random_vector(n, 2 * seed + 1);
-      std::vector<double> Bx(n), By(n);
-      M.apply(x.data(), Bx.data());
-      M.apply(y.data(), By.data());
-      const double xBy = dot(x, By), yBx = dot(y, Bx);
-      CHECK(std::fabs(xBy - yBx) <= 1e-12 * std::sqrt(dot(x, Bx) * dot(y, By)));
-      CHECK(dot(x, Bx) > 0);
-      CHECK(dot(y, By) > 0);
-    }
-    // Applying twice gives the same result: a fixed operator, no state kept between applications.
-    const std::vector<double> x = random_vector(n, 99);
-    std::vector<double> z1(n), z2(n);
-    M.apply(x.data(), z1.data());
-    M.apply(x.data(), z2.data());
-    CHECK(z1 == z2);
+    test::check_fixed_spd(M, static_cast<size_t>(sys.G.rows));
   }
 }
 
@@ -337,7 +310,7 @@ TEST_CASE("coarsening that stalls ends in an exact direct solve", "[cmg]") {
   }
   const CmgPreconditioner M(G, CmgOptions{5, 0.75, 40});
   REQUIRE(M.levels().size() == 1);
-  std::vector<double> b = random_vector(static_cast<size_t>(n), 3), x(static_cast<size_t>(n), 0.0);
+  std::vector<double> b = test::uniform_vector(static_cast<size_t>(n), 3), x(static_cast<size_t>(n), 0.0);
   SolveControl control;
   const SolveResult result = pcg_cpu(G, b, x, M, control);
   CHECK(result.converged);

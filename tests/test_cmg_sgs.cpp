@@ -15,23 +15,13 @@
 #include "parser/netlist.hpp"
 #include "pcg/direct.hpp"
 #include "pcg/pcg_cpu.hpp"
+#include "operator_checks.hpp"
 #include "test_util.hpp"
 
 using namespace pgsim;
 
 namespace {
 
-std::vector<double> random_vector(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> u(-1.0, 1.0);
-  std::vector<double> v(n);
-  for (double& x : v) x = u(rng);
-  return v;
-}
-
-double dot(const std::vector<double>& a, const std::vector<double>& b) {
-  return std::inner_product(a.begin(), a.end(), b.begin(), 0.0);
-}
 
 CsrMatrix grid_matrix(int32_t side, int32_t via_stride) {
   test::GridShape shape;
@@ -115,23 +105,7 @@ TEST_CASE("the CMG cycle with sgs is symmetric and positive definite", "[cmg][sg
     INFO(c.name);
     const CmgPreconditioner M(c.G, c.options);
     REQUIRE(M.levels().size() >= 3);
-    const size_t n = static_cast<size_t>(c.G.rows);
-    for (uint32_t seed = 0; seed < 5; ++seed) {
-      const std::vector<double> x = random_vector(n, 2 * seed), y = random_vector(n, 2 * seed + 1);
-      std::vector<double> Bx(n), By(n);
-      M.apply(x.data(), Bx.data());
-      M.apply(y.data(), By.data());
-      const double xBy = dot(x, By), yBx = dot(y, Bx);
-      CHECK(std::fabs(xBy - yBx) <= 1e-12 * std::sqrt(dot(x, Bx) * dot(y, By)));
-      CHECK(dot(x, Bx) > 0);
-      CHECK(dot(y, By) > 0);
-    }
-    // A fixed operator: no state kept between applications.
-    const std::vector<double> x = random_vector(n, 99);
-    std::vector<double> z1(n), z2(n);
-    M.apply(x.data(), z1.data());
-    M.apply(x.data(), z2.data());
-    CHECK(z1 == z2);
+    test::check_fixed_spd(M, static_cast<size_t>(c.G.rows));
   }
 }
 

@@ -10,20 +10,6 @@
 
 using namespace pgsim;
 
-namespace {
-
-std::vector<double> device_apply(const CmgHierarchy& h, const gpu::CmgDeviceOptions& opt,
-                                 const std::vector<double>& r) {
-  auto M = gpu::make_device_cmg(h, opt);
-  gpu::DeviceBuffer<double> dr(r), dz(r.size());
-  M->apply(dr.data(), dz.data(), nullptr);
-  M->apply(dr.data(), dz.data(), nullptr);  // twice: buffers left by one apply must not leak into the next
-  PGSIM_CUDA(cudaDeviceSynchronize());
-  return dz.download();
-}
-
-}  // namespace
-
 TEST_CASE("staged uploads copy and convert exactly, across chunk boundaries") {
   test::skip_without_gpu();
   std::mt19937 rng(5);
@@ -67,9 +53,9 @@ TEST_CASE("device CMG cycle equals the reference cycle") {
         opt.widen_lanes = widen;
         INFO("pad " << pad << ", repeats " << repeats << ", tail_rows " << tail_rows << ", tail_blocks " << blocks
                     << ", widen_lanes " << widen);
-        CHECK(test::relative_difference(device_apply(h, opt, r), want) < 1e-12);
+        CHECK(test::relative_difference(test::device_apply(h, opt, r), want) < 1e-12);
         opt.float_values = true;
-        CHECK(test::relative_difference(device_apply(h, opt, r), want) < 1e-5);
+        CHECK(test::relative_difference(test::device_apply(h, opt, r), want) < 1e-5);
       }
   }
 }
@@ -81,7 +67,7 @@ TEST_CASE("device CMG cycle with a coarsest level too large for the tail kernel"
   const CmgHierarchy h = test::naive_hierarchy(G, 2000, 1, rng);  // coarsest > 1024: grid coarse solve
   REQUIRE(h.levels.back().A.rows > 1024);
   const std::vector<double> r = test::random_vector(size_t(G.rows), rng);
-  CHECK(test::relative_difference(device_apply(h, {}, r), test::reference_cmg(h, r)) < 1e-12);
+  CHECK(test::relative_difference(test::device_apply(h, {}, r), test::reference_cmg(h, r)) < 1e-12);
 }
 
 TEST_CASE("GPU PCG with the device CMG solves to the direct solution; profiling books every level") {

@@ -17,16 +17,6 @@ using namespace pgsim;
 
 namespace {
 
-std::vector<double> device_apply(const CmgHierarchy& h, const gpu::CmgDeviceOptions& opt,
-                                 const std::vector<double>& r) {
-  auto M = gpu::make_device_cmg(h, opt);
-  gpu::DeviceBuffer<double> dr(r), dz(r.size());
-  M->apply(dr.data(), dz.data(), nullptr);
-  M->apply(dr.data(), dz.data(), nullptr);  // twice: what one apply leaves must not leak into the next
-  PGSIM_CUDA(cudaDeviceSynchronize());
-  return dz.download();
-}
-
 std::vector<double> cpu_apply(const CmgHierarchy& h, const std::vector<double>& r) {
   const CmgPreconditioner M(h);
   std::vector<double> z(r.size());
@@ -51,12 +41,12 @@ TEST_CASE("device CMG cycle with sgs equals the CPU one", "[gpu][sgs]") {
       const std::vector<double> r = test::random_vector(size_t(G.rows), rng);
       const std::vector<double> want = cpu_apply(h, r);
       gpu::CmgDeviceOptions opt;
-      CHECK(test::relative_difference(device_apply(h, opt, r), want) < 1e-12);
+      CHECK(test::relative_difference(test::device_apply(h, opt, r), want) < 1e-12);
       opt.float_values = true;
-      CHECK(test::relative_difference(device_apply(h, opt, r), want) < 1e-5);
+      CHECK(test::relative_difference(test::device_apply(h, opt, r), want) < 1e-5);
       opt.float_values = false;
       opt.profile = true;
-      CHECK(test::relative_difference(device_apply(h, opt, r), want) < 1e-12);
+      CHECK(test::relative_difference(test::device_apply(h, opt, r), want) < 1e-12);
     }
   }
 }
