@@ -1,25 +1,17 @@
 #pragma once
-// Checks shared by the CMG tests (CPU cycle, Jacobi and Gauss-Seidel smoothers): random vectors
-// and the properties PCG needs of a preconditioner.
+// Checks shared by the CMG tests (CPU cycle, Jacobi and Gauss-Seidel smoothers): the properties
+// PCG needs of a preconditioner.
 #include <catch2/catch.hpp>
 
 #include <cmath>
 #include <cstdint>
 #include <numeric>
-#include <random>
 #include <vector>
 
 #include "pcg/preconditioner.hpp"
+#include "test_util.hpp"
 
 namespace pgsim::test {
-
-inline std::vector<double> uniform_vector(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> u(-1.0, 1.0);
-  std::vector<double> v(n);
-  for (double& x : v) x = u(rng);
-  return v;
-}
 
 inline double inner(const std::vector<double>& a, const std::vector<double>& b) {
   return std::inner_product(a.begin(), a.end(), b.begin(), 0.0);
@@ -30,7 +22,7 @@ inline double inner(const std::vector<double>& a, const std::vector<double>& b) 
 // (no state kept between applications).
 inline void check_fixed_spd(const Preconditioner& M, size_t n) {
   for (uint32_t seed = 0; seed < 5; ++seed) {
-    const std::vector<double> x = uniform_vector(n, 2 * seed), y = uniform_vector(n, 2 * seed + 1);
+    const std::vector<double> x = random_vector(n, 2 * seed), y = random_vector(n, 2 * seed + 1);
     std::vector<double> Mx(n), My(n);
     M.apply(x.data(), Mx.data());
     M.apply(y.data(), My.data());
@@ -38,7 +30,7 @@ inline void check_fixed_spd(const Preconditioner& M, size_t n) {
     CHECK(inner(x, Mx) > 0);
     CHECK(inner(y, My) > 0);
   }
-  const std::vector<double> x = uniform_vector(n, 99);
+  const std::vector<double> x = random_vector(n, 99);
   std::vector<double> z1(n), z2(n);
   M.apply(x.data(), z1.data());
   M.apply(x.data(), z2.data());

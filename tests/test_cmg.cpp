@@ -157,7 +157,7 @@ TEST_CASE("the hierarchy of a 200k-unknown grid: partitions, Laplacians, Galerki
     CHECK(level.cluster_ptr.back() == level.A.rows);
     for (size_t c = 0; c + 1 < level.cluster_ptr.size(); ++c) REQUIRE(level.cluster_ptr[c] < level.cluster_ptr[c + 1]);
     // A_{l+1} = R^T A_l R, tested on a random vector: R^T (A_l (R y)) = A_{l+1} y.
-    const std::vector<double> y = test::uniform_vector(static_cast<size_t>(next.A.rows), uint32_t(l));
+    const std::vector<double> y = test::random_vector(static_cast<size_t>(next.A.rows), uint32_t(l));
     std::vector<double> Ry(static_cast<size_t>(level.A.rows)), ARy(Ry.size()), RtARy(y.size(), 0.0), Ay(y.size());
     for (size_t c = 0; c < y.size(); ++c)
       for (int32_t i = level.cluster_ptr[c]; i < level.cluster_ptr[c + 1]; ++i) Ry[i] = y[c];
@@ -211,7 +211,7 @@ TEST_CASE("the coarsest factor solves the grounded Laplacian exactly", "[cmg]") 
   const CoarseFactor f = factor_coarsest(L);
   REQUIRE(f.L.rows == L.rows - 1);
   // Right-hand side summing to zero (in the range of L); the solution has x[grounded] = 0.
-  std::vector<double> r = test::uniform_vector(static_cast<size_t>(L.rows), 7);
+  std::vector<double> r = test::random_vector(static_cast<size_t>(L.rows), 7);
   const double mean = std::accumulate(r.begin(), r.end(), 0.0) / double(r.size());
   for (double& v : r) v -= mean;
   std::vector<double> x(r.size()), scratch(static_cast<size_t>(f.L.rows)), Lx(r.size());
@@ -310,7 +310,7 @@ TEST_CASE("coarsening that stalls ends in an exact direct solve", "[cmg]") {
   }
   const CmgPreconditioner M(G, CmgOptions{5, 0.75, 40});
   REQUIRE(M.levels().size() == 1);
-  std::vector<double> b = test::uniform_vector(static_cast<size_t>(n), 3), x(static_cast<size_t>(n), 0.0);
+  std::vector<double> b = test::random_vector(static_cast<size_t>(n), 3), x(static_cast<size_t>(n), 0.0);
   SolveControl control;
   const SolveResult result = pcg_cpu(G, b, x, M, control);
   CHECK(result.converged);

@@ -1,13 +1,24 @@
 #pragma once
-// Helpers shared by the tests: temporary folders, files, running the pgsim binary.
+// Helpers shared by the tests: temporary folders, files, running the pgsim binary, random vectors.
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <random>
 #include <string>
+#include <vector>
 
 namespace pgsim::test {
+
+// n values uniform in [-1, 1), the same for the same seed.
+inline std::vector<double> random_vector(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> value(-1.0, 1.0);
+  std::vector<double> v(n);
+  for (double& x : v) x = value(rng);
+  return v;
+}
 
 // A fresh folder under the system's temporary directory, removed at scope exit.
 class TempDir {

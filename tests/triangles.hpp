@@ -86,14 +86,6 @@ inline CsrMatrix random_lower(Shape shape, uint32_t seed) {
   return L;
 }
 
-inline std::vector<double> random_vector(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> value(-1.0, 1.0);
-  std::vector<double> v(n);
-  for (double& x : v) x = value(rng);
-  return v;
-}
-
 inline CsrMatrix ibmpg1_matrix() { return reduce(parse_netlist(shared_data("ibmpg1.spice"))).G; }
 
 // max |a - b| / max |b|
