@@ -89,6 +89,10 @@ TEST_CASE("missing and unreadable netlists are input errors", "[errors]") {
   CHECK_THAT(test::read_text(dir.file("log")), Catch::Contains("'" + dir.file("adir.sp") + "': it is a directory"));
   CHECK(test::run_pgsim(dir.write("a.sp", "V1 a 0 1\nR1 a 0 1\n") + " --no-such-option", dir.file("log")) == kExitInput);
   CHECK(test::run_pgsim(dir.file("a.sp") + " --tol -1", dir.file("log")) == kExitInput);
+  CHECK(test::run_pgsim(dir.file("a.sp") + " --precond jacobi --smoother sgs", dir.file("log")) == kExitInput);
+  CHECK_THAT(test::read_text(dir.file("log")), Catch::Contains("--smoother: applies to --precond cmg only, not jacobi"));
+  CHECK(test::run_pgsim(dir.file("a.sp") + " --trsv thread", dir.file("log")) == kExitInput);
+  CHECK_THAT(test::read_text(dir.file("log")), Catch::Contains("--trsv: applies to --precond ic0 only, not cmg"));
 }
 
 TEST_CASE("duplicate element names are a warning and both elements count", "[errors]") {

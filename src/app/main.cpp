@@ -36,11 +36,11 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--spmv", opt.spmv, "GPU SpMV layout of the system matrix: seg, csr or cusparse (default csr)")
       ->check(CLI::IsMember({"seg", "csr", "cusparse"}));
-  app.add_option("--trsv", opt.trsv,
+  auto* trsv = app.add_option("--trsv", opt.trsv,
                  "GPU triangular solves of --precond ic0: colored (default: colour-ordered factor, one launch per "
                  "colour), syncfree, thread, levelset, cusparse, or auto")
       ->check(CLI::IsMember({"auto", "syncfree", "thread", "colored", "levelset", "cusparse"}));
-  app.add_option("--smoother", opt.smoother,
+  auto* smoother = app.add_option("--smoother", opt.smoother,
                  "smoother of --precond cmg: jacobi (damped Jacobi) or sgs (multicolour symmetric Gauss-Seidel)")
       ->check(CLI::IsMember(cmg_smoother_names()))
       ->capture_default_str();
@@ -65,6 +65,12 @@ int main(int argc, char** argv) {
   app.add_flag("-q,--quiet", opt.quiet, "warnings and errors only");
   try {
     app.parse(argc, argv);
+    // Options of one preconditioner given with another would be silently ignored.
+    const std::string precond = opt.precond.empty() ? cpu_preconditioner_names().front() : opt.precond;
+    if (smoother->count() > 0 && precond != "cmg")
+      throw CLI::ValidationError("--smoother", "applies to --precond cmg only, not " + precond);
+    if (trsv->count() > 0 && precond != "ic0")
+      throw CLI::ValidationError("--trsv", "applies to --precond ic0 only, not " + precond);
   } catch (const CLI::ParseError& e) {
     int code = app.exit(e);
     return code == 0 ? 0 : kExitInput;
