@@ -6,6 +6,7 @@
 //   gpu-cmg          GPU PCG + device CMG cycle (median solve time of warm repeats)
 //   gpu-cmg-f32      the same with float32 hierarchy values
 //   gpu-cmg-narrow   gpu-cmg with fixed lane widths on every level (CmgDeviceOptions::widen_lanes off)
+//   gpu-cmg-serial   gpu-cmg without programmatic dependent launches (dependent_launches off)
 //   gpu-jacobi-cusp  GPU PCG + Jacobi with cuSPARSE SpMV (the vendor-library baseline)
 //   cpu-cmg          CPU PCG + CPU CMG cycle (the same hierarchy)
 // and the per-iteration time of gpu-cmg next to its memory-bandwidth floor: the bytes its
@@ -224,6 +225,10 @@ int main(int argc, char** argv) {
   narrow.widen_lanes = false;
   auto Mnarrow = gpu::make_device_cmg(h, narrow);
   const Timed cmg_narrow = time_gpu(pcg, *A, *Mnarrow, db, dx, control, reps);
+  gpu::CmgDeviceOptions serial;
+  serial.dependent_launches = false;
+  auto Mserial = gpu::make_device_cmg(h, serial);
+  const Timed cmg_serial = time_gpu(pcg, *A, *Mserial, db, dx, control, reps);
   auto Acusp = gpu::make_device_spmv(gpu::SpmvLayout::cusparse, G);
   gpu::DeviceJacobi jacobi(G);
   const Timed jac = time_gpu(pcg, *Acusp, jacobi, db, dx, control, std::max(1, reps / 2));
@@ -250,6 +255,7 @@ int main(int argc, char** argv) {
   row("gpu-cmg", cmg.result, cmg.seconds, floor_it * 1e6);
   row("gpu-cmg-f32", cmg32.result, cmg32.seconds, floor_it32 * 1e6);
   row("gpu-cmg-narrow", cmg_narrow.result, cmg_narrow.seconds, floor_it * 1e6);
+  row("gpu-cmg-serial", cmg_serial.result, cmg_serial.seconds, floor_it * 1e6);
   row("gpu-jacobi-cusp", jac.result, jac.seconds, 0);
   row("cpu-cmg", cpu, t_cpu, 0);
   std::printf("\nfloor: %.1f MB per gpu-cmg iteration (%.1f MB with f32 values) at %.0f GB/s measured copy bandwidth; "

@@ -232,6 +232,7 @@ __device__ inline bool grid_item(int32_t count, unsigned skip_blocks, int32_t& i
 
 template <class V, bool First, int W>
 __global__ void restrict_kernel(LevelView<V> L, const double* xin, double* child_b) {
+  chained_kernel_start();
   if (blockIdx.x < unsigned(L.long_clusters.chunks)) {
     restrict_long<V, First>(L, xin, child_b, int32_t(blockIdx.x));
     return;
@@ -244,6 +245,7 @@ __global__ void restrict_kernel(LevelView<V> L, const double* xin, double* child
 
 template <class V, bool First, int W>
 __global__ void prolong_kernel(LevelView<V> L, const double* xin, const double* z, double* xout) {
+  chained_kernel_start();
   if (blockIdx.x < unsigned(L.long_rows.chunks)) {
     prolong_long<V, First>(L, xin, z, xout, int32_t(blockIdx.x));
     return;
@@ -258,6 +260,7 @@ __global__ void prolong_kernel(LevelView<V> L, const double* xin, const double* 
 template <class V, int W>
 __global__ void gauss_seidel_kernel(LevelView<V> L, const int32_t* rows, int32_t long_count, int32_t count,
                                     double* x) {
+  chained_kernel_start();
   if (blockIdx.x < unsigned(long_count)) {
     gauss_seidel_long<V>(L, x, rows[blockIdx.x]);
     return;
@@ -271,12 +274,14 @@ __global__ void gauss_seidel_kernel(LevelView<V> L, const int32_t* rows, int32_t
 // x += R z: a cluster's correction to each of its vertices.
 __global__ void prolong_add_kernel(int32_t n, const int32_t* __restrict__ cl, const double* __restrict__ z,
                                    double* __restrict__ x) {
+  chained_kernel_start();
   const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i < n) x[i] += z[cl[i]];
 }
 
 template <int W>
 __global__ void coarse_kernel(int32_t n, const double* inv, const double* b, double* x) {
+  chained_kernel_start();
   int32_t i;
   int lane;
   const bool active = grid_item<W>(n, 0, i, lane);
@@ -343,6 +348,7 @@ template <class V>
 __global__ void __launch_bounds__(kTailBlock) tail_kernel(const LevelView<V>* levels, int first, int coarsest,
                                                           const double* coarse_inv) {
   const auto cluster = cg::this_cluster();
+  chained_kernel_start();
   int visit[kMaxLevels];
   int l = first;
   visit[l] = 0;
@@ -413,6 +419,7 @@ auto prolong_kernel_for(int lanes) {
 
 __global__ void scatter_in(const double* __restrict__ r, const int32_t* __restrict__ map, int32_t n, double* y,
                            int32_t ground, GridSum g) {
+  chained_kernel_start();
   double s = 0;
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
     y[map[i]] = r[i];
@@ -424,6 +431,7 @@ __global__ void scatter_in(const double* __restrict__ r, const int32_t* __restri
 
 __global__ void gather_out(const double* __restrict__ y, const int32_t* __restrict__ map, int32_t n, int32_t ground,
                            double* __restrict__ z) {
+  chained_kernel_start();
   const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i < n) z[i] = y[map[i]] - y[ground];
 }
@@ -518,7 +526,7 @@ template <class V>
 class DeviceCmg final : public DevicePreconditioner {
  public:
   DeviceCmg(const CmgHierarchy& h, const CmgDeviceOptions& opt)
-      : n_(h.n), ground_(h.level0_ground), sgs_(h.smoother == CmgSmoother::sgs), profile_(opt.profile), tail_blocks_(opt.tail_blocks), partials_(kReduceBlocks),
+      : n_(h.n), ground_(h.level0_ground), sgs_(h.smoother == CmgSmoother::sgs), profile_(opt.profile), pdl_(opt.dependent_launches), tail_blocks_(opt.tail_blocks), partials_(kReduceBlocks),
         finished_(1) {
     const auto start = std::chrono::steady_clock::now();
     CmgUploadTimes times;
@@ -616,13 +624,13 @@ class DeviceCmg final : public DevicePreconditioner {
 
   void apply(const double* r, double* z, cudaStream_t stream) override {
     const LevelView<V>& top = views_[0];
-    scatter_in<<<reduce_blocks(n_), kBlock, 0, stream>>>(r, map_.data(), n_, top.b, ground_,
-                                                         GridSum{partials_.data(), finished_.data()});
+    launch_after(pdl_, scatter_in, reduce_blocks(n_), kBlock, stream, r, map_.data(), n_, top.b, ground_,
+                 GridSum{partials_.data(), finished_.data()});
     PGSIM_CUDA_LAUNCH();
     used_timers_ = 0;
     cycle(0, stream);
     const double* y = result_of(top);
-    if (n_) gather_out<<<blocks_for(n_), kBlock, 0, stream>>>(y, map_.data(), n_, ground_, z);
+    if (n_) launch_after(pdl_, gather_out, blocks_for(n_), kBlock, stream, y, map_.data(), n_, ground_, z);
     PGSIM_CUDA_LAUNCH();
     if (profile_) collect_timers(stream);
   }
@@ -720,12 +728,14 @@ class DeviceCmg final : public DevicePreconditioner {
         config.gridDim = dim3(unsigned(tail_blocks_));
         config.blockDim = dim3(kTailBlock);
         config.stream = stream;
-        cudaLaunchAttribute cluster{};
-        cluster.id = cudaLaunchAttributeClusterDimension;
-        cluster.val.clusterDim.x = unsigned(tail_blocks_);
-        cluster.val.clusterDim.y = cluster.val.clusterDim.z = 1;
-        config.attrs = &cluster;
-        config.numAttrs = 1;
+        cudaLaunchAttribute attributes[2]{};
+        attributes[0].id = cudaLaunchAttributeClusterDimension;
+        attributes[0].val.clusterDim.x = unsigned(tail_blocks_);
+        attributes[0].val.clusterDim.y = attributes[0].val.clusterDim.z = 1;
+        attributes[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+        attributes[1].val.programmaticStreamSerializationAllowed = 1;
+        config.attrs = attributes;
+        config.numAttrs = pdl_ ? 2 : 1;
         PGSIM_CUDA(cudaLaunchKernelEx(&config, tail_kernel<V>, static_cast<const LevelView<V>*>(views_dev_.data()), l,
                                       coarsest_, static_cast<const double*>(coarse_inv_.data())));
       });
@@ -734,8 +744,8 @@ class DeviceCmg final : public DevicePreconditioner {
     }
     if (l == coarsest_) {
       timed(l, stream, [&] {
-        coarse_kernel<kCoarseLanes><<<blocks_for(int64_t(L.rows) * kCoarseLanes), kBlock, 0, stream>>>(
-            L.rows, coarse_inv_.data(), L.b, L.x[0]);
+        launch_after(pdl_, coarse_kernel<kCoarseLanes>, blocks_for(int64_t(L.rows) * kCoarseLanes), kBlock, stream,
+                     L.rows, static_cast<const double*>(coarse_inv_.data()), static_cast<const double*>(L.b), L.x[0]);
       });
       PGSIM_CUDA_LAUNCH();
       return;
@@ -750,7 +760,8 @@ class DeviceCmg final : public DevicePreconditioner {
       timed(l, stream, [&] {
         const int w = L.restrict_lanes;
         auto kernel = k == 0 ? restrict_kernel_for<V, true>(w) : restrict_kernel_for<V, false>(w);
-        kernel<<<L.long_clusters.chunks + blocks_for(int64_t(L.clusters) * w), kBlock, 0, stream>>>(L, xin, C.b);
+        launch_after(pdl_, kernel, L.long_clusters.chunks + blocks_for(int64_t(L.clusters) * w), kBlock, stream, L, xin,
+                     C.b);
       });
       PGSIM_CUDA_LAUNCH();
       cycle(l + 1, stream);
@@ -758,7 +769,8 @@ class DeviceCmg final : public DevicePreconditioner {
       timed(l, stream, [&] {
         const int w = L.prolong_lanes;
         auto kernel = k == 0 ? prolong_kernel_for<V, true>(w) : prolong_kernel_for<V, false>(w);
-        kernel<<<L.long_rows.chunks + blocks_for(int64_t(L.rows) * w), kBlock, 0, stream>>>(L, xin, zc, L.x[k % 2]);
+        launch_after(pdl_, kernel, L.long_rows.chunks + blocks_for(int64_t(L.rows) * w), kBlock, stream, L, xin, zc,
+                     L.x[k % 2]);
       });
       PGSIM_CUDA_LAUNCH();
     }
@@ -774,13 +786,14 @@ class DeviceCmg final : public DevicePreconditioner {
       timed(l, stream, [&] {
         sweep(l, true, stream);
         const int w = L.restrict_lanes;
-        restrict_kernel_for<V, false>(w)<<<L.long_clusters.chunks + blocks_for(int64_t(L.clusters) * w), kBlock, 0,
-                                           stream>>>(L, x, C.b);
+        launch_after(pdl_, restrict_kernel_for<V, false>(w), L.long_clusters.chunks + blocks_for(int64_t(L.clusters) * w),
+                     kBlock, stream, L, static_cast<const double*>(x), C.b);
         PGSIM_CUDA_LAUNCH();
       });
       cycle(l + 1, stream);
       timed(l, stream, [&] {
-        prolong_add_kernel<<<blocks_for(L.rows), kBlock, 0, stream>>>(L.rows, L.cl, result_of(C), x);
+        launch_after(pdl_, prolong_add_kernel, blocks_for(L.rows), kBlock, stream, L.rows, L.cl,
+                     static_cast<const double*>(result_of(C)), x);
         PGSIM_CUDA_LAUNCH();
         sweep(l, false, stream);
       });
@@ -796,9 +809,9 @@ class DeviceCmg final : public DevicePreconditioner {
       const size_t k = size_t(forward ? q : colors - 1 - q);
       const int32_t count = B.color_ptr[k + 1] - B.color_ptr[k], long_count = B.color_long[k];
       if (count == 0) continue;  // (greedy colourings have none; a launch of no blocks is an error)
-      gauss_seidel_kernel<V, kSmoothLanes>
-          <<<unsigned(long_count) + blocks_for(int64_t(count - long_count) * kSmoothLanes), kBlock, 0, stream>>>(
-              L, L.color_rows + B.color_ptr[k], long_count, count, L.x[0]);
+      launch_after(pdl_, gauss_seidel_kernel<V, kSmoothLanes>,
+                   unsigned(long_count) + blocks_for(int64_t(count - long_count) * kSmoothLanes), kBlock, stream, L,
+                   L.color_rows + B.color_ptr[k], long_count, count, L.x[0]);
       PGSIM_CUDA_LAUNCH();
     }
   }
@@ -806,6 +819,7 @@ class DeviceCmg final : public DevicePreconditioner {
   int32_t n_, ground_;
   bool sgs_;
   bool profile_;
+  bool pdl_;  // launches as programmatic dependent launches (CmgDeviceOptions::dependent_launches)
   int coarsest_ = 0, tail_first_ = 0, tail_blocks_ = 1;
   DeviceBuffer<int32_t> map_;
   DeviceBuffer<double> partials_;

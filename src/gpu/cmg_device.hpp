@@ -35,6 +35,8 @@ struct CmgDeviceOptions {
                                    // whole dense inverse (8 rows^2 bytes) on every visit
   bool float_values = false;       // matrix values and invD in float32 (vectors stay double)
   bool widen_lanes = true;         // small levels: up to a warp per cluster / row (false: fixed widths)
+  bool dependent_launches = true;  // each kernel of the cycle may be scheduled while the one before
+                                   // runs (programmatic dependent launch, launch.cuh)
   bool profile = false;            // time each level with CUDA events (synchronizes every apply)
   CmgUploadTimes* upload_times = nullptr;  // filled when not null
 };

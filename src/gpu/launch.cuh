@@ -3,6 +3,9 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <utility>
+
+#include "gpu/cuda_check.hpp"
 
 namespace pgsim::gpu {
 
@@ -12,6 +15,47 @@ constexpr int kReduceBlocks = 1024;  // most blocks of a reduction: the grid-str
 inline unsigned blocks_for(int64_t threads, int block = kBlock) {
   return static_cast<unsigned>((threads + block - 1) / block);
 }
+// Programmatic dependent launch (sm_90): a kernel launched by launch_after() may be scheduled
+// while the kernel before it in the stream is still running, once every block of that one has
+// called allow_dependents(); so the launch of a chain of small dependent kernels overlaps their
+// work. Such a kernel must call wait_for_prior_grids() before it touches memory: it returns when
+// the kernel before has finished and its writes are visible. Both are no-ops without the launch
+// attribute, so a kernel may call them however it is launched.
+__device__ inline void wait_for_prior_grids() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+__device__ inline void allow_dependents() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
+// The first statement of a kernel in such a chain: the next kernel may be scheduled, this one
+// waits for the one before.
+__device__ inline void chained_kernel_start() {
+  allow_dependents();
+  wait_for_prior_grids();
+}
+
+// kernel<<<grid, block, 0, stream>>>(args...), as a programmatic dependent launch when
+// `dependent` (the kernel must start with chained_kernel_start() or wait_for_prior_grids()).
+template <class... Params, class... Args>
+void launch_after(bool dependent, void (*kernel)(Params...), unsigned grid, unsigned block, cudaStream_t stream,
+                  Args&&... args) {
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(grid);
+  config.blockDim = dim3(block);
+  config.stream = stream;
+  cudaLaunchAttribute attribute{};
+  attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attribute.val.programmaticStreamSerializationAllowed = 1;
+  config.attrs = &attribute;
+  config.numAttrs = dependent ? 1 : 0;
+  PGSIM_CUDA(cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...));
+}
+
 inline unsigned reduce_blocks(int64_t n) {
   unsigned b = blocks_for(n);
   return b == 0 ? 1u : (b < kReduceBlocks ? b : kReduceBlocks);
