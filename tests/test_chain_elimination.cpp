@@ -16,12 +16,6 @@ using namespace pgsim;
 
 namespace {
 
-double max_abs_difference(const std::vector<double>& a, const std::vector<double>& b) {
-  double m = 0;
-  for (size_t i = 0; i < a.size(); ++i) m = std::max(m, std::fabs(a[i] - b[i]));
-  return m;
-}
-
 // Symmetric, non-positive off-diagonals, diagonally dominant: an SDD M-matrix.
 void check_sdd_m_matrix(const CsrMatrix& G) {
   int bad = 0;
@@ -56,7 +50,7 @@ void check_exact(const CsrMatrix& G, const std::vector<double>& b) {
   const std::vector<double> recovered = e.recover(kept);
   double scale = 0;
   for (double v : full) scale = std::max(scale, std::fabs(v));
-  CHECK(max_abs_difference(recovered, full) <= 1e-11 * scale);
+  CHECK(test::max_abs_difference(recovered, full) <= 1e-11 * scale);
   CHECK(relative_residual(G, b, recovered) <= 1e-12);
 }
 
@@ -76,7 +70,7 @@ TEST_CASE("a wire chain is eliminated completely and recovered exactly", "[chain
   const std::vector<double> x = e.recover({});
   std::vector<double> reference;
   solve_direct(sys.G, sys.b, reference);
-  CHECK(max_abs_difference(x, reference) <= 1e-14);
+  CHECK(test::max_abs_difference(x, reference) <= 1e-14);
 }
 
 TEST_CASE("chain elimination of grids is exact and leaves an SDD M-matrix", "[chains]") {

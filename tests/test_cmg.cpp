@@ -25,12 +25,6 @@ using namespace pgsim;
 
 namespace {
 
-double max_abs_difference(const std::vector<double>& a, const std::vector<double>& b) {
-  double m = 0;
-  for (size_t i = 0; i < a.size(); ++i) m = std::max(m, std::fabs(a[i] - b[i]));
-  return m;
-}
-
 // Checks that A is a graph Laplacian: symmetric, off-diagonals <= 0, rows summing to zero.
 void check_laplacian(const CsrMatrix& A) {
   int bad_sign = 0, bad_sum = 0, asymmetric = 0, unsorted = 0;
@@ -167,7 +161,7 @@ TEST_CASE("the hierarchy of a 200k-unknown grid: partitions, Laplacians, Galerki
     next.A.multiply(y.data(), Ay.data());
     double scale = 0;
     for (double v : next.A.val) scale = std::max(scale, std::fabs(v));
-    CHECK(max_abs_difference(RtARy, Ay) <= 1e-12 * scale * 10);
+    CHECK(test::max_abs_difference(RtARy, Ay) <= 1e-12 * scale * 10);
   }
 }
 
@@ -218,7 +212,7 @@ TEST_CASE("the coarsest factor solves the grounded Laplacian exactly", "[cmg]") 
   solve_coarsest(f, r.data(), x.data(), scratch.data());
   CHECK(x[f.grounded] == 0.0);
   L.multiply(x.data(), Lx.data());
-  CHECK(max_abs_difference(Lx, r) <= 1e-11);
+  CHECK(test::max_abs_difference(Lx, r) <= 1e-11);
   // L is lower triangular with the diagonal last, Lt its transpose with the diagonal first.
   for (int32_t i = 0; i < f.L.rows; ++i) {
     REQUIRE(f.L.col[f.L.ptr[i + 1] - 1] == i);
@@ -258,7 +252,7 @@ void check_cmg_pcg(int32_t side, int32_t via_stride, const CmgOptions& options, 
   CHECK(result.relative_residual <= 1e-10);
   CHECK(result.iterations <= max_iterations);
   solve_direct(sys.G, sys.b, reference);
-  CHECK(max_abs_difference(x, reference) <= 1e-6);
+  CHECK(test::max_abs_difference(x, reference) <= 1e-6);
 }
 
 }  // namespace

@@ -130,9 +130,7 @@ TEST_CASE("CMG-SGS PCG on a 100k-unknown grid matches the direct solve in fewer 
     INFO(cmg_smoother_name(smoother) << ": " << r.iterations << " iterations");
     CHECK(r.converged);
     CHECK(r.relative_residual <= 1e-10);
-    double err = 0;
-    for (size_t i = 0; i < x.size(); ++i) err = std::max(err, std::fabs(x[i] - reference[i]));
-    CHECK(err <= 1e-8);
+    CHECK(test::max_abs_difference(x, reference) <= 1e-8);
     iterations[smoother == CmgSmoother::sgs] = r.iterations;
   }
   WARN("100k grid: CMG-Jacobi " << iterations[0] << " iterations, CMG-SGS " << iterations[1]);

@@ -78,7 +78,5 @@ TEST_CASE("ibmpg1: GPU PCG with CMG-SGS matches the CPU", "[gpu][sgs][ibmpg1]") 
   REQUIRE(gpu.result.converged);
   CHECK(gpu.result.relative_residual <= 1e-10);
   CHECK(std::abs(gpu.result.iterations - cpu.iterations) <= 2);
-  double err = 0;
-  for (size_t i = 0; i < x_cpu.size(); ++i) err = std::max(err, std::fabs(x_cpu[i] - x_gpu[i]));
-  CHECK(err <= 1e-9);
+  CHECK(test::max_abs_difference(x_cpu, x_gpu) <= 1e-9);
 }

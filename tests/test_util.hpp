@@ -1,5 +1,7 @@
 #pragma once
 // Helpers shared by the tests: temporary folders, files, running the pgsim binary, random vectors.
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
@@ -10,6 +12,13 @@
 #include <vector>
 
 namespace pgsim::test {
+
+// max_i |a_i - b_i| (a and b of one size).
+inline double max_abs_difference(const std::vector<double>& a, const std::vector<double>& b) {
+  double m = 0;
+  for (size_t i = 0; i < a.size(); ++i) m = std::max(m, std::fabs(a[i] - b[i]));
+  return m;
+}
 
 // n values uniform in [-1, 1), the same for the same seed.
 inline std::vector<double> random_vector(size_t n, uint32_t seed) {
