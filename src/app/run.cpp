@@ -2,7 +2,6 @@
 
 #include <spdlog/spdlog.h>
 
-#include <chrono>
 #include <cmath>
 #include <optional>
 
@@ -17,6 +16,7 @@
 #include "app/voltage_file.hpp"
 #include "mna/chain_elimination.hpp"
 #include "mna/reduce.hpp"
+#include "mna/stopwatch.hpp"
 #include "parser/input_error.hpp"
 #include "parser/netlist.hpp"
 #include "pcg/direct.hpp"
@@ -25,22 +25,6 @@
 #include "pcg/vector_ops.hpp"
 
 namespace pgsim {
-namespace {
-
-class Stopwatch {
- public:
-  double lap() {
-    auto now = std::chrono::steady_clock::now();
-    double s = std::chrono::duration<double>(now - last_).count();
-    last_ = now;
-    return s;
-  }
-
- private:
-  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
-};
-
-}  // namespace
 
 RunReport run(const Options& opt) {
   RunReport rep;

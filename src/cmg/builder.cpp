@@ -3,7 +3,6 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstddef>
 #include <numeric>
@@ -15,8 +14,9 @@
 #include "cmg/counting_sort.hpp"
 #include "cmg/galerkin.hpp"
 #include "cmg/laplacian.hpp"
-#include "mna/touched_vector.hpp"
 #include "mna/coloring.hpp"
+#include "mna/stopwatch.hpp"
+#include "mna/touched_vector.hpp"
 
 namespace pgsim {
 namespace {
@@ -26,20 +26,6 @@ int repeats(int64_t nnz_fine, int64_t nnz_coarse) {
   const double t = std::floor(double(nnz_fine) / double(nnz_coarse) - 1.0);
   return std::max(1, static_cast<int>(t));
 }
-
-// Seconds since the last lap (or construction).
-class Lap {
- public:
-  double operator()() {
-    const auto now = std::chrono::steady_clock::now();
-    const double s = std::chrono::duration<double>(now - last_).count();
-    last_ = now;
-    return s;
-  }
-
- private:
-  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
-};
 
 void log_times(const CmgBuildTimes& t) {
   spdlog::debug("cmg build {:.3f} s: laplacian {:.3f} s, coarse factor {:.3f} s, colouring {:.3f} s", t.total,
@@ -82,23 +68,23 @@ void use_gauss_seidel(CmgHierarchy& h) {
 
 CmgHierarchy build_cmg_hierarchy(const CsrMatrix& G, const CmgOptions& options, CmgBuildTimes* times) {
   CmgBuildTimes t;
-  Lap lap, total;
+  Stopwatch phase, total;
   // Levels first in the numbering the clustering gives (cluster ids by first vertex), ...
   std::vector<CsrMatrix> raw;
   std::vector<Clustering> clusterings;
   raw.push_back(sdd_to_laplacian(G));
-  t.laplacian = lap();
+  t.laplacian = phase.lap();
   while (raw.back().rows > options.coarse_rows && int(raw.size()) < options.max_levels) {
     t.levels.emplace_back();
     Clustering c = cluster_vertices(raw.back());
-    t.levels.back().clustering = lap();
+    t.levels.back().clustering = phase.lap();
     if (double(c.count) > options.stall_ratio * double(raw.back().rows)) {
       spdlog::warn("cmg: coarsening stalled at level {} ({} vertices -> {} clusters); factoring {} vertices directly",
                    raw.size() - 1, raw.back().rows, c.count, raw.back().rows);
       break;
     }
     raw.push_back(galerkin_coarse(raw.back(), c.cluster_of, c.count));
-    t.levels.back().galerkin = lap();
+    t.levels.back().galerkin = phase.lap();
     clusterings.push_back(std::move(c));
   }
   t.levels.resize(raw.size());
@@ -119,10 +105,10 @@ CmgHierarchy build_cmg_hierarchy(const CsrMatrix& G, const CmgOptions& options, 
 #pragma omp parallel for schedule(static, 4096)
     for (int32_t v = 0; v < static_cast<int32_t>(key.size()); ++v) key[v] = new_of_old[cluster_of[v]];
     counting_sort(key, clusterings[l].count, h.levels[l].cluster_ptr, new_of_old);
-    t.levels[l].renumber = lap();
+    t.levels[l].renumber = phase.lap();
     h.levels[l].A = permute_symmetric(raw[l], new_of_old);
     raw[l] = CsrMatrix();
-    t.levels[l].permute = lap();
+    t.levels[l].permute = phase.lap();
   }
   h.level0_of_unknown.assign(new_of_old.begin(), new_of_old.begin() + G.rows);
   h.level0_ground = new_of_old[static_cast<size_t>(G.rows)];
@@ -138,17 +124,17 @@ CmgHierarchy build_cmg_hierarchy(const CsrMatrix& G, const CmgOptions& options, 
         if (A.col[k] == i) d = A.val[k];
       level.inv_diag[i] = d > 0 ? 0.5 / d : 0.0;
     }
-    t.levels[l].inv_diag = lap();
+    t.levels[l].inv_diag = phase.lap();
     if (l + 1 < levels) {
       const CsrMatrix& child = h.levels[l + 1].A;
       level.repeats = child.rows <= options.v_cycle_rows ? 1 : repeats(level.A.nnz(), child.nnz());
     }
   }
   h.coarse = factor_coarsest(h.levels.back().A);
-  t.coarse_factor = lap();
+  t.coarse_factor = phase.lap();
   if (options.smoother == CmgSmoother::sgs) use_gauss_seidel(h);
-  t.coloring = lap();
-  t.total = total();
+  t.coloring = phase.lap();
+  t.total = total.lap();
   log_times(t);
   if (times) *times = std::move(t);
   return h;

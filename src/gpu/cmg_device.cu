@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <array>
-#include <chrono>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -15,6 +14,7 @@
 #include "gpu/device_buffer.hpp"
 #include "gpu/host_staging.hpp"
 #include "gpu/launch.cuh"
+#include "mna/stopwatch.hpp"
 
 namespace pgsim::gpu {
 namespace {
@@ -447,19 +447,6 @@ __global__ void cluster_of_rows(const int32_t* __restrict__ cptr, int32_t cluste
 
 // ---- host side -----------------------------------------------------------------------------
 
-// Books the host wall time since the previous call to the phase named at each call.
-class PhaseClock {
- public:
-  void book(double& phase) {
-    const auto now = std::chrono::steady_clock::now();
-    phase += std::chrono::duration<double>(now - last_).count();
-    last_ = now;
-  }
-
- private:
-  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
-};
-
 // The device arrays behind a LongItems.
 struct LongItemBuffers {
   DeviceBuffer<int32_t> item, begin, end, first, count;
@@ -528,9 +515,8 @@ class DeviceCmg final : public DevicePreconditioner {
   DeviceCmg(const CmgHierarchy& h, const CmgDeviceOptions& opt)
       : n_(h.n), ground_(h.level0_ground), sgs_(h.smoother == CmgSmoother::sgs), profile_(opt.profile), pdl_(opt.dependent_launches), tail_blocks_(opt.tail_blocks), partials_(kReduceBlocks),
         finished_(1) {
-    const auto start = std::chrono::steady_clock::now();
     CmgUploadTimes times;
-    PhaseClock clock;
+    Stopwatch total, phase;
     const int L = int(h.levels.size());
     if (L == 0 || L > kMaxLevels) throw std::invalid_argument("CMG hierarchy has " + std::to_string(L) + " levels");
     if (tail_blocks_ < 1 || tail_blocks_ > 8) throw std::invalid_argument("tail_blocks must be 1 to 8");
@@ -543,7 +529,7 @@ class DeviceCmg final : public DevicePreconditioner {
                                     std::to_string(l + 1));
     // First: it checks that the coarsest level is small enough for a dense inverse.
     const std::vector<double> inverse = dense_coarse_inverse(h.coarse, h.levels.back().A.rows);
-    clock.book(times.coarse_inverse);
+    times.coarse_inverse += phase.lap();
     PGSIM_CUDA(cudaMemset(finished_.data(), 0, sizeof(unsigned)));
     coarsest_ = L - 1;
     bufs_.resize(size_t(L));
@@ -561,7 +547,7 @@ class DeviceCmg final : public DevicePreconditioner {
     arena_ = DeviceArena(sizing.bytes());
     for (int l = 0; l < L; ++l) allocate_level(h.levels[size_t(l)], l, resident, arena_, bufs_[size_t(l)], views_[size_t(l)]);
     coarse_inv_ = DeviceBuffer<double>(inverse.size());
-    clock.book(times.allocate);
+    times.allocate += phase.lap();
 
     HostStaging staging;
     staging.upload(map_.data(), h.level0_of_unknown);
@@ -580,7 +566,7 @@ class DeviceCmg final : public DevicePreconditioner {
       }
     }
     staging.upload(coarse_inv_.data(), inverse);
-    clock.book(times.copy);
+    times.copy += phase.lap();
 
     for (int l = 0; l < coarsest_; ++l) {
       upload_long_items(h.levels[size_t(l)], bufs_[size_t(l)], views_[size_t(l)]);
@@ -589,10 +575,10 @@ class DeviceCmg final : public DevicePreconditioner {
         views_[size_t(l)].color_rows = bufs_[size_t(l)].color_rows.data();
       }
     }
-    clock.book(times.long_items);
+    times.long_items += phase.lap();
 
     staging.finish();
-    clock.book(times.copy);
+    times.copy += phase.lap();
 
     for (int l = 0; l < L; ++l) {
       const LevelView<V>& v = views_[size_t(l)];
@@ -612,7 +598,7 @@ class DeviceCmg final : public DevicePreconditioner {
       st.visits = visits;
       visits *= st.repeats;
     }
-    times.total = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    times.total = total.lap();
     if (opt.upload_times) *opt.upload_times = times;
   }
   ~DeviceCmg() override {
