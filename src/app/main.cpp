@@ -29,8 +29,10 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   std::string precond_help = "PCG preconditioner:";
   for (const auto& name : cpu_preconditioner_names()) precond_help += " " + name;
-  precond_help += " (default " + cpu_preconditioner_names().front() + ")";
-  app.add_option("--precond", opt.precond, precond_help)->check(CLI::IsMember(cpu_preconditioner_names()));
+  opt.precond = cpu_preconditioner_names().front();
+  app.add_option("--precond", opt.precond, precond_help)
+      ->check(CLI::IsMember(cpu_preconditioner_names()))
+      ->capture_default_str();
   app.add_option("--backend", opt.backend, "where PCG runs: gpu, cpu, or auto (the GPU when one is usable; the CPU, with a warning, if it fails)")
       ->check(CLI::IsMember({"gpu", "cpu", "auto"}))
       ->capture_default_str();
@@ -66,11 +68,10 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
     // Options of one preconditioner given with another would be silently ignored.
-    const std::string precond = opt.precond.empty() ? cpu_preconditioner_names().front() : opt.precond;
-    if (smoother->count() > 0 && precond != "cmg")
-      throw CLI::ValidationError("--smoother", "applies to --precond cmg only, not " + precond);
-    if (trsv->count() > 0 && precond != "ic0")
-      throw CLI::ValidationError("--trsv", "applies to --precond ic0 only, not " + precond);
+    if (smoother->count() > 0 && opt.precond != "cmg")
+      throw CLI::ValidationError("--smoother", "applies to --precond cmg only, not " + opt.precond);
+    if (trsv->count() > 0 && opt.precond != "ic0")
+      throw CLI::ValidationError("--trsv", "applies to --precond ic0 only, not " + opt.precond);
   } catch (const CLI::ParseError& e) {
     int code = app.exit(e);
     return code == 0 ? 0 : kExitInput;
