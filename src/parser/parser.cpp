@@ -3,16 +3,15 @@
 #include <spdlog/spdlog.h>
 
 #include <array>
-#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <string_view>
 #include <unordered_set>
 
 #include "input_error.hpp"
+#include "netlist_input.hpp"
 #include "netlist.hpp"
 #include "spice_value.hpp"
 
@@ -47,24 +46,13 @@ std::string shown(std::string_view token) {
 }
 
 std::string read_file(const std::string& path) {
-  std::error_code ec;
-  const auto status = std::filesystem::status(path, ec);
-  if (!ec && std::filesystem::is_directory(status)) throw InputError("cannot read netlist '" + path + "': it is a directory");
-  // Devices and pipes have no size to read ahead, and /dev/zero would never end.
-  if (!ec && !std::filesystem::is_regular_file(status))
-    throw InputError("cannot read netlist '" + path + "': it is not a regular file");
-  errno = 0;
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw InputError("cannot open netlist '" + path + "': " +
-                     (errno ? std::strerror(errno) : "no such file or not readable"));
-  in.seekg(0, std::ios::end);
-  const std::streamoff size = in.tellg();
-  if (size < 0) throw InputError("cannot read netlist '" + path + "': its size is unknown");
-  std::string text(static_cast<size_t>(size), '\0');
-  in.seekg(0);
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  if (!in) throw InputError("cannot read netlist '" + path + "'");
+  NetlistInput input(path);
+  std::string text(static_cast<size_t>(input.total()), '\0');
+  size_t got = input.read(text.data(), text.size());
+  text.resize(got);
+  // A file that grew since its size was taken: read the rest too.
+  char block[1 << 16];
+  while (size_t n = input.read(block, sizeof block)) text.append(block, n);
   return text;
 }
 
