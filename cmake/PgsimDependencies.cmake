@@ -49,4 +49,7 @@ else()
   message(STATUS "pgsim: CHOLMOD not found, --solver direct uses Eigen SimplicialLDLT")
 endif()
 
+# zlib reads gzip-compressed netlists (the IBM cases ship compressed).
+find_package(ZLIB REQUIRED)
+
 find_package(PNG QUIET)

@@ -8,6 +8,7 @@
 
 #include "app/exit_codes.hpp"
 #include "app/voltage_file.hpp"
+#include "gzip_test_util.hpp"
 #include "test_util.hpp"
 
 using namespace pgsim;
@@ -46,6 +47,10 @@ TEST_CASE("each bad netlist gets its exit code and a message with file:line and 
       {"unknown element letter", ok + "#3 a b 1\n", kExitInput, {"@:4: unknown element '#3'"}},
       {"unsupported element", ok + "X1 a b sub\n", kExitInput, {"@:4: element 'X1': type 'X' is not supported"}},
       {"extra field", ok + "R3 a b 1 2\n", kExitInput, {"@:4: element 'R3': unexpected field '2'"}},
+      {"another element's value key", ok + "R3 a b C=1\n", kExitInput,
+       {"@:4: element 'R3': unexpected 'C=1': a resistor's value is 'R=value' or a number"}},
+      {"a value key on a source", ok + "V2 b 0 DC V=1\n", kExitInput,
+       {"@:4: element 'V2': unexpected 'V=1': a voltage source's value is a number, after an optional DC"}},
       {"stray continuation", "+ R1 a 0 1\n" + ok, kExitInput, {"@:1: continuation line"}},
       {"subcircuit", ok + ".subckt inv a b\n", kExitInput, {"@:4: '.subckt' is not supported"}},
       {"binary garbage", ok + std::string("R3 a\x01\x02 b 1\n"), kExitInput, {"@:4: unexpected control character (byte 0x01)"}},
@@ -93,6 +98,36 @@ TEST_CASE("missing and unreadable netlists are input errors", "[errors]") {
   CHECK_THAT(test::read_text(dir.file("log")), Catch::Contains("--smoother: applies to --precond cmg only, not jacobi"));
   CHECK(test::run_pgsim(dir.file("a.sp") + " --trsv thread", dir.file("log")) == kExitInput);
   CHECK_THAT(test::read_text(dir.file("log")), Catch::Contains("--trsv: applies to --precond ic0 only, not cmg"));
+}
+
+TEST_CASE("gzip and piped netlists: corrupt or truncated data, devices, and errors at their exact lines", "[errors]") {
+  test::TempDir dir;
+  const std::string ok = "V1 a 0 1\nR1 a b 1\nR2 b 0 1\n";
+  const std::string packed = test::gzip(ok + "R3 a b 1x2\n");
+  std::string bad_crc = packed;
+  bad_crc[bad_crc.size() - 6] ^= 0x55;  // inside the trailer's CRC-32
+  const std::string corrupt = dir.write("corrupt.sp.gz", bad_crc);
+  const std::string cut = dir.write("cut.sp.gz", packed.substr(0, packed.size() / 2));
+  const std::string bad_line = dir.write("line4.sp.gz", packed);
+  const std::string top = dir.write("top.sp", ok + ".include corrupt.sp.gz\n");
+  const std::string plain_bad_line = dir.write("line4.sp", ok + "R3 a b 1x2\n");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {corrupt, "cannot read netlist '" + corrupt + "': corrupt gzip data (incorrect data check)"},
+      {cut, "cannot read netlist '" + cut + "': truncated gzip data (the input ends inside a compressed stream)"},
+      {"- <" + cut, "cannot read netlist from standard input: truncated gzip data"},
+      {bad_line, bad_line + ":4: element 'R3': '1x2' is not a finite number"},
+      {"- <" + bad_line, "<stdin>:4: element 'R3': '1x2' is not a finite number"},
+      {"- <" + plain_bad_line, "<stdin>:4: element 'R3': '1x2' is not a finite number"},
+      {top, top + ":4: .include: cannot read netlist '" + corrupt + "': corrupt gzip data"},
+      // Only stat()ed: a device that never ends is refused before it is opened.
+      {"/dev/zero", "cannot read netlist '/dev/zero': it is a device, not a file or a pipe"},
+  };
+  for (const auto& [args, message] : cases) {
+    INFO(args);
+    CHECK(test::run_pgsim(args + " -o " + dir.file("v.txt"), dir.file("log")) == kExitInput);
+    CHECK_THAT(test::read_text(dir.file("log")), Catch::Contains(message));
+    CHECK_FALSE(std::filesystem::exists(dir.file("v.txt")));
+  }
 }
 
 TEST_CASE("duplicate element names are a warning and both elements count", "[errors]") {

@@ -55,8 +55,10 @@ bool progress_wanted(bool quiet) { return !quiet && isatty(fileno(stderr)); }
 void show_parse_progress(uint64_t done, uint64_t total, void* line) {
   auto& progress = *static_cast<ProgressLine*>(line);
   if (!progress.due()) return;  // formatting costs more than the check
-  progress.update(fmt::format("parse: {:.0f}% of {:.1f} MB", 100.0 * double(done) / double(std::max<uint64_t>(total, 1)),
-                              double(total) / 1e6));
+  if (total == 0)  // a pipe: its size is not known
+    progress.update(fmt::format("parse: {:.1f} MB read", double(done) / 1e6));
+  else
+    progress.update(fmt::format("parse: {:.0f}% of {:.1f} MB", 100.0 * double(done) / double(total), double(total) / 1e6));
 }
 
 std::function<void(int, double)> solve_progress_callback(ProgressLine& line) {

@@ -41,7 +41,7 @@ class ProgressLine {
 // Progress is for people watching: stderr is a terminal and -q was not given.
 bool progress_wanted(bool quiet);
 
-// "parse: 45% of 412.3 MB", as a ParseOptions::progress callback whose user pointer is a ProgressLine.
+// "parse: 45% of 412.3 MB" ("parse: 12.0 MB read" from a pipe), as a ParseOptions::progress callback whose user pointer is a ProgressLine.
 void show_parse_progress(uint64_t done, uint64_t total, void* line);
 // "solve: iteration 120, relative residual 3.10e-07", as a SolveControl::progress callback.
 std::function<void(int, double)> solve_progress_callback(ProgressLine& line);

@@ -6,12 +6,23 @@
 // (cannot open, a directory, a read failure) are InputErrors naming the path. progress() counts the
 // bytes of the underlying file consumed so far and total() its size when known (0 when not), so a
 // caller can show "percent read" whatever the source is.
+//
+// Sources: a regular file; "-", standard input; a pipe, FIFO or socket (read to its end, total()
+// 0). Other devices are refused: /dev/zero or /dev/urandom would never end, a terminal is almost
+// always a mistake (`pgsim -` typed without a pipe). A gzip stream (magic bytes 1f 8b, whatever the
+// file is called; several members one after another as `cat a.gz b.gz` makes) is decompressed:
+// read() hands out the decompressed text, progress() and total() count compressed bytes. Corrupt
+// or truncated gzip data is an InputError naming the file, raised by the read() that reaches it,
+// so no caller ever sees a silently shortened text.
 #include <cstddef>
 #include <cstdint>
-#include <cstdio>
+#include <memory>
 #include <string>
 
 namespace pgsim {
+
+// What messages call the netlist at `path`: the path, or "<stdin>" for "-".
+std::string netlist_display_name(const std::string& path);
 
 class NetlistInput {
  public:
@@ -25,10 +36,19 @@ class NetlistInput {
   uint64_t progress() const { return consumed_; }
   uint64_t total() const { return total_; }
   const std::string& path() const { return path_; }
+  bool compressed() const { return gzip_ != nullptr; }
 
  private:
+  class Gzip;  // zlib's inflate state and its input buffer
+  size_t read_raw(char* dst, size_t n);  // the file's own bytes, looping over short reads
+  [[noreturn]] void fail(const std::string& what) const;
+
   std::string path_;
-  std::FILE* file_ = nullptr;
+  int fd_ = -1;
+  bool owns_fd_ = false;
+  char peek_[2];  // the first bytes, read to look for the gzip magic; handed out first when plain
+  size_t peeked_ = 0, peek_pos_ = 0;
+  std::unique_ptr<Gzip> gzip_;
   uint64_t consumed_ = 0;
   uint64_t total_ = 0;
 };

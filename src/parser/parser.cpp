@@ -116,6 +116,8 @@ class Parser {
 
   void element(char letter);
   void enter(Pending& p);
+  // The number in an element's value field: the token, or what follows the `R=` of OpenROAD's form.
+  std::string_view value_text(ElementKind kind, std::string_view name, std::string_view token) const;
   void flush_pending();  // before the text the pending names point into goes away
   void dot_command();
   uint32_t node(std::string_view name, uint64_t hash);
@@ -281,7 +283,7 @@ void Parser::element(char letter) {
   const bool is_source = kind == ElementKind::VoltageSource || kind == ElementKind::CurrentSource;
   if (is_source && tokens_.size() > 3 && iequals(tokens_[3], "dc")) vi = 4;
   if (tokens_.size() <= vi) fail("element " + shown(name) + " has no " + what + " value");
-  auto value = parse_spice_value(tokens_[vi]);
+  auto value = parse_spice_value(value_text(kind, name, tokens_[vi]));
   if (!value) fail("element " + shown(name) + ": " + shown(tokens_[vi]) + " is not a finite number");
   if (tokens_.size() > vi + 1) {
     if (kind == ElementKind::Resistor || (is_source && !is_source_tail(tokens_[vi + 1])))
@@ -311,6 +313,21 @@ void Parser::element(char letter) {
   nl_.element_names.prefetch(p.hashes[0]);
   nl_.node_names.prefetch(p.hashes[1]);
   nl_.node_names.prefetch(p.hashes[2]);
+}
+
+std::string_view Parser::value_text(ElementKind kind, std::string_view name, std::string_view token) const {
+  const size_t eq = token.find('=');
+  if (eq == std::string_view::npos) return token;
+  // OpenROAD's write_pg_spice writes `R0 a b R=1.000000e-03`: the key is the element's own letter.
+  const char letter = element_letter(kind);
+  const bool keyed = kind == ElementKind::Resistor || kind == ElementKind::Capacitor || kind == ElementKind::Inductor;
+  if (keyed && eq == 1 && lower(token[0]) == lower(letter)) return token.substr(2);
+  static constexpr const char* kForm[] = {"a resistor's value is 'R=value' or a number",
+                                          "a voltage source's value is a number, after an optional DC",
+                                          "a current source's value is a number, after an optional DC",
+                                          "a capacitor's value is 'C=value' or a number",
+                                          "an inductor's value is 'L=value' or a number"};
+  fail("element " + shown(name) + ": unexpected " + shown(token) + ": " + kForm[static_cast<int>(kind)]);
 }
 
 void Parser::enter(Pending& p) {
@@ -399,7 +416,7 @@ Netlist parse_netlist_text(const std::string& text, const std::string& name, con
 }
 
 Netlist parse_netlist(const std::string& path, const ParseOptions& options) {
-  return parse_netlist_text(read_file(path), path, options);
+  return parse_netlist_text(read_file(path), netlist_display_name(path), options);
 }
 
 }  // namespace pgsim

@@ -1,5 +1,5 @@
 // libFuzzer target for the netlist parser and the SDD reduction (issue 7).
-// Netlist text goes through parse_netlist_text and reduce(); an InputError is the expected
+// Netlist text goes through parse_netlist_text (gzip data through a file and its decoder) and reduce(); an InputError is the expected
 // answer to bad text. Anything else -- another exception, a sanitizer report, a timeout, a leak,
 // or a reduced system that breaks the invariants checked below -- is a crash.
 // Built and run by tests/fuzz/run_fuzz.sh (clang++ -fsanitize=fuzzer,address,undefined).
@@ -62,8 +62,14 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
+  // An input that starts as gzip does is read from a file, through NetlistInput's decoder.
+  const bool gzip = size >= 2 && data[0] == 0x1f && data[1] == 0x8b;
+  if (gzip) {
+    std::FILE* f = std::fopen("fuzz.sp.gz", "wb");
+    require(f && std::fwrite(data, 1, size, f) == size && std::fclose(f) == 0, "fuzz.sp.gz written");
+  }
   try {
-    pgsim::Netlist nl = pgsim::parse_netlist_text(text, "fuzz.sp");
+    pgsim::Netlist nl = gzip ? pgsim::parse_netlist("fuzz.sp.gz") : pgsim::parse_netlist_text(text, "fuzz.sp");
     pgsim::ReducedSystem sys = pgsim::reduce(nl);
     check(nl, sys);
   } catch (const pgsim::InputError&) {

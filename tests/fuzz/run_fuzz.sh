@@ -16,7 +16,7 @@ cxx=${CLANGXX:-clang++}
   -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
   -I"$root/src" $(pkg-config --cflags spdlog) \
   "$here/fuzz_netlist.cpp" "$root"/src/parser/*.cpp "$root/src/mna/reduce.cpp" \
-  $(pkg-config --libs spdlog fmt) -o "$out/fuzz_netlist"
+  $(pkg-config --libs spdlog fmt zlib) -o "$out/fuzz_netlist"
 
 # Run in a scratch folder: new corpus entries go there (the seeds stay as committed), and the
 # fuzzer's relative .include lines find the small file written here.
@@ -24,6 +24,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir "$work/corpus"
 printf 'R9 a b 1k\nI9 b 0 1m\n' > "$work/part.sp"
+gzip -c "$work/part.sp" > "$work/part.sp.gz"
 cd "$work"
 ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=0 UBSAN_OPTIONS=print_stacktrace=1 \
   "$out/fuzz_netlist" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=4096 \
