@@ -27,6 +27,15 @@ std::string which(const std::string& path) {
   return is_stdin(path) ? "netlist from standard input" : "netlist '" + path + "'";
 }
 
+// Why a netlist of this file type is not read, or nullptr: regular files, pipes and FIFOs are.
+// Other devices are refused: /dev/zero or /dev/urandom would never end.
+const char* refusal(mode_t mode) {
+  if (S_ISDIR(mode)) return "it is a directory";
+  if (S_ISREG(mode) || S_ISFIFO(mode)) return nullptr;
+  if (S_ISSOCK(mode)) return "it is a socket, not a file or a pipe";
+  return "it is a device, not a file or a pipe";
+}
+
 }  // namespace
 
 std::string netlist_display_name(const std::string& path) { return is_stdin(path) ? "<stdin>" : path; }
@@ -83,30 +92,27 @@ NetlistInput::NetlistInput(const std::string& path) : path_(path) {
   struct stat st {};
   if (is_stdin(path)) {
     fd_ = STDIN_FILENO;
-    if (::fstat(fd_, &st) != 0) fail(std::strerror(errno));
   } else {
-    // stat() before open(): a device is refused without being opened.
+    // stat() before open(): what is refused is never opened.
     if (::stat(path.c_str(), &st) != 0) {
       const int err = errno;
       throw InputError("cannot open " + which(path) + ": " + std::strerror(err));
     }
-    if (S_ISDIR(st.st_mode)) fail("it is a directory");
-    if (S_ISREG(st.st_mode) || S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)) {
-      // A FIFO's open() waits for its writer, as any reader of a FIFO does.
-      do fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-      while (fd_ < 0 && errno == EINTR);
-      if (fd_ < 0) {
-        const int err = errno;
-        throw InputError("cannot open " + which(path) + ": " + std::strerror(err));
-      }
-      owns_fd_ = true;
-      if (::fstat(fd_, &st) != 0) fail(std::strerror(errno));
+    if (const char* why = refusal(st.st_mode)) fail(why);
+    // A FIFO's open() waits for its writer, as any reader of a FIFO does.
+    do fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    while (fd_ < 0 && errno == EINTR);
+    if (fd_ < 0) {
+      const int err = errno;
+      throw InputError("cannot open " + which(path) + ": " + std::strerror(err));
     }
+    owns_fd_ = true;
   }
-  if (S_ISDIR(st.st_mode)) fail("it is a directory");
-  if (fd_ >= 0 && ::isatty(fd_)) fail("it is a terminal (pipe a netlist in, or name a file)");
-  if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode) && !S_ISSOCK(st.st_mode))
-    fail("it is a device, not a file or a pipe");
+  if (::fstat(fd_, &st) != 0) fail(std::strerror(errno));
+  if (::isatty(fd_)) fail("it is a terminal (pipe a netlist in, or name a file)");
+  // Standard input may also be a socket (inetd, some job runners): a stream like a pipe.
+  if (!(is_stdin(path) && S_ISSOCK(st.st_mode)))
+    if (const char* why = refusal(st.st_mode)) fail(why);
   if (S_ISREG(st.st_mode)) total_ = static_cast<uint64_t>(st.st_size);
 
   // A pipe may hand out one byte at a time: read_raw loops until both magic bytes are in.

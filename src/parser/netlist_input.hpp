@@ -7,9 +7,10 @@
 // bytes of the underlying file consumed so far and total() its size when known (0 when not), so a
 // caller can show "percent read" whatever the source is.
 //
-// Sources: a regular file; "-", standard input; a pipe, FIFO or socket (read to its end, total()
-// 0). Other devices are refused: /dev/zero or /dev/urandom would never end, a terminal is almost
-// always a mistake (`pgsim -` typed without a pipe). A gzip stream (magic bytes 1f 8b, whatever the
+// Sources: a regular file; "-", standard input; a pipe or FIFO (read to its end, total() 0), and
+// as standard input a socket too. Devices are refused before they are opened (/dev/zero or
+// /dev/urandom would never end), and so is a terminal as standard input (almost always a mistake:
+// `pgsim -` typed without a pipe). A gzip stream (magic bytes 1f 8b, whatever the
 // file is called; several members one after another as `cat a.gz b.gz` makes) is decompressed:
 // read() hands out the decompressed text, progress() and total() count compressed bytes. Corrupt
 // or truncated gzip data is an InputError naming the file, raised by the read() that reaches it,
