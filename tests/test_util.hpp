@@ -63,6 +63,13 @@ inline int run_pgsim(const std::string& args, const std::string& log) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+// The same with standard output to `out` and standard error to `err`.
+inline int run_pgsim(const std::string& args, const std::string& out, const std::string& err) {
+  std::string cmd = std::string("\"") + PGSIM_EXE + "\" " + args + " >\"" + out + "\" 2>\"" + err + "\"";
+  int status = std::system(cmd.c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
 inline std::string shared_data(const std::string& name) { return std::string(PGSIM_SHARED_DATA) + "/" + name; }
 
 }  // namespace pgsim::test

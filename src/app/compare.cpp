@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "parser/shown.hpp"
+
 namespace pgsim {
 
 Comparison compare_voltages(const Netlist& netlist, const std::vector<double>& voltages,
@@ -16,7 +18,7 @@ Comparison compare_voltages(const Netlist& netlist, const std::vector<double>& v
     uint32_t v = netlist.node_names.find(ref.name);
     if (v == NameTable::npos) {
       ++c.missing_in_result;
-      if (c.missing_examples.size() < kExamples) c.missing_examples.push_back(ref.name + " (not in the netlist)");
+      if (c.missing_examples.size() < kExamples) c.missing_examples.push_back(shown_plain(ref.name) + " (not in the netlist)");
       continue;
     }
     if (seen[v]) continue;  // a name listed twice counts once
@@ -31,7 +33,7 @@ Comparison compare_voltages(const Netlist& netlist, const std::vector<double>& v
     if (!seen[v]) {
       ++c.missing_in_reference;
       if (c.missing_examples.size() < 2 * kExamples)
-        c.missing_examples.push_back(std::string(netlist.node_names[v]) + " (not in the reference)");
+        c.missing_examples.push_back(shown_plain(netlist.node_names[v]) + " (not in the reference)");
     }
   size_t k = std::min(worst_count, errors.size());
   auto by_size = [](auto& a, auto& b) { return std::abs(a.first) > std::abs(b.first); };

@@ -13,7 +13,7 @@ namespace pgsim {
 // The three files, in the order above.
 std::vector<std::string> export_paths(const std::string& prefix);
 
-// Writes them, each atomically; throws SystemError.
+// Writes them, each through OutputFile (atomically where a regular file); throws SystemError.
 void export_system(const std::string& prefix, const Netlist& netlist, const ReducedSystem& system);
 
 }  // namespace pgsim

@@ -12,6 +12,7 @@
 #include "app/grid_name.hpp"
 #include "app/png_writer.hpp"
 #include "app/system_error.hpp"
+#include "parser/shown.hpp"
 
 namespace pgsim {
 namespace {
@@ -137,7 +138,7 @@ Heatmap render_layer(const std::string& layer, const LayerInfo& info, const std:
   const std::string title = "layer " + layer + " - " + kind_title(info);
   draw_text(img, left, 20, title, kInk, kTitleScale);
   const std::string sub =
-      fmt::format("worst {:.{}f} mV at {} (+), {} nodes", max_mv, decimals + 1, netlist.node_names[info.worst_node],
+      fmt::format("worst {:.{}f} mV at {} (+), {} nodes", max_mv, decimals + 1, shown_plain(netlist.node_names[info.worst_node]),
                   info.nodes);
   draw_text(img, left, 20 + text_height(kTitleScale) + 8, sub, kInk, kTextScale);
 

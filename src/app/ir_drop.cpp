@@ -10,6 +10,7 @@
 #include <numeric>
 
 #include "app/grid_name.hpp"
+#include "parser/shown.hpp"
 
 namespace pgsim {
 namespace {
@@ -212,21 +213,22 @@ std::string ir_drop_text(const IrDropReport& r) {
   if (r.mixed_supply_nets)
     s += fmt::format("  {} net(s) with pads at different voltages: each measured from its pad of largest |E|\n",
                      r.mixed_supply_nets);
-  size_t name_width = std::max({size_t(10), r.all.drop.worst_node.size(), r.all.bounce.worst_node.size()});
-  for (const auto& g : r.layers)
-    name_width = std::max({name_width, g.drop.worst_node.size(), g.bounce.worst_node.size()});
+  // Names cut as messages cut them (parser/shown.hpp), so a 2 MB name cannot widen the table.
+  std::vector<const IrDropGroup*> groups{&r.all};
+  for (const auto& g : r.layers) groups.push_back(&g);
+  size_t name_width = 10;
+  for (const IrDropGroup* g : groups)
+    name_width = std::max({name_width, shown_plain(g->drop.worst_node).size(), shown_plain(g->bounce.worst_node).size()});
   s += fmt::format("{:<6} {:<7} {:>10} {:>12}  {:<{}} {:>9} {:>9} {:>9} {:>9}\n", "layer", "kind", "nodes",
                    "worst (V)", "worst node", name_width, "mean", "p50", "p90", "p99");
   auto row = [&](const std::string& group, const char* kind, const DeviationStats& st) {
     if (st.nodes == 0) return;
     s += fmt::format("{:<6} {:<7} {:>10} {:>12.9f}  {:<{}} {:>9.6f} {:>9.6f} {:>9.6f} {:>9.6f}\n", group, kind,
-                     st.nodes, st.worst, st.worst_node, name_width, st.mean, st.p50, st.p90, st.p99);
+                     st.nodes, st.worst, shown_plain(st.worst_node), name_width, st.mean, st.p50, st.p90, st.p99);
   };
-  row(r.all.name, "drop", r.all.drop);
-  row(r.all.name, "bounce", r.all.bounce);
-  for (const auto& g : r.layers) {
-    row(g.name, "drop", g.drop);
-    row(g.name, "bounce", g.bounce);
+  for (const IrDropGroup* g : groups) {
+    row(g->name, "drop", g->drop);
+    row(g->name, "bounce", g->bounce);
   }
   constexpr size_t kNetsShown = 8;
   s += fmt::format("nets, worst first:\n{:>12} {:>8} {:>10} {:>12}  {}\n", "supply (V)", "pads", "nodes", "worst (V)",
@@ -234,7 +236,7 @@ std::string ir_drop_text(const IrDropReport& r) {
   for (size_t k = 0; k < std::min(r.nets.size(), kNetsShown); ++k) {
     const NetSummary& net = r.nets[k];
     s += fmt::format("{:>12.6g} {:>8} {:>10} {:>12.9f}  {}\n", net.net.supply, net.net.pads, net.nodes, net.worst,
-                     net.worst_node);
+                     shown_plain(net.worst_node));
   }
   if (r.nets.size() > kNetsShown) s += fmt::format("  ... {} more in the --json summary\n", r.nets.size() - kNetsShown);
   return s;

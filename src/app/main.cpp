@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
+#include <csignal>
 #include <iostream>
 #include <new>
 
@@ -11,6 +12,7 @@
 #include "app/run.hpp"
 #include "app/solve_error.hpp"
 #include "app/system_error.hpp"
+#include "app/version.hpp"
 #include "cmg/builder.hpp"
 #include "parser/input_error.hpp"
 #include "pcg/preconditioner_factory.hpp"
@@ -19,10 +21,12 @@ int main(int argc, char** argv) {
   using namespace pgsim;
   Options opt;
   CLI::App app{"pgsim: DC voltages of a power-grid SPICE netlist (R, V, I; C open, L short)"};
+  app.set_version_flag("--version", version_text, "print the version, commit, build type, CUDA and OpenMP and exit");
   app.add_option("netlist", opt.netlist, "SPICE netlist to solve")->required();
-  auto* output = app.add_option("-o,--output", opt.output, "write every node's voltage here, one 'name value' line per node");
+  auto* output = app.add_option("-o,--output", opt.output,
+                                "write every node's voltage here, one 'name value' line per node ('-': standard output)");
   auto* compare = app.add_option("--compare", opt.compare, "reference voltages (IBM .solution layout) to compare with");
-  app.add_option("--json", opt.json, "write a machine-readable summary of the run here");
+  app.add_option("--json", opt.json, "write a machine-readable summary of the run here ('-': standard output)");
   app.add_option("--heatmap", opt.heatmap, "write an IR-drop heat map per metal layer (<layer>.png) into this folder");
   app.add_option("--solver", opt.solver, "pcg (iterative) or direct (sparse Cholesky, the accuracy reference)")
       ->check(CLI::IsMember({"pcg", "direct"}))
@@ -72,12 +76,16 @@ int main(int argc, char** argv) {
       throw CLI::ValidationError("--smoother", "applies to --precond cmg only, not " + opt.precond);
     if (trsv->count() > 0 && opt.precond != "ic0")
       throw CLI::ValidationError("--trsv", "applies to --precond ic0 only, not " + opt.precond);
+    if (opt.output == "-" && opt.json == "-")
+      throw CLI::ValidationError("-o - and --json -", "only one output can go to standard output");
   } catch (const CLI::ParseError& e) {
     int code = app.exit(e);
     return code == 0 ? 0 : kExitInput;
   }
 
   opt.eliminate = !no_eliminate;
+  // A pipe or socket whose reader has gone is a write error (exit 4, named), not a silent death.
+  std::signal(SIGPIPE, SIG_IGN);
   auto logger = spdlog::stderr_color_mt("pgsim");
   spdlog::set_default_logger(logger);
   spdlog::set_pattern("%^%l%$: %v");
@@ -85,9 +93,13 @@ int main(int argc, char** argv) {
 
   try {
     RunReport report = run(opt);
-    if (report.ir_drop && !opt.quiet) std::cout << ir_drop_text(*report.ir_drop);
-    if (report.comparison) std::cout << comparison_text(*report.comparison);
-    if (opt.profile) std::cout << profile_table(report);
+    // With -o - or --json -, standard output holds that file alone; the tables go to stderr.
+    std::ostream& text = opt.output == "-" || opt.json == "-" ? std::cerr : std::cout;
+    if (report.ir_drop && !opt.quiet) text << ir_drop_text(*report.ir_drop);
+    if (report.comparison) text << comparison_text(*report.comparison);
+    if (opt.profile) text << profile_table(report);
+    text.flush();
+    if (!std::cout) throw SystemError("cannot write to standard output");
     return kExitOk;
   } catch (const InputError& e) {
     spdlog::error("{}", e.what());

@@ -1,6 +1,6 @@
 #include "app/png_writer.hpp"
 
-#include "app/atomic_file.hpp"
+#include "app/output_file.hpp"
 #include "app/system_error.hpp"
 
 #ifdef PGSIM_HAVE_PNG
@@ -62,7 +62,7 @@ bool encode_png(const RgbImage& image, std::string& out, std::string& error) {
 void write_png(const std::string& path, const RgbImage& image) {
   std::string bytes, error;
   if (!encode_png(image, bytes, error)) throw SystemError(path + ": cannot encode PNG: " + error);
-  AtomicFile file(path);
+  OutputFile file(path);
   file.write(bytes);
   file.commit();
 }

@@ -2,9 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
-#include "app/atomic_file.hpp"
+#include "app/output_file.hpp"
+#include "parser/shown.hpp"
 
 namespace pgsim {
 
@@ -33,7 +35,9 @@ std::string profile_table(const RunReport& r) {
 std::string comparison_text(const Comparison& c) {
   std::string s = fmt::format("compare: {} nodes matched, max |error| {:.3e} V, mean |error| {:.3e} V\n", c.matched,
                               c.max_abs_error, c.mean_abs_error);
-  for (const auto& w : c.worst) s += fmt::format("  {:<32} {:+.3e} V\n", w.name, w.value);
+  size_t name_width = 32;  // names cut as messages cut them (parser/shown.hpp)
+  for (const auto& w : c.worst) name_width = std::max(name_width, shown_plain(w.name).size());
+  for (const auto& w : c.worst) s += fmt::format("  {:<{}} {:+.3e} V\n", shown_plain(w.name), name_width, w.value);
   if (c.missing_in_reference || c.missing_in_result) {
     s += fmt::format("  missing: {} netlist nodes not in the reference, {} reference nodes not in the netlist\n",
                      c.missing_in_reference, c.missing_in_result);
@@ -75,7 +79,7 @@ void write_json(const std::string& path, const RunReport& r) {
                     {"max_abs_error", r.comparison->max_abs_error},
                     {"mean_abs_error", r.comparison->mean_abs_error}};
   if (r.ir_drop) j["ir_drop"] = ir_drop_json(*r.ir_drop);
-  AtomicFile out(path);
+  OutputFile out(path);
   out.write(j.dump(2) + "\n");
   out.commit();
 }

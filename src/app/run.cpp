@@ -5,7 +5,7 @@
 #include <cmath>
 #include <optional>
 
-#include "app/atomic_file.hpp"
+#include "app/output_file.hpp"
 #include "app/backend.hpp"
 #include "app/export_system.hpp"
 #include "app/heatmap.hpp"

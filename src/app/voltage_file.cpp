@@ -7,31 +7,27 @@
 #include <fstream>
 #include <sstream>
 
-#include "app/atomic_file.hpp"
+#include "app/output_file.hpp"
 #include "app/system_error.hpp"
+#include "mna/parallel_text.hpp"
 #include "parser/input_error.hpp"
 #include "parser/spice_value.hpp"
 
 namespace pgsim {
 
 void write_voltages(const std::string& path, const Netlist& netlist, const std::vector<double>& voltages) {
-  AtomicFile out(path);
-  std::string buffer;
-  buffer.reserve(1 << 20);
-  char number[64];
-  for (uint32_t v = 1; v < netlist.node_count(); ++v) {
-    buffer += netlist.node_names[v];
-    buffer += ' ';
-    // 13 significant digits: well under a microvolt, and more than any reference carries.
-    auto [end, ec] = std::to_chars(number, number + sizeof number, voltages[v], std::chars_format::scientific, 12);
-    buffer.append(number, end);
-    buffer += '\n';
-    if (buffer.size() > (1 << 20) - 256) {
-      out.write(buffer);
-      buffer.clear();
+  OutputFile out(path);
+  // Item k is node k + 1: ground (node 0) is not written. Lines are about 32 bytes.
+  write_in_parallel(netlist.node_count() - 1, chunk_items_for(32), [&](size_t begin, size_t end, std::string& text) {
+    char number[32];
+    for (size_t k = begin; k < end; ++k) {
+      const auto v = static_cast<uint32_t>(k + 1);
+      (text += netlist.node_names[v]) += ' ';
+      // 13 significant digits: well under a microvolt, and more than any reference carries.
+      text.append(number, std::to_chars(number, number + sizeof number, voltages[v], std::chars_format::scientific, 12).ptr);
+      text += '\n';
     }
-  }
-  out.write(buffer);
+  }, [&](std::string_view text) { out.write(text); });
   out.commit();
 }
 

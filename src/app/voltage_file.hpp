@@ -8,7 +8,8 @@
 
 namespace pgsim {
 
-// Writes every node but ground, in netlist order, atomically.
+// Writes every node but ground, in netlist order, through OutputFile (app/output_file.hpp), the
+// lines formatted on all threads: "name value", the value to_chars scientific with 12 decimals.
 void write_voltages(const std::string& path, const Netlist& netlist, const std::vector<double>& voltages);
 
 struct NamedValue {

@@ -31,4 +31,12 @@ std::string device_description() {
   return text;
 }
 
+std::string cuda_versions() {
+  int runtime = 0, driver = 0;
+  cudaRuntimeGetVersion(&runtime);
+  cudaDriverGetVersion(&driver);  // 0 when no driver is installed
+  auto text = [](int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); };
+  return "runtime " + text(runtime) + ", driver " + (driver ? text(driver) : std::string("none"));
+}
+
 }  // namespace pgsim::gpu

@@ -12,35 +12,16 @@
 namespace pgsim {
 namespace {
 
-constexpr size_t kChunk = 1 << 20;
+void append(std::string& out, int64_t i) {
+  char text[24];
+  out.append(text, std::to_chars(text, text + sizeof text, i).ptr);
+}
 
-// Collects text and hands it to the sink a chunk at a time.
-class ChunkedWriter {
- public:
-  explicit ChunkedWriter(const TextSink& sink) : sink_(sink) { buffer_.reserve(kChunk + 256); }
-  ChunkedWriter& operator<<(std::string_view s) {
-    buffer_ += s;
-    if (buffer_.size() >= kChunk) flush();
-    return *this;
-  }
-  ChunkedWriter& operator<<(int64_t i) {
-    char text[24];
-    return *this << std::string_view(text, static_cast<size_t>(std::to_chars(text, text + sizeof text, i).ptr - text));
-  }
-  // The shortest decimal that reads back as the same double (17 significant digits at most).
-  ChunkedWriter& operator<<(double x) {
-    char text[32];
-    return *this << std::string_view(text, static_cast<size_t>(std::to_chars(text, text + sizeof text, x).ptr - text));
-  }
-  void flush() {
-    if (!buffer_.empty()) sink_(buffer_);
-    buffer_.clear();
-  }
-
- private:
-  const TextSink& sink_;
-  std::string buffer_;
-};
+// The shortest decimal that reads back as the same double (17 significant digits at most).
+void append(std::string& out, double x) {
+  char text[32];
+  out.append(text, std::to_chars(text, text + sizeof text, x).ptr);
+}
 
 // Reads the banner, skips comments, and returns the size line's fields; `line` counts lines.
 std::istringstream open_body(std::ifstream& in, const std::string& path, const std::string& want_banner,
@@ -74,22 +55,34 @@ double read_double(std::istream& fields, const std::string& path, unsigned line)
 
 void write_matrix_market(const CsrMatrix& A, const TextSink& sink) {
   int64_t lower = 0;
+#pragma omp parallel for reduction(+ : lower) schedule(static)
   for (int32_t i = 0; i < A.rows; ++i)
     for (int32_t k = A.ptr[i]; k < A.ptr[i + 1] && A.col[k] <= i; ++k) ++lower;
-  ChunkedWriter out(sink);
-  out << "%%MatrixMarket matrix coordinate real symmetric\n" << int64_t(A.rows) << " " << int64_t(A.rows) << " "
-      << lower << "\n";
-  for (int32_t i = 0; i < A.rows; ++i)
-    for (int32_t k = A.ptr[i]; k < A.ptr[i + 1] && A.col[k] <= i; ++k)
-      out << int64_t(i) + 1 << " " << int64_t(A.col[k]) + 1 << " " << A.val[k] << "\n";
-  out.flush();
+  std::string header = "%%MatrixMarket matrix coordinate real symmetric\n";
+  for (int64_t field : {int64_t(A.rows), int64_t(A.rows), lower}) append(header, field), header += ' ';
+  header.back() = '\n';
+  sink(header);
+  // Rows of a power grid hold about 3 lower entries of about 30 characters each.
+  write_in_parallel(static_cast<size_t>(A.rows), chunk_items_for(100), [&](size_t begin, size_t end, std::string& out) {
+    for (int32_t i = int32_t(begin); i < int32_t(end); ++i)
+      for (int32_t k = A.ptr[i]; k < A.ptr[i + 1] && A.col[k] <= i; ++k) {
+        append(out, int64_t(i) + 1);
+        out += ' ';
+        append(out, int64_t(A.col[k]) + 1);
+        out += ' ';
+        append(out, A.val[k]);
+        out += '\n';
+      }
+  }, sink);
 }
 
 void write_matrix_market(const std::vector<double>& column, const TextSink& sink) {
-  ChunkedWriter out(sink);
-  out << "%%MatrixMarket matrix array real general\n" << int64_t(column.size()) << " 1\n";
-  for (double x : column) out << x << "\n";
-  out.flush();
+  std::string header = "%%MatrixMarket matrix array real general\n";
+  append(header, int64_t(column.size()));
+  sink(header += " 1\n");
+  write_in_parallel(column.size(), chunk_items_for(24), [&](size_t begin, size_t end, std::string& out) {
+    for (size_t i = begin; i < end; ++i) append(out, column[i]), out += '\n';
+  }, sink);
 }
 
 CsrMatrix read_matrix_market_symmetric(const std::string& path) {

@@ -2,18 +2,15 @@
 // MatrixMarket text for the reduced system (issue 9), so other solvers can be run on exactly
 // the problem pgsim solves. Values are written in the shortest form that reads back to the
 // same double, so a round trip is bit for bit.
-#include <functional>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "mna/csr.hpp"
+#include "mna/parallel_text.hpp"
 
 namespace pgsim {
 
-// Receives the text in pieces of about a megabyte.
-using TextSink = std::function<void(std::string_view)>;
-
+// Both write on all threads (mna/parallel_text.hpp), the same bytes for any thread count.
 // "coordinate real symmetric": the lower triangle of a symmetric matrix, 1-based, row by row.
 void write_matrix_market(const CsrMatrix& symmetric, const TextSink& sink);
 // "array real general": one column.

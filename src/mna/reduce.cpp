@@ -8,6 +8,7 @@
 
 #include "mna/potential_union_find.hpp"
 #include "parser/input_error.hpp"
+#include "parser/shown.hpp"
 
 namespace pgsim {
 namespace {
@@ -20,7 +21,7 @@ bool is_short(const Element& e) {
 double forced_difference(const Element& e) { return e.kind == ElementKind::VoltageSource ? e.value : 0.0; }
 
 std::string element_label(const Netlist& nl, const Element& e) {
-  return "'" + std::string(nl.element_names[e.name]) + "' (" + nl.where(e.where) + ")";
+  return shown(nl.element_names[e.name]) + " (" + nl.where(e.where) + ")";
 }
 
 // The sources and shorts already merged that connect a and b: a path in the forest they form.
@@ -179,9 +180,9 @@ ReducedSystem reduce(const Netlist& nl) {
         int64_t netlist_nodes = 0;
         for (uint32_t v = 0; v < n_nodes; ++v)
           if (sys.unknown_of_node[v] >= 0 && comp[sys.unknown_of_node[v]] == s) ++netlist_nodes;
-        throw InputError("floating part of the circuit: " + std::to_string(netlist_nodes) + " node(s), among them '" +
-                         std::string(nl.node_names[sys.node_of_unknown[s]]) +
-                         "', have no resistive path to ground or to a voltage source");
+        throw InputError("floating part of the circuit: " + std::to_string(netlist_nodes) + " node(s), among them " +
+                         shown(nl.node_names[sys.node_of_unknown[s]]) +
+                         ", have no resistive path to ground or to a voltage source");
       }
     }
   }

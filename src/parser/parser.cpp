@@ -13,13 +13,13 @@
 #include "input_error.hpp"
 #include "netlist_input.hpp"
 #include "netlist.hpp"
+#include "shown.hpp"
 #include "spice_value.hpp"
 
 namespace pgsim {
 namespace {
 
 constexpr int kMaxIncludeDepth = 16;
-constexpr size_t kMaxShownToken = 60;  // longer tokens are cut in messages
 constexpr uint64_t kProgressStep = 8u << 20;
 constexpr int kMaxDuplicateWarnings = 5;  // then one summary line
 // The magnitudes pgsim accepts for R, V and I values (besides 0): far beyond any physical grid,
@@ -37,12 +37,6 @@ bool iequals(std::string_view a, std::string_view b) {
 
 bool istarts_with(std::string_view s, std::string_view prefix) {
   return s.size() >= prefix.size() && iequals(s.substr(0, prefix.size()), prefix);
-}
-
-std::string shown(std::string_view token) {
-  if (token.size() <= kMaxShownToken) return "'" + std::string(token) + "'";
-  return "'" + std::string(token.substr(0, kMaxShownToken)) + "...' (" + std::to_string(token.size()) +
-         " characters)";
 }
 
 std::string read_file(const std::string& path) {

@@ -1,0 +1,48 @@
+#pragma once
+// Where pgsim writes an output (-o, --json, --export-system, --heatmap): the path decides how.
+//
+// - "-": standard output, written directly.
+// - A regular file, existing or new: written to a temporary beside it and renamed over it at
+//   commit(), so a failed run never leaves a partial file where an earlier result was. An existing
+//   file keeps its permission bits, and its owner and group where the process may set them.
+// - A symbolic link (a chain of them, or a dangling one) is followed to its final target, which is
+//   then treated as above: the temporary is made beside the target and renamed over it, so the
+//   link stays a link.
+// - A character device, FIFO or socket (/dev/null, a named pipe): opened and written directly,
+//   never replaced; /dev/stdout, /dev/stderr, /dev/fd/N and /proc/self/fd/N write to the
+//   process's descriptor N. A FIFO is opened only when the output is written (opening one
+//   for writing waits for a reader).
+// - A directory or block device: refused.
+//
+// Every failure is a SystemError "cannot write 'PATH': reason", write errors included (ENOSPC
+// of /dev/full, EPIPE of a pipe whose reader left: SIGPIPE is expected to be ignored).
+#include <string>
+#include <string_view>
+
+namespace pgsim {
+
+class OutputFile {
+ public:
+  explicit OutputFile(std::string path);  // opens the target or the temporary; throws SystemError
+  ~OutputFile();                          // removes the temporary unless commit() ran
+  OutputFile(const OutputFile&) = delete;
+  OutputFile& operator=(const OutputFile&) = delete;
+
+  void write(std::string_view bytes);
+  // Regular file: flush to disk, close, rename over the target. Otherwise: close (never stdout).
+  void commit();
+
+ private:
+  std::string path_;    // as the user wrote it, for messages
+  std::string target_;  // the final target, symlinks followed (regular files only)
+  std::string temp_;    // the temporary beside target_; empty when written directly
+  int fd_ = -1;
+  bool owns_fd_ = true;  // false for standard output and the other inherited descriptors
+};
+
+// Throws the SystemError that opening `path` as an OutputFile would, now rather than after a
+// long run. It creates nothing but its own temporary beside a regular target (removed at once)
+// and never opens a device, FIFO or socket (it checks write permission with access()).
+void check_writable(const std::string& path);
+
+}  // namespace pgsim
