@@ -286,7 +286,7 @@ TEST_CASE("a read-only folder is exit 4 and the earlier file stays", "[output]")
   fs::permissions(dir.file("ro"), fs::perms::owner_all);
 }
 
-TEST_CASE("--version names the version, commit, build type, CUDA and OpenMP threads", "[output]") {
+TEST_CASE("pgsim --version names the version, commit, build type, CUDA and OpenMP threads", "[output]") {
   test::TempDir dir;
   REQUIRE(test::run_pgsim("--version", dir.file("out"), dir.file("err")) == kExitOk);
   const std::string text = test::read_text(dir.file("out"));
@@ -333,22 +333,23 @@ TEST_CASE("write_in_parallel hands over the serial text, in order, for any threa
   auto format = [](size_t begin, size_t end, std::string& out) {
     for (size_t i = begin; i < end; ++i) out += std::to_string(i * i) + (i % 7 ? " " : "\n");
   };
+  constexpr size_t kItems = 20000;
   std::string serial;
-  format(0, 100000, serial);
+  format(0, kItems, serial);
   for (int threads : {1, 2, 8})
-    for (size_t chunk : {size_t(1), size_t(7), size_t(4096), size_t(1000000)}) {
+    for (size_t chunk : {size_t(3), size_t(7), size_t(4096), size_t(1000000)}) {
       INFO("threads " << threads << ", chunk " << chunk);
       omp_set_num_threads(threads);
       std::string text;
       size_t pieces = 0;
-      write_in_parallel(100000, chunk, format, [&](std::string_view piece) { text += piece, ++pieces; });
+      write_in_parallel(kItems, chunk, format, [&](std::string_view piece) { text += piece, ++pieces; });
       CHECK(text == serial);
-      CHECK(pieces == (100000 + chunk - 1) / chunk);
+      CHECK(pieces == (kItems + chunk - 1) / chunk);
     }
   // A failing sink stops the writing and its exception comes out.
   omp_set_num_threads(4);
   size_t calls = 0;
-  CHECK_THROWS_WITH(write_in_parallel(100000, 100, format,
+  CHECK_THROWS_WITH(write_in_parallel(kItems, 100, format,
                                       [&](std::string_view) {
                                         if (++calls == 3) throw std::runtime_error("disk full");
                                       }),

@@ -39,7 +39,7 @@ bool all_digits(const std::string& s) {
 // The descriptor a path names without being a file of its own ("/dev/stdout", "/dev/fd/3",
 // "/proc/self/fd/3": links into /proc whose text is not a path), or -1.
 int descriptor_named(const std::string& p) {
-  if (p == "-" || p == "/dev/stdout") return 1;
+  if (p == "/dev/stdout") return 1;
   if (p == "/dev/stderr") return 2;
   for (const std::string& prefix :
        {std::string("/dev/fd/"), std::string("/proc/self/fd/"), "/proc/" + std::to_string(::getpid()) + "/fd/"})
@@ -62,6 +62,7 @@ std::string read_link(const std::string& path) {
 // taken from the link's folder as written (never normalised lexically: "dir/.." must mean what
 // the kernel makes of it when dir is itself a link).
 Target resolve(const std::string& path) {
+  if (path == "-") return {Kind::Descriptor, path, 1};  // as the user wrote it; a link to a file "-" is a file
   std::string p = path;
   for (int links = 0;; ++links) {
     if (int fd = descriptor_named(p); fd >= 0) return {Kind::Descriptor, p, fd};
