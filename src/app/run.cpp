@@ -5,10 +5,10 @@
 #include <cmath>
 #include <optional>
 
-#include "app/output_file.hpp"
 #include "app/backend.hpp"
 #include "app/export_system.hpp"
 #include "app/heatmap.hpp"
+#include "app/output_file.hpp"
 #include "app/png_writer.hpp"
 #include "app/progress.hpp"
 #include "app/report.hpp"
