@@ -1,6 +1,7 @@
 #include "app/ir_drop.hpp"
 
 #include <fmt/format.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <cmath>
@@ -10,22 +11,11 @@
 #include <numeric>
 
 #include "app/grid_name.hpp"
+#include "mna/concurrent_union_find.hpp"
+#include "mna/touched_vector.hpp"
 
 namespace pgsim {
 namespace {
-
-class UnionFind {
- public:
-  explicit UnionFind(uint32_t n) : parent_(n) { std::iota(parent_.begin(), parent_.end(), 0u); }
-  uint32_t find(uint32_t x) {
-    while (parent_[x] != x) x = parent_[x] = parent_[parent_[x]];  // path halving
-    return x;
-  }
-  void unite(uint32_t a, uint32_t b) { parent_[find(a)] = find(b); }
-
- private:
-  std::vector<uint32_t> parent_;
-};
 
 // What the pads of one net say about its supply.
 struct NetSupply {
@@ -33,7 +23,6 @@ struct NetSupply {
   bool has_source = false;  // a voltage source to ground
   bool mixed = false;       // source pads that disagree
   int64_t pads = 0;         // sources and resistors to ground; resistors supply 0 V when there is no source
-  bool supplied() const { return pads > 0; }
   double value() const { return has_source ? source : 0.0; }
 };
 
@@ -44,45 +33,79 @@ bool joins_net(const Element& e) {
 
 }  // namespace
 
-NodeDeviations node_deviations(const Netlist& netlist, const ReducedSystem& system,
-                               const std::vector<double>& voltages) {
+SupplyNets supply_nets(const Netlist& netlist) {
   const uint32_t n = netlist.node_count();
-  UnionFind nets(n);
-  for (const Element& e : netlist.elements)
-    if (e.plus != Netlist::ground && e.minus != Netlist::ground && joins_net(e)) nets.unite(e.plus, e.minus);
+  const std::ptrdiff_t elements = std::ptrdiff_t(netlist.elements.size());
+  ConcurrentUnionFind nets(static_cast<int32_t>(n));
+#pragma omp parallel for schedule(static, 4096)
+  for (std::ptrdiff_t k = 0; k < elements; ++k) {
+    const Element& e = netlist.elements[size_t(k)];
+    if (e.plus != Netlist::ground && e.minus != Netlist::ground && joins_net(e))
+      nets.unite(static_cast<int32_t>(e.plus), static_cast<int32_t>(e.minus));
+  }
+  nets.flatten();  // a net's root is its smallest node (never ground: nothing joins it)
 
-  std::vector<NetSupply> supply(n);  // indexed by a net's root
-  for (const Element& e : netlist.elements) {
-    if ((e.plus == Netlist::ground) == (e.minus == Netlist::ground)) continue;  // no ground terminal, or two
-    const uint32_t node = e.plus == Netlist::ground ? e.minus : e.plus;
-    NetSupply& s = supply[nets.find(node)];
-    if (e.kind == ElementKind::VoltageSource) {
-      const double pad = node == e.plus ? e.value : -e.value;  // v(node) = pad
-      if (s.has_source && pad != s.source) s.mixed = true;
-      if (!s.has_source || std::abs(pad) > std::abs(s.source)) s.source = pad;
-      s.has_source = true;
-      ++s.pads;
-    } else if (e.kind == ElementKind::Resistor || e.kind == ElementKind::Inductor) {
-      ++s.pads;
+  // The pads in element order (each thread filters one contiguous range), then their nets'
+  // supplies in that order, so "the pad of largest |E|, the first of equals" is the serial one.
+  std::vector<std::vector<uint32_t>> pads_of_thread(static_cast<size_t>(omp_get_max_threads()));
+#pragma omp parallel
+  {
+    std::vector<uint32_t>& mine = pads_of_thread[size_t(omp_get_thread_num())];
+#pragma omp for schedule(static) nowait
+    for (std::ptrdiff_t k = 0; k < elements; ++k) {
+      const Element& e = netlist.elements[size_t(k)];
+      if ((e.plus == Netlist::ground) != (e.minus == Netlist::ground) &&
+          (e.kind == ElementKind::VoltageSource || e.kind == ElementKind::Resistor || e.kind == ElementKind::Inductor))
+        mine.push_back(uint32_t(k));
     }
   }
-
-  NodeDeviations d;
-  d.kind.assign(n, NetKind::None);
-  d.value.assign(n, 0.0);
-  d.net.assign(n, 0);
-  std::vector<uint32_t> index_of_root(n, UINT32_MAX);
-  for (uint32_t i = 1; i < n; ++i) {
-    const uint32_t root = nets.find(i);
-    const NetSupply& s = supply[root];
-    if (!s.supplied()) continue;
-    if (index_of_root[root] == UINT32_MAX) {
-      index_of_root[root] = static_cast<uint32_t>(d.nets.size());
-      d.nets.push_back({s.value(), s.pads, s.mixed});
+  std::vector<uint32_t> roots;  // of the supplied nets
+  for (const auto& pads : pads_of_thread)
+    for (uint32_t k : pads) {
+      const Element& e = netlist.elements[k];
+      roots.push_back(uint32_t(nets.root(int32_t(e.plus == Netlist::ground ? e.minus : e.plus))));
     }
-    d.net[i] = index_of_root[root];
-    if (system.unknown_of_node[i] < 0) continue;
-    const double e = s.value();
+  std::sort(roots.begin(), roots.end());
+  roots.erase(std::unique(roots.begin(), roots.end()), roots.end());
+
+  SupplyNets out;
+  assign_touched(out.net_of_node, n, SupplyNets::none);
+  for (size_t i = 0; i < roots.size(); ++i) out.net_of_node[roots[i]] = uint32_t(i);
+  std::vector<NetSupply> supply(roots.size());
+  for (const auto& pads : pads_of_thread)
+    for (uint32_t k : pads) {
+      const Element& e = netlist.elements[k];
+      const uint32_t node = e.plus == Netlist::ground ? e.minus : e.plus;
+      NetSupply& s = supply[out.net_of_node[uint32_t(nets.root(int32_t(node)))]];
+      if (e.kind == ElementKind::VoltageSource) {
+        const double pad = node == e.plus ? e.value : -e.value;  // v(node) = pad
+        if (s.has_source && pad != s.source) s.mixed = true;
+        if (!s.has_source || std::abs(pad) > std::abs(s.source)) s.source = pad;
+        s.has_source = true;
+      }
+      ++s.pads;
+    }
+  for (const NetSupply& s : supply) out.nets.push_back({s.value(), s.pads, s.mixed});
+  // Every other node takes its root's net (roots themselves are not written: no race).
+#pragma omp parallel for schedule(static, 4096)
+  for (uint32_t i = 0; i < n; ++i) {
+    const uint32_t root = uint32_t(nets.root(int32_t(i)));
+    if (root != i) out.net_of_node[i] = out.net_of_node[root];
+  }
+  return out;
+}
+
+NodeDeviations node_deviations(SupplyNets nets, const ReducedSystem& system, const std::vector<double>& voltages) {
+  const uint32_t n = static_cast<uint32_t>(nets.net_of_node.size());
+  NodeDeviations d;
+  d.net = std::move(nets.net_of_node);
+  d.nets = std::move(nets.nets);
+  assign_touched(d.kind, n, NetKind::None);
+  assign_touched(d.value, n);
+#pragma omp parallel for schedule(static, 4096)
+  for (uint32_t i = 1; i < n; ++i) {
+    if (d.net[i] == SupplyNets::none || system.unknown_of_node[i] < 0) continue;
+    const double e = d.nets[d.net[i]].supply;
     if (e == 0.0) {
       d.kind[i] = NetKind::Ground;
       d.value[i] = voltages[i];
