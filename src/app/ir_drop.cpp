@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <map>
 #include <nlohmann/json.hpp>
 #include <numeric>
 
@@ -143,35 +142,80 @@ void fill_distribution(DeviationStats& s, std::vector<double>::iterator first, s
 // Every counted node's group (-1: not counted) and the groups' names: layers by number, then "other".
 std::vector<int32_t> layer_groups(const Netlist& netlist, const NodeDeviations& d, std::vector<std::string>& names) {
   const uint32_t n = netlist.node_count();
-  auto layer_of = [&](uint32_t i) { return layer_of_name(netlist.node_names[i]).value_or(kOtherLayer); };
-  std::map<int, int32_t> group_of_layer;
-  for (uint32_t i = 1; i < n; ++i)
-    if (d.kind[i] != NetKind::None) group_of_layer.emplace(layer_of(i), 0);
-  for (auto& [layer, group] : group_of_layer) {
-    group = static_cast<int32_t>(names.size());
-    names.push_back(layer == kOtherLayer ? "other" : fmt::format("n{}", layer));
+  std::vector<int32_t> group;  // first each counted node's layer, then its group
+  assign_touched(group, n, -1);
+  std::vector<int> layers;  // the distinct ones, sorted
+#pragma omp parallel
+  {
+    std::vector<int> mine;
+#pragma omp for schedule(static, 4096) nowait
+    for (uint32_t i = 1; i < n; ++i) {
+      if (d.kind[i] == NetKind::None) continue;
+      group[i] = layer_of_name(netlist.node_names[i]).value_or(kOtherLayer);
+      if (std::find(mine.begin(), mine.end(), group[i]) == mine.end()) mine.push_back(group[i]);
+    }
+#pragma omp critical
+    layers.insert(layers.end(), mine.begin(), mine.end());
   }
-  std::vector<int32_t> group(n, -1);
+  std::sort(layers.begin(), layers.end());
+  layers.erase(std::unique(layers.begin(), layers.end()), layers.end());
+  for (int layer : layers) names.push_back(layer == kOtherLayer ? "other" : fmt::format("n{}", layer));
+#pragma omp parallel for schedule(static, 4096)
   for (uint32_t i = 1; i < n; ++i)
-    if (d.kind[i] != NetKind::None) group[i] = group_of_layer[layer_of(i)];
+    if (group[i] != -1)
+      group[i] = int32_t(std::lower_bound(layers.begin(), layers.end(), group[i]) - layers.begin());
   return group;
+}
+
+// Node i's value beats the worst so far, w (0: none yet); ties keep the earlier node.
+bool worse(const NodeDeviations& d, uint32_t i, uint32_t w) { return w == 0 || d.value[i] > d.value[w]; }
+
+// Per key (net or group) of the nodes that `key` gives one (-1: skip): the count and the worst
+// node, in parallel over contiguous node ranges merged in order, so ties keep the first node as
+// a serial pass would.
+template <class Key>
+void count_and_worst(uint32_t n, size_t keys, Key key, const NodeDeviations& d, std::vector<int64_t>& count,
+                     std::vector<uint32_t>& worst) {
+  count.assign(keys, 0);
+  worst.assign(keys, 0);
+  const int threads = omp_get_max_threads();
+  std::vector<std::vector<int64_t>> counts(size_t(threads), std::vector<int64_t>(keys, 0));
+  std::vector<std::vector<uint32_t>> worsts(size_t(threads), std::vector<uint32_t>(keys, 0));
+#pragma omp parallel
+  {
+    std::vector<int64_t>& c = counts[size_t(omp_get_thread_num())];
+    std::vector<uint32_t>& w = worsts[size_t(omp_get_thread_num())];
+#pragma omp for schedule(static) nowait
+    for (uint32_t i = 1; i < n; ++i) {
+      const int64_t k = key(i);
+      if (k < 0) continue;
+      ++c[size_t(k)];
+      if (worse(d, i, w[size_t(k)])) w[size_t(k)] = i;
+    }
+  }
+  for (int t = 0; t < threads; ++t)
+    for (size_t k = 0; k < keys; ++k) {
+      count[k] += counts[size_t(t)][k];
+      const uint32_t i = worsts[size_t(t)][k];
+      if (i != 0 && worse(d, i, worst[k])) worst[k] = i;
+    }
 }
 
 std::vector<NetSummary> summarize_nets(const Netlist& netlist, const NodeDeviations& d) {
   std::vector<NetSummary> nets;
   for (const SuppliedNet& net : d.nets) nets.push_back({net, 0, 0, {}});
-  std::vector<uint32_t> worst(d.nets.size(), 0);  // 0: none yet
-  for (uint32_t i = 1; i < netlist.node_count(); ++i) {
-    if (d.kind[i] == NetKind::None) continue;
-    ++nets[d.net[i]].nodes;
-    uint32_t& w = worst[d.net[i]];
-    if (w == 0 || d.value[i] > d.value[w]) w = i;
-  }
-  for (size_t k = 0; k < nets.size(); ++k)
+  std::vector<int64_t> count;
+  std::vector<uint32_t> worst;  // 0: none yet
+  count_and_worst(
+      netlist.node_count(), d.nets.size(),
+      [&](uint32_t i) { return d.kind[i] == NetKind::None ? int64_t(-1) : int64_t(d.net[i]); }, d, count, worst);
+  for (size_t k = 0; k < nets.size(); ++k) {
+    nets[k].nodes = count[k];
     if (worst[k]) {
       nets[k].worst = d.value[worst[k]];
       nets[k].worst_node = std::string(netlist.node_names[worst[k]]);
     }
+  }
   std::stable_sort(nets.begin(), nets.end(), [](const NetSummary& a, const NetSummary& b) { return a.worst > b.worst; });
   return nets;
 }
@@ -179,26 +223,44 @@ std::vector<NetSummary> summarize_nets(const Netlist& netlist, const NodeDeviati
 DeviationStats& stats_of(IrDropGroup& g, NetKind kind) { return kind == NetKind::Supply ? g.drop : g.bounce; }
 
 // Drop (kind Supply) or bounce (Ground) statistics per group and over all. The values go into
-// one array, group by group (a counting sort), so per-group and overall percentiles share it.
+// one array, group by group and in node order within a group (a counting sort, each thread
+// placing one contiguous node range), so per-group and overall percentiles share it.
 void summarize_kind(const Netlist& netlist, const NodeDeviations& d, const std::vector<int32_t>& group, NetKind kind,
                     IrDropReport& r) {
   const uint32_t n = netlist.node_count();
   const size_t groups = r.layers.size();
+  auto key = [&](uint32_t i) { return d.kind[i] == kind ? int64_t(group[i]) : int64_t(-1); };
+  std::vector<int64_t> count;
+  std::vector<uint32_t> worst;  // 0: none yet
+  count_and_worst(n, groups, key, d, count, worst);
+  uint32_t worst_all = 0;  // ties: the first node in netlist order, as for nets
+  for (uint32_t w : worst)
+    if (w != 0 && (worst_all == 0 || d.value[w] > d.value[worst_all] || (d.value[w] == d.value[worst_all] && w < worst_all)))
+      worst_all = w;
   std::vector<int64_t> begin(groups + 1, 0);
-  for (uint32_t i = 1; i < n; ++i)
-    if (d.kind[i] == kind) ++begin[size_t(group[i]) + 1];
-  std::partial_sum(begin.begin(), begin.end(), begin.begin());
-  std::vector<double> values(size_t(begin.back()));
-  std::vector<int64_t> next(begin.begin(), begin.end() - 1);
-  std::vector<uint32_t> worst(groups, 0);  // 0: none yet
-  uint32_t worst_all = 0;                  // ties: the first node in netlist order, as for nets
-  for (uint32_t i = 1; i < n; ++i) {
-    if (d.kind[i] != kind) continue;
-    const auto g = size_t(group[i]);
-    values[size_t(next[g]++)] = d.value[i];
-    if (worst[g] == 0 || d.value[i] > d.value[worst[g]]) worst[g] = i;
-    if (worst_all == 0 || d.value[i] > d.value[worst_all]) worst_all = i;
+  std::partial_sum(count.begin(), count.end(), begin.begin() + 1);
+  std::vector<double> values;
+  assign_touched(values, size_t(begin.back()));
+  // next[c * groups + g]: where chunk c of the nodes puts its next value of group g.
+  const std::ptrdiff_t chunks = omp_get_max_threads();
+  std::vector<int64_t> next(size_t(chunks) * groups, 0);
+  auto chunk_begin = [n, chunks](std::ptrdiff_t c) { return 1 + uint32_t(uint64_t(n - 1) * uint64_t(c) / uint64_t(chunks)); };
+#pragma omp parallel for schedule(static, 1)
+  for (std::ptrdiff_t c = 0; c < chunks; ++c)
+    for (uint32_t i = chunk_begin(c); i < chunk_begin(c + 1); ++i)
+      if (key(i) >= 0) ++next[size_t(c) * groups + size_t(key(i))];
+  for (size_t g = 0; g < groups; ++g) {
+    int64_t at = begin[g];
+    for (std::ptrdiff_t c = 0; c < chunks; ++c) {
+      const int64_t here = next[size_t(c) * groups + g];
+      next[size_t(c) * groups + g] = at;
+      at += here;
+    }
   }
+#pragma omp parallel for schedule(static, 1)
+  for (std::ptrdiff_t c = 0; c < chunks; ++c)
+    for (uint32_t i = chunk_begin(c); i < chunk_begin(c + 1); ++i)
+      if (key(i) >= 0) values[size_t(next[size_t(c) * groups + size_t(key(i))]++)] = d.value[i];
   auto fill = [&](DeviationStats& s, uint32_t worst_node, int64_t first, int64_t last) {
     s.nodes = last - first;
     if (s.nodes == 0) return;
@@ -206,6 +268,8 @@ void summarize_kind(const Netlist& netlist, const NodeDeviations& d, const std::
     s.worst_node = std::string(netlist.node_names[worst_node]);
     fill_distribution(s, values.begin() + first, values.begin() + last);
   };
+  // Each group reorders only its own range.
+#pragma omp parallel for schedule(dynamic, 1)
   for (size_t g = 0; g < groups; ++g) fill(stats_of(r.layers[g], kind), worst[g], begin[g], begin[g + 1]);
   fill(stats_of(r.all, kind), worst_all, 0, begin.back());  // last: the groups' ranges are reordered by now
 }
@@ -215,7 +279,10 @@ void summarize_kind(const Netlist& netlist, const NodeDeviations& d, const std::
 IrDropReport summarize_ir_drop(const Netlist& netlist, const NodeDeviations& d) {
   IrDropReport r;
   r.all.name = "all";
-  for (uint32_t i = 1; i < netlist.node_count(); ++i) r.uncounted += d.kind[i] == NetKind::None;
+  int64_t uncounted = 0;
+#pragma omp parallel for schedule(static, 4096) reduction(+ : uncounted)
+  for (uint32_t i = 1; i < netlist.node_count(); ++i) uncounted += d.kind[i] == NetKind::None;
+  r.uncounted = uncounted;
   for (const SuppliedNet& net : d.nets) {
     (net.supply == 0.0 ? r.ground_nets : r.supply_nets) += 1;
     r.mixed_supply_nets += net.mixed;
