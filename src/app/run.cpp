@@ -93,7 +93,7 @@ RunReport run(const Options& opt) {
     }
   }
 
-  std::vector<double> x(static_cast<size_t>(sys.unknowns()), 0.0);
+  std::vector<double> x;  // every unknown's voltage, filled after the solve (not held through setup and PCG)
   rep.backend = "cpu";
   if (opt.solver == "direct") {
     rep.method = "direct";
