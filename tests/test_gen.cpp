@@ -87,3 +87,32 @@ TEST_CASE("pgsim-gen refuses bad sizes and options with exit 2", "[gen]") {
   CHECK(run_gen("--nodes 1000 -o /nonexistent-dir/g.sp", dir.file("log")) == kExitSystem);
   CHECK_THAT(test::read_text(dir.file("log")), Catch::Contains("/nonexistent-dir/g.sp"));
 }
+
+TEST_CASE("a run writes the same voltages and IR-drop report for 1, 2 and 8 threads", "[gen]") {
+  test::TempDir dir;
+  const std::string netlist = dir.file("g.sp");
+  REQUIRE(run_gen("--nodes 50000 --seed 5 -o " + netlist, dir.file("gen.log")) == kExitOk);
+  std::string voltages, report;
+  for (int threads : {1, 2, 8}) {
+    const std::string t = std::to_string(threads);
+    // stdout only (the IR-drop report): stderr's progress and timings may differ.
+    const std::string cmd = std::string("\"") + PGSIM_EXE + "\" " + netlist + " --backend cpu --threads " + t +
+                            " -o " + dir.file("v" + t + ".txt") + " >" + dir.file("out" + t + ".txt") + " 2>/dev/null";
+    REQUIRE(std::system(cmd.c_str()) == 0);
+    const std::string v = test::read_text(dir.file("v" + t + ".txt")), out = test::read_text(dir.file("out" + t + ".txt"));
+    REQUIRE(v.size() > 50000 * 10);
+    REQUIRE(out.find("IR drop:") != std::string::npos);
+    if (threads == 1) {
+      voltages = v, report = out;
+      continue;
+    }
+    CHECK(v == voltages);
+    CHECK(out == report);
+  }
+}
+
+TEST_CASE("a thread count below 1 is a usage error", "[gen]") {
+  test::TempDir dir;
+  CHECK(test::run_pgsim("x.sp --threads 0", dir.file("log")) == kExitInput);
+  CHECK(test::read_text(dir.file("log")).find("--threads") != std::string::npos);
+}

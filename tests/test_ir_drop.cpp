@@ -38,7 +38,7 @@ Solved solve(Netlist nl) {
   std::vector<double> x(size_t(s.sys.unknowns()));
   REQUIRE(solve_direct(s.sys.G, s.sys.b, x).converged);
   s.v = node_voltages(s.sys, x);
-  s.dev = node_deviations(s.nl, s.sys, s.v);
+  s.dev = node_deviations(supply_nets(s.nl), s.sys, s.v);
   s.report = summarize_ir_drop(s.nl, s.dev);
   return s;
 }

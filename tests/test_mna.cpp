@@ -1,4 +1,9 @@
+#include <omp.h>
+
 #include <catch2/catch.hpp>
+#include <cstring>
+#include <random>
+#include <string>
 
 #include "mna/reduce.hpp"
 #include "parser/input_error.hpp"
@@ -127,4 +132,100 @@ TEST_CASE("the reduced matrix is an SDD M-matrix and PCG matches the direct solv
   CHECK(r.converged);
   CHECK(r.relative_residual <= 1e-12);
   for (size_t i = 0; i < xd.size(); ++i) REQUIRE(xp[i] == Approx(xd[i]).margin(1e-10));
+}
+
+namespace {
+
+// A 200 x 200 mesh with everything reduce() handles: pads (sources to ground), 0-ohm shorts and
+// inductors merging neighbours, sources to private nodes (super-nodes with offsets, no loops that
+// could disagree), resistors and current sources across a super-node, parallel resistors, loads.
+std::string mixed_grid(uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> r(0.5, 2.0);
+  std::uniform_int_distribution<int> pick(0, 99);
+  const int n = 200;
+  auto name = [](int i, int j) { return "n" + std::to_string(i) + "_" + std::to_string(j); };
+  std::string text;
+  int k = 0;
+  auto element = [&](char kind, const std::string& a, const std::string& b, double value) {
+    text += kind + std::to_string(k++) + " " + a + " " + b + " " + std::to_string(value) + "\n";
+  };
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j) {
+      const std::string here = name(i, j), side = "x" + std::to_string(i) + "_" + std::to_string(j);
+      if (j + 1 < n) {
+        const int p = pick(rng);
+        element(p < 3 ? 'R' : p < 5 ? 'L' : 'R', here, name(i, j + 1), p < 3 ? 0.0 : p < 5 ? 1e-9 : r(rng));
+        if (p > 95) element('R', name(i, j + 1), here, r(rng));  // a parallel resistor
+      }
+      if (i + 1 < n) element('R', here, name(i + 1, j), r(rng));
+      const int q = pick(rng);
+      if (q < 2) element('V', here, "0", 1.8);
+      if (q >= 2 && q < 30) element('I', here, "0", 1e-3 * r(rng));
+      if (q == 31) element('R', here, "0", 50.0);
+      if (q >= 40 && q < 50) {  // side sits 0.01 V below here, tied on to the next row
+        element('V', here, side, 0.01);
+        if (i + 1 < n) element('R', side, name(i + 1, j), r(rng));
+        if (q == 41) element('R', here, side, 1.0);  // across the super-node: no current
+        if (q == 42) element('I', here, side, 1e-3);
+      }
+    }
+  return text;
+}
+
+ReducedSystem reduce_with_threads(const Netlist& nl, int threads) {
+  const int before = omp_get_max_threads();
+  omp_set_num_threads(threads);
+  ReducedSystem s = reduce(nl);
+  omp_set_num_threads(before);
+  return s;
+}
+
+std::string reduce_error_with_threads(const Netlist& nl, int threads) {
+  try {
+    reduce_with_threads(nl, threads);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("reduce() gives the same system bit for bit for 1, 2 and 8 threads", "[mna]") {
+  const Netlist nl = parse_netlist_text(mixed_grid(7), "mixed.sp");
+  const ReducedSystem one = reduce_with_threads(nl, 1);
+  REQUIRE(one.unknowns() > 30000);
+  for (int threads : {2, 8}) {
+    const ReducedSystem s = reduce_with_threads(nl, threads);
+    CHECK(s.G.rows == one.G.rows);
+    CHECK(s.G.ptr == one.G.ptr);
+    CHECK(s.G.col == one.G.col);
+    CHECK(std::memcmp(s.G.val.data(), one.G.val.data(), one.G.val.size() * sizeof(double)) == 0);
+    CHECK(std::memcmp(s.b.data(), one.b.data(), one.b.size() * sizeof(double)) == 0);
+    CHECK(s.unknown_of_node == one.unknown_of_node);
+    CHECK(std::memcmp(s.offset_of_node.data(), one.offset_of_node.data(), one.offset_of_node.size() * sizeof(double)) ==
+          0);
+    CHECK(s.node_of_unknown == one.node_of_unknown);
+  }
+  // Sorted columns, the diagonal stored, symmetric: the CSR contract.
+  for (int32_t i = 0; i < one.G.rows; ++i) {
+    bool diagonal = false;
+    for (int32_t k = one.G.ptr[i]; k < one.G.ptr[i + 1]; ++k) {
+      if (k > one.G.ptr[i]) REQUIRE(one.G.col[k - 1] < one.G.col[k]);
+      diagonal |= one.G.col[k] == i;
+    }
+    REQUIRE(diagonal);
+  }
+}
+
+TEST_CASE("reduce() names the same floating part for any thread count", "[mna]") {
+  // Three floating parts; the one holding the lowest unknown is named, as a serial search would:
+  // 'f1' (first in node order), 4 nodes ('f2' and 'f3' one super-node).
+  const std::string text = "R9001 f1 f2 1\nV9002 f2 f3 0.1\nR9003 f3 f4 1\nI9004 f1 0 1m\nR9005 g1 g2 1\n" +
+                           mixed_grid(3) + "R9006 h1 h2 1\n";
+  const Netlist nl = parse_netlist_text(text, "mixed.sp");
+  const std::string expected =
+      "floating part of the circuit: 4 node(s), among them 'f1', have no resistive path to ground or to a voltage source";
+  for (int threads : {1, 2, 8}) CHECK(reduce_error_with_threads(nl, threads) == expected);
 }

@@ -1,32 +1,21 @@
 #include "app/ir_drop.hpp"
 
 #include <fmt/format.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <map>
 #include <nlohmann/json.hpp>
 #include <numeric>
 
 #include "app/grid_name.hpp"
+#include "mna/concurrent_union_find.hpp"
+#include "mna/touched_vector.hpp"
 #include "parser/shown.hpp"
 
 namespace pgsim {
 namespace {
-
-class UnionFind {
- public:
-  explicit UnionFind(uint32_t n) : parent_(n) { std::iota(parent_.begin(), parent_.end(), 0u); }
-  uint32_t find(uint32_t x) {
-    while (parent_[x] != x) x = parent_[x] = parent_[parent_[x]];  // path halving
-    return x;
-  }
-  void unite(uint32_t a, uint32_t b) { parent_[find(a)] = find(b); }
-
- private:
-  std::vector<uint32_t> parent_;
-};
 
 // What the pads of one net say about its supply.
 struct NetSupply {
@@ -34,7 +23,6 @@ struct NetSupply {
   bool has_source = false;  // a voltage source to ground
   bool mixed = false;       // source pads that disagree
   int64_t pads = 0;         // sources and resistors to ground; resistors supply 0 V when there is no source
-  bool supplied() const { return pads > 0; }
   double value() const { return has_source ? source : 0.0; }
 };
 
@@ -45,45 +33,79 @@ bool joins_net(const Element& e) {
 
 }  // namespace
 
-NodeDeviations node_deviations(const Netlist& netlist, const ReducedSystem& system,
-                               const std::vector<double>& voltages) {
+SupplyNets supply_nets(const Netlist& netlist) {
   const uint32_t n = netlist.node_count();
-  UnionFind nets(n);
-  for (const Element& e : netlist.elements)
-    if (e.plus != Netlist::ground && e.minus != Netlist::ground && joins_net(e)) nets.unite(e.plus, e.minus);
+  const std::ptrdiff_t elements = std::ptrdiff_t(netlist.elements.size());
+  ConcurrentUnionFind nets(static_cast<int32_t>(n));
+#pragma omp parallel for schedule(static, 4096)
+  for (std::ptrdiff_t k = 0; k < elements; ++k) {
+    const Element& e = netlist.elements[size_t(k)];
+    if (e.plus != Netlist::ground && e.minus != Netlist::ground && joins_net(e))
+      nets.unite(static_cast<int32_t>(e.plus), static_cast<int32_t>(e.minus));
+  }
+  nets.flatten();  // a net's root is its smallest node (never ground: nothing joins it)
 
-  std::vector<NetSupply> supply(n);  // indexed by a net's root
-  for (const Element& e : netlist.elements) {
-    if ((e.plus == Netlist::ground) == (e.minus == Netlist::ground)) continue;  // no ground terminal, or two
-    const uint32_t node = e.plus == Netlist::ground ? e.minus : e.plus;
-    NetSupply& s = supply[nets.find(node)];
-    if (e.kind == ElementKind::VoltageSource) {
-      const double pad = node == e.plus ? e.value : -e.value;  // v(node) = pad
-      if (s.has_source && pad != s.source) s.mixed = true;
-      if (!s.has_source || std::abs(pad) > std::abs(s.source)) s.source = pad;
-      s.has_source = true;
-      ++s.pads;
-    } else if (e.kind == ElementKind::Resistor || e.kind == ElementKind::Inductor) {
-      ++s.pads;
+  // The pads in element order (each thread filters one contiguous range), then their nets'
+  // supplies in that order, so "the pad of largest |E|, the first of equals" is the serial one.
+  std::vector<std::vector<uint32_t>> pads_of_thread(static_cast<size_t>(omp_get_max_threads()));
+#pragma omp parallel
+  {
+    std::vector<uint32_t>& mine = pads_of_thread[size_t(omp_get_thread_num())];
+#pragma omp for schedule(static) nowait
+    for (std::ptrdiff_t k = 0; k < elements; ++k) {
+      const Element& e = netlist.elements[size_t(k)];
+      if ((e.plus == Netlist::ground) != (e.minus == Netlist::ground) &&
+          (e.kind == ElementKind::VoltageSource || e.kind == ElementKind::Resistor || e.kind == ElementKind::Inductor))
+        mine.push_back(uint32_t(k));
     }
   }
-
-  NodeDeviations d;
-  d.kind.assign(n, NetKind::None);
-  d.value.assign(n, 0.0);
-  d.net.assign(n, 0);
-  std::vector<uint32_t> index_of_root(n, UINT32_MAX);
-  for (uint32_t i = 1; i < n; ++i) {
-    const uint32_t root = nets.find(i);
-    const NetSupply& s = supply[root];
-    if (!s.supplied()) continue;
-    if (index_of_root[root] == UINT32_MAX) {
-      index_of_root[root] = static_cast<uint32_t>(d.nets.size());
-      d.nets.push_back({s.value(), s.pads, s.mixed});
+  std::vector<uint32_t> roots;  // of the supplied nets
+  for (const auto& pads : pads_of_thread)
+    for (uint32_t k : pads) {
+      const Element& e = netlist.elements[k];
+      roots.push_back(uint32_t(nets.root(int32_t(e.plus == Netlist::ground ? e.minus : e.plus))));
     }
-    d.net[i] = index_of_root[root];
-    if (system.unknown_of_node[i] < 0) continue;
-    const double e = s.value();
+  std::sort(roots.begin(), roots.end());
+  roots.erase(std::unique(roots.begin(), roots.end()), roots.end());
+
+  SupplyNets out;
+  assign_touched(out.net_of_node, n, SupplyNets::none);
+  for (size_t i = 0; i < roots.size(); ++i) out.net_of_node[roots[i]] = uint32_t(i);
+  std::vector<NetSupply> supply(roots.size());
+  for (const auto& pads : pads_of_thread)
+    for (uint32_t k : pads) {
+      const Element& e = netlist.elements[k];
+      const uint32_t node = e.plus == Netlist::ground ? e.minus : e.plus;
+      NetSupply& s = supply[out.net_of_node[uint32_t(nets.root(int32_t(node)))]];
+      if (e.kind == ElementKind::VoltageSource) {
+        const double pad = node == e.plus ? e.value : -e.value;  // v(node) = pad
+        if (s.has_source && pad != s.source) s.mixed = true;
+        if (!s.has_source || std::abs(pad) > std::abs(s.source)) s.source = pad;
+        s.has_source = true;
+      }
+      ++s.pads;
+    }
+  for (const NetSupply& s : supply) out.nets.push_back({s.value(), s.pads, s.mixed});
+  // Every other node takes its root's net (roots themselves are not written: no race).
+#pragma omp parallel for schedule(static, 4096)
+  for (uint32_t i = 0; i < n; ++i) {
+    const uint32_t root = uint32_t(nets.root(int32_t(i)));
+    if (root != i) out.net_of_node[i] = out.net_of_node[root];
+  }
+  return out;
+}
+
+NodeDeviations node_deviations(SupplyNets nets, const ReducedSystem& system, const std::vector<double>& voltages) {
+  const uint32_t n = static_cast<uint32_t>(nets.net_of_node.size());
+  NodeDeviations d;
+  d.net = std::move(nets.net_of_node);
+  d.nets = std::move(nets.nets);
+  assign_touched(d.kind, n, NetKind::None);
+  assign_touched(d.value, n);
+#pragma omp parallel for schedule(static, 4096)
+  for (uint32_t i = 1; i < n; ++i) {
+    if (d.net[i] == SupplyNets::none || system.unknown_of_node[i] < 0) continue;
+    const double e = d.nets[d.net[i]].supply;
     if (e == 0.0) {
       d.kind[i] = NetKind::Ground;
       d.value[i] = voltages[i];
@@ -121,35 +143,80 @@ void fill_distribution(DeviationStats& s, std::vector<double>::iterator first, s
 // Every counted node's group (-1: not counted) and the groups' names: layers by number, then "other".
 std::vector<int32_t> layer_groups(const Netlist& netlist, const NodeDeviations& d, std::vector<std::string>& names) {
   const uint32_t n = netlist.node_count();
-  auto layer_of = [&](uint32_t i) { return layer_of_name(netlist.node_names[i]).value_or(kOtherLayer); };
-  std::map<int, int32_t> group_of_layer;
-  for (uint32_t i = 1; i < n; ++i)
-    if (d.kind[i] != NetKind::None) group_of_layer.emplace(layer_of(i), 0);
-  for (auto& [layer, group] : group_of_layer) {
-    group = static_cast<int32_t>(names.size());
-    names.push_back(layer == kOtherLayer ? "other" : fmt::format("n{}", layer));
+  std::vector<int32_t> group;  // first each counted node's layer, then its group
+  assign_touched(group, n, -1);
+  std::vector<int> layers;  // the distinct ones, sorted
+#pragma omp parallel
+  {
+    std::vector<int> mine;
+#pragma omp for schedule(static, 4096) nowait
+    for (uint32_t i = 1; i < n; ++i) {
+      if (d.kind[i] == NetKind::None) continue;
+      group[i] = layer_of_name(netlist.node_names[i]).value_or(kOtherLayer);
+      if (std::find(mine.begin(), mine.end(), group[i]) == mine.end()) mine.push_back(group[i]);
+    }
+#pragma omp critical
+    layers.insert(layers.end(), mine.begin(), mine.end());
   }
-  std::vector<int32_t> group(n, -1);
+  std::sort(layers.begin(), layers.end());
+  layers.erase(std::unique(layers.begin(), layers.end()), layers.end());
+  for (int layer : layers) names.push_back(layer == kOtherLayer ? "other" : fmt::format("n{}", layer));
+#pragma omp parallel for schedule(static, 4096)
   for (uint32_t i = 1; i < n; ++i)
-    if (d.kind[i] != NetKind::None) group[i] = group_of_layer[layer_of(i)];
+    if (group[i] != -1)
+      group[i] = int32_t(std::lower_bound(layers.begin(), layers.end(), group[i]) - layers.begin());
   return group;
+}
+
+// Node i's value beats the worst so far, w (0: none yet); ties keep the earlier node.
+bool worse(const NodeDeviations& d, uint32_t i, uint32_t w) { return w == 0 || d.value[i] > d.value[w]; }
+
+// Per key (net or group) of the nodes that `key` gives one (-1: skip): the count and the worst
+// node, in parallel over contiguous node ranges merged in order, so ties keep the first node as
+// a serial pass would.
+template <class Key>
+void count_and_worst(uint32_t n, size_t keys, Key key, const NodeDeviations& d, std::vector<int64_t>& count,
+                     std::vector<uint32_t>& worst) {
+  count.assign(keys, 0);
+  worst.assign(keys, 0);
+  const int threads = omp_get_max_threads();
+  std::vector<std::vector<int64_t>> counts(size_t(threads), std::vector<int64_t>(keys, 0));
+  std::vector<std::vector<uint32_t>> worsts(size_t(threads), std::vector<uint32_t>(keys, 0));
+#pragma omp parallel
+  {
+    std::vector<int64_t>& c = counts[size_t(omp_get_thread_num())];
+    std::vector<uint32_t>& w = worsts[size_t(omp_get_thread_num())];
+#pragma omp for schedule(static) nowait
+    for (uint32_t i = 1; i < n; ++i) {
+      const int64_t k = key(i);
+      if (k < 0) continue;
+      ++c[size_t(k)];
+      if (worse(d, i, w[size_t(k)])) w[size_t(k)] = i;
+    }
+  }
+  for (int t = 0; t < threads; ++t)
+    for (size_t k = 0; k < keys; ++k) {
+      count[k] += counts[size_t(t)][k];
+      const uint32_t i = worsts[size_t(t)][k];
+      if (i != 0 && worse(d, i, worst[k])) worst[k] = i;
+    }
 }
 
 std::vector<NetSummary> summarize_nets(const Netlist& netlist, const NodeDeviations& d) {
   std::vector<NetSummary> nets;
   for (const SuppliedNet& net : d.nets) nets.push_back({net, 0, 0, {}});
-  std::vector<uint32_t> worst(d.nets.size(), 0);  // 0: none yet
-  for (uint32_t i = 1; i < netlist.node_count(); ++i) {
-    if (d.kind[i] == NetKind::None) continue;
-    ++nets[d.net[i]].nodes;
-    uint32_t& w = worst[d.net[i]];
-    if (w == 0 || d.value[i] > d.value[w]) w = i;
-  }
-  for (size_t k = 0; k < nets.size(); ++k)
+  std::vector<int64_t> count;
+  std::vector<uint32_t> worst;  // 0: none yet
+  count_and_worst(
+      netlist.node_count(), d.nets.size(),
+      [&](uint32_t i) { return d.kind[i] == NetKind::None ? int64_t(-1) : int64_t(d.net[i]); }, d, count, worst);
+  for (size_t k = 0; k < nets.size(); ++k) {
+    nets[k].nodes = count[k];
     if (worst[k]) {
       nets[k].worst = d.value[worst[k]];
       nets[k].worst_node = std::string(netlist.node_names[worst[k]]);
     }
+  }
   std::stable_sort(nets.begin(), nets.end(), [](const NetSummary& a, const NetSummary& b) { return a.worst > b.worst; });
   return nets;
 }
@@ -157,26 +224,44 @@ std::vector<NetSummary> summarize_nets(const Netlist& netlist, const NodeDeviati
 DeviationStats& stats_of(IrDropGroup& g, NetKind kind) { return kind == NetKind::Supply ? g.drop : g.bounce; }
 
 // Drop (kind Supply) or bounce (Ground) statistics per group and over all. The values go into
-// one array, group by group (a counting sort), so per-group and overall percentiles share it.
+// one array, group by group and in node order within a group (a counting sort, each thread
+// placing one contiguous node range), so per-group and overall percentiles share it.
 void summarize_kind(const Netlist& netlist, const NodeDeviations& d, const std::vector<int32_t>& group, NetKind kind,
                     IrDropReport& r) {
   const uint32_t n = netlist.node_count();
   const size_t groups = r.layers.size();
+  auto key = [&](uint32_t i) { return d.kind[i] == kind ? int64_t(group[i]) : int64_t(-1); };
+  std::vector<int64_t> count;
+  std::vector<uint32_t> worst;  // 0: none yet
+  count_and_worst(n, groups, key, d, count, worst);
+  uint32_t worst_all = 0;  // ties: the first node in netlist order, as for nets
+  for (uint32_t w : worst)
+    if (w != 0 && (worst_all == 0 || d.value[w] > d.value[worst_all] || (d.value[w] == d.value[worst_all] && w < worst_all)))
+      worst_all = w;
   std::vector<int64_t> begin(groups + 1, 0);
-  for (uint32_t i = 1; i < n; ++i)
-    if (d.kind[i] == kind) ++begin[size_t(group[i]) + 1];
-  std::partial_sum(begin.begin(), begin.end(), begin.begin());
-  std::vector<double> values(size_t(begin.back()));
-  std::vector<int64_t> next(begin.begin(), begin.end() - 1);
-  std::vector<uint32_t> worst(groups, 0);  // 0: none yet
-  uint32_t worst_all = 0;                  // ties: the first node in netlist order, as for nets
-  for (uint32_t i = 1; i < n; ++i) {
-    if (d.kind[i] != kind) continue;
-    const auto g = size_t(group[i]);
-    values[size_t(next[g]++)] = d.value[i];
-    if (worst[g] == 0 || d.value[i] > d.value[worst[g]]) worst[g] = i;
-    if (worst_all == 0 || d.value[i] > d.value[worst_all]) worst_all = i;
+  std::partial_sum(count.begin(), count.end(), begin.begin() + 1);
+  std::vector<double> values;
+  assign_touched(values, size_t(begin.back()));
+  // next[c * groups + g]: where chunk c of the nodes puts its next value of group g.
+  const std::ptrdiff_t chunks = omp_get_max_threads();
+  std::vector<int64_t> next(size_t(chunks) * groups, 0);
+  auto chunk_begin = [n, chunks](std::ptrdiff_t c) { return 1 + uint32_t(uint64_t(n - 1) * uint64_t(c) / uint64_t(chunks)); };
+#pragma omp parallel for schedule(static, 1)
+  for (std::ptrdiff_t c = 0; c < chunks; ++c)
+    for (uint32_t i = chunk_begin(c); i < chunk_begin(c + 1); ++i)
+      if (key(i) >= 0) ++next[size_t(c) * groups + size_t(key(i))];
+  for (size_t g = 0; g < groups; ++g) {
+    int64_t at = begin[g];
+    for (std::ptrdiff_t c = 0; c < chunks; ++c) {
+      const int64_t here = next[size_t(c) * groups + g];
+      next[size_t(c) * groups + g] = at;
+      at += here;
+    }
   }
+#pragma omp parallel for schedule(static, 1)
+  for (std::ptrdiff_t c = 0; c < chunks; ++c)
+    for (uint32_t i = chunk_begin(c); i < chunk_begin(c + 1); ++i)
+      if (key(i) >= 0) values[size_t(next[size_t(c) * groups + size_t(key(i))]++)] = d.value[i];
   auto fill = [&](DeviationStats& s, uint32_t worst_node, int64_t first, int64_t last) {
     s.nodes = last - first;
     if (s.nodes == 0) return;
@@ -184,6 +269,8 @@ void summarize_kind(const Netlist& netlist, const NodeDeviations& d, const std::
     s.worst_node = std::string(netlist.node_names[worst_node]);
     fill_distribution(s, values.begin() + first, values.begin() + last);
   };
+  // Each group reorders only its own range.
+#pragma omp parallel for schedule(dynamic, 1)
   for (size_t g = 0; g < groups; ++g) fill(stats_of(r.layers[g], kind), worst[g], begin[g], begin[g + 1]);
   fill(stats_of(r.all, kind), worst_all, 0, begin.back());  // last: the groups' ranges are reordered by now
 }
@@ -193,7 +280,10 @@ void summarize_kind(const Netlist& netlist, const NodeDeviations& d, const std::
 IrDropReport summarize_ir_drop(const Netlist& netlist, const NodeDeviations& d) {
   IrDropReport r;
   r.all.name = "all";
-  for (uint32_t i = 1; i < netlist.node_count(); ++i) r.uncounted += d.kind[i] == NetKind::None;
+  int64_t uncounted = 0;
+#pragma omp parallel for schedule(static, 4096) reduction(+ : uncounted)
+  for (uint32_t i = 1; i < netlist.node_count(); ++i) uncounted += d.kind[i] == NetKind::None;
+  r.uncounted = uncounted;
   for (const SuppliedNet& net : d.nets) {
     (net.supply == 0.0 ? r.ground_nets : r.supply_nets) += 1;
     r.mixed_supply_nets += net.mixed;

@@ -26,6 +26,17 @@ struct SuppliedNet {
   bool mixed = false;  // source pads that disagree
 };
 
+// The supplied nets and every netlist node's net, from the netlist's elements: computed right
+// after the reduction, so the elements can be released before the solve.
+struct SupplyNets {
+  static constexpr uint32_t none = UINT32_MAX;
+  std::vector<uint32_t> net_of_node;  // index into nets, or none (ground, nodes of nets with no pad)
+  std::vector<SuppliedNet> nets;      // in the order of their first node
+};
+
+// In parallel; the same result for any thread count.
+SupplyNets supply_nets(const Netlist& netlist);
+
 // Per netlist node (index = node id): its net's kind, its drop or bounce in volts, and its net.
 // kind None: ground, pad nodes, and nodes of nets with no pad.
 struct NodeDeviations {
@@ -35,8 +46,7 @@ struct NodeDeviations {
   std::vector<SuppliedNet> nets;
 };
 
-NodeDeviations node_deviations(const Netlist& netlist, const ReducedSystem& system,
-                               const std::vector<double>& voltages);
+NodeDeviations node_deviations(SupplyNets nets, const ReducedSystem& system, const std::vector<double>& voltages);
 
 // Statistics of one kind (drop or bounce) over a group of nodes, in volts.
 struct DeviationStats {

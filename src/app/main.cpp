@@ -2,6 +2,8 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <omp.h>
+
 #include <CLI/CLI.hpp>
 #include <csignal>
 #include <iostream>
@@ -65,6 +67,8 @@ int main(int argc, char** argv) {
       ->needs(export_system)
       ->excludes(output)
       ->excludes(compare);
+  app.add_option("--threads", opt.threads, "threads of every phase (default: all cores)")
+      ->check(CLI::Range(1, 4096));
   app.add_flag("--profile", opt.profile, "print per-phase and per-level timing");
   bool verbose = false;
   app.add_flag("-v,--verbose", verbose, "more messages");
@@ -86,6 +90,9 @@ int main(int argc, char** argv) {
   opt.eliminate = !no_eliminate;
   // A pipe or socket whose reader has gone is a write error (exit 4, named), not a silent death.
   std::signal(SIGPIPE, SIG_IGN);
+  // Once, before any parallel region: every phase's OpenMP loops (and the parser's chunking,
+  // which asks omp_get_max_threads()) follow it.
+  if (opt.threads > 0) omp_set_num_threads(opt.threads);
   auto logger = spdlog::stderr_color_mt("pgsim");
   spdlog::set_default_logger(logger);
   spdlog::set_pattern("%^%l%$: %v");

@@ -21,6 +21,7 @@ struct Options {
   std::string export_prefix;  // --export-system: write the reduced system; empty: do not
   bool export_only = false;   // stop after the export
   bool eliminate = true;     // exact elimination of wire chains before PCG (mna/chain_elimination.hpp)
+  int threads = 0;            // --threads: OpenMP threads of every phase; 0: OpenMP's default (all cores)
   bool profile = false;
   bool quiet = false;
 };

@@ -55,6 +55,8 @@ void write_json(const std::string& path, const RunReport& r) {
   j["unknowns"] = r.unknowns;
   j["nnz"] = r.nnz;
   j["eliminated"] = r.eliminated;
+  j["threads"] = r.threads;
+  j["peak_host_bytes"] = r.peak_host_bytes;
   j["solver"] = {{"method", r.method},
                  {"precond", r.precond},
                  {"backend", r.backend},

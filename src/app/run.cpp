@@ -2,12 +2,15 @@
 
 #include <spdlog/spdlog.h>
 
+#include <omp.h>
+
 #include <cmath>
 #include <optional>
 
 #include "app/backend.hpp"
 #include "app/export_system.hpp"
 #include "app/heatmap.hpp"
+#include "app/host_memory.hpp"
 #include "app/output_file.hpp"
 #include "app/png_writer.hpp"
 #include "app/progress.hpp"
@@ -25,10 +28,24 @@
 #include "pcg/vector_ops.hpp"
 
 namespace pgsim {
+namespace {
+
+// -v: where the host memory goes, phase by phase (bytes per netlist node, the measure).
+void log_memory(const char* after, int64_t nodes) {
+  if (!spdlog::default_logger()->should_log(spdlog::level::debug)) return;
+  const HostMemory m = host_memory();
+  const double per_node = nodes > 0 ? 1.0 / double(nodes) : 0.0;
+  spdlog::debug("memory after {}: {:.0f} MB resident ({:.0f} B/node), peak {:.0f} MB ({:.0f} B/node)", after,
+                double(m.resident) / 1e6, double(m.resident) * per_node, double(m.peak) / 1e6,
+                double(m.peak) * per_node);
+}
+
+}  // namespace
 
 RunReport run(const Options& opt) {
   RunReport rep;
   rep.netlist = opt.netlist;
+  rep.threads = omp_get_max_threads();
   Stopwatch total, phase;
   const GpuContextWarmUp warm_up(opt);
 
@@ -52,12 +69,18 @@ RunReport run(const Options& opt) {
   rep.nodes = netlist.node_count() - 1;
   spdlog::info("parsed {}: {} elements, {} nodes, {:.1f} MB in {:.3f} s", opt.netlist, netlist.elements.size(),
                rep.nodes, double(rep.bytes) / 1e6, rep.time.parse);
+  log_memory("parse", rep.nodes);
 
   ReducedSystem sys = reduce(netlist);
+  SupplyNets nets = supply_nets(netlist);
+  // From here on only the node names are needed: the elements and their names go.
+  std::vector<Element>().swap(netlist.elements);
+  netlist.element_names = NameTable();
   rep.time.reduce = phase.lap();
   rep.unknowns = sys.unknowns();
   rep.nnz = sys.G.nnz();
   spdlog::info("reduced to {} unknowns, {} nonzeros in {:.3f} s", rep.unknowns, rep.nnz, rep.time.reduce);
+  log_memory("reduce", rep.nodes);
 
   if (!opt.export_prefix.empty()) {  // the system as reduce() made it, before any later transformation
     export_system(opt.export_prefix, netlist, sys);
@@ -70,7 +93,7 @@ RunReport run(const Options& opt) {
     }
   }
 
-  std::vector<double> x(static_cast<size_t>(sys.unknowns()), 0.0);
+  std::vector<double> x;  // every unknown's voltage, filled after the solve (not held through setup and PCG)
   rep.backend = "cpu";
   if (opt.solver == "direct") {
     rep.method = "direct";
@@ -89,6 +112,7 @@ RunReport run(const Options& opt) {
       rep.time.eliminate = phase.lap();
       spdlog::info("eliminated {} chain unknowns exactly, {} remain, in {:.3f} s", rep.eliminated, chains->G.rows,
                    rep.time.eliminate);
+      log_memory("eliminate", rep.nodes);
     }
     const CsrMatrix& G = chains ? chains->G : sys.G;
     const std::vector<double>& b = chains ? chains->b : sys.b;
@@ -108,11 +132,13 @@ RunReport run(const Options& opt) {
     } else {
       auto M = make_cpu_preconditioner(rep.precond, G, cmg_options(opt));
       rep.time.setup = phase.lap();
+      log_memory("setup", rep.nodes);
       rep.result = pcg_cpu(G, b, x_kept, *M, control);
       rep.levels = M->levels();
       rep.time.solve = phase.lap();
     }
     solve_progress.finish();
+    log_memory("solve", rep.nodes);
     if (chains) {
       x = chains->recover(x_kept);
       rep.result.relative_residual = relative_residual(sys.G, sys.b, x);
@@ -138,7 +164,7 @@ RunReport run(const Options& opt) {
 
   std::vector<double> voltages = node_voltages(sys, x);
   if (!opt.output.empty()) write_voltages(opt.output, netlist, voltages);
-  const NodeDeviations deviations = node_deviations(netlist, sys, voltages);
+  const NodeDeviations deviations = node_deviations(std::move(nets), sys, voltages);
   rep.ir_drop = summarize_ir_drop(netlist, deviations);
   if (!opt.heatmap.empty()) {
     const auto maps = write_heatmaps(opt.heatmap, netlist, deviations);
@@ -146,8 +172,10 @@ RunReport run(const Options& opt) {
     for (const auto& path : maps) spdlog::info("wrote {}", path);
   }
   rep.time.write = phase.lap();
+  log_memory("write", rep.nodes);
   if (!opt.compare.empty()) rep.comparison = compare_voltages(netlist, voltages, reference);
   rep.time.total = total.lap();
+  rep.peak_host_bytes = host_memory().peak;
   if (!opt.json.empty()) write_json(opt.json, rep);
   return rep;
 }

@@ -23,10 +23,12 @@ struct RunReport {
   int64_t unknowns = 0;
   int64_t nnz = 0;
   int64_t eliminated = 0;  // unknowns removed by chain elimination before PCG
+  int threads = 0;         // OpenMP threads the run used
   std::string method, precond, backend;
   std::string smoother;          // the CMG smoother (--smoother); empty for other preconditioners
   std::string device;            // the GPU and its SpMV layout, when the GPU solved
   uint64_t peak_device_bytes = 0;
+  uint64_t peak_host_bytes = 0;  // resident host memory at its peak (0 where unknown)
   SolveResult result;
   PhaseTimes time;
   std::vector<LevelStats> levels;

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "cmg/coarse_factor.hpp"
+#include "mna/fixed_order_sum.hpp"
 
 namespace pgsim {
 namespace {
@@ -46,13 +47,12 @@ CmgPreconditioner::CmgPreconditioner(const CsrMatrix& G, const CmgOptions& optio
 void CmgPreconditioner::apply(const double* r, double* z) const {
   const int32_t n = h_.n;
   double* b0 = b_[0].data();
-  double sum = 0;
-#pragma omp parallel for reduction(+ : sum) if (n > kParallelRows)
-  for (int32_t i = 0; i < n; ++i) {
-    b0[h_.level0_of_unknown[i]] = r[i];
-    sum += r[i];
-  }
-  b0[h_.level0_ground] = -sum;
+  // One pass scatters r into level 0 and sums it for the ground row.
+  const int32_t* to = h_.level0_of_unknown.data();
+  b0[h_.level0_ground] = -fixed_order_sum(n, [r, b0, to](int64_t i) {
+    b0[to[i]] = r[i];
+    return r[i];
+  });
   cycle(0);
   const double* x0 = x_[0].data();
   const double ground = x0[h_.level0_ground];

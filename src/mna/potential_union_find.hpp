@@ -30,6 +30,14 @@ class PotentialUnionFind {
   }
   double offset(uint32_t x) const { return offset_[x]; }  // valid right after find(x)
 
+  // Points every node straight at its root, one node after another (compressing overlapping
+  // paths in parallel would race on their offsets). Afterwards, until the next unite(),
+  // flat_root(x) and offset(x) may be read from many threads at once.
+  void flatten() {
+    for (uint32_t x = 0; x < parent_.size(); ++x) find(x);
+  }
+  uint32_t flat_root(uint32_t x) const { return parent_[x]; }
+
   // Records v(a) - v(b) = e for a and b in different sets (roots ra, rb, found just before).
   void unite(uint32_t a, uint32_t b, double e) {
     uint32_t ra = find(a), rb = find(b);

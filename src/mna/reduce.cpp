@@ -4,9 +4,13 @@
 #include <cmath>
 #include <cstdio>
 #include <deque>
+#include <functional>
 #include <string>
 
+#include "mna/concurrent_union_find.hpp"
 #include "mna/potential_union_find.hpp"
+#include "mna/prefix_sum.hpp"
+#include "mna/touched_vector.hpp"
 #include "parser/input_error.hpp"
 #include "parser/shown.hpp"
 
@@ -67,15 +71,35 @@ std::vector<uint32_t> source_path(const Netlist& nl, const std::vector<uint32_t>
   throw InputError(std::string(what) + " in a loop disagree (" + diff + "): " + names);
 }
 
-}  // namespace
+// Element k stamps the rows of its ends' unknowns: a positive resistor or a current source.
+bool stamps(const Element& e) {
+  return (e.kind == ElementKind::Resistor && e.value > 0) || e.kind == ElementKind::CurrentSource;
+}
 
-ReducedSystem reduce(const Netlist& nl) {
-  const uint32_t n_nodes = nl.node_count();
+// x = min(x, value), atomically.
+void lower_to(uint32_t& x, uint32_t value) {
+  uint32_t seen = __atomic_load_n(&x, __ATOMIC_RELAXED);
+  while (value < seen && !__atomic_compare_exchange_n(&x, &seen, value, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+  }
+}
+
+// Sorts a short range in place (rows of a grid hold a handful of entries), a long one with std::sort.
+template <class Less>
+void sort_range(uint32_t* first, uint32_t* last, Less less) {
+  if (last - first > 32) {
+    std::sort(first, last, less);
+    return;
+  }
+  for (uint32_t* i = first + 1; i < last; ++i)
+    for (uint32_t* j = i; j > first && less(*j, j[-1]); --j) std::swap(*j, j[-1]);
+}
+
+// 1. Voltage sources, zero-ohm resistors and inductors merge nodes into super-nodes, in element
+// order (serial: the first element that closes a disagreeing loop is the one named).
+PotentialUnionFind merge_super_nodes(const Netlist& nl) {
   bool has_source = false;
-  PotentialUnionFind uf(n_nodes);
+  PotentialUnionFind uf(nl.node_count());
   std::vector<uint32_t> merged;  // elements that merged two sets, to name a conflicting loop
-
-  // 1. Voltage sources, zero-ohm resistors and inductors merge nodes into super-nodes.
   for (uint32_t k = 0; k < nl.elements.size(); ++k) {
     const Element& e = nl.elements[k];
     if (e.kind == ElementKind::VoltageSource || e.kind == ElementKind::CurrentSource) has_source = true;
@@ -92,132 +116,235 @@ ReducedSystem reduce(const Netlist& nl) {
     merged.push_back(k);
   }
   if (!has_source) throw InputError(nl.files[0] + ": the netlist has no voltage or current sources");
+  uf.flatten();
+  return uf;
+}
 
-  // 2. Number the unknowns: every super-node not holding ground, in order of first node.
-  ReducedSystem sys;
-  sys.unknown_of_node.assign(n_nodes, -1);
-  sys.offset_of_node.assign(n_nodes, 0.0);
-  const uint32_t ground_root = uf.find(Netlist::ground);
+// 2. Numbers the unknowns: every super-node not holding ground, in the order of its first
+// (smallest) node, which becomes node_of_unknown. Fills unknown_of_node and offset_of_node.
+void number_unknowns(const PotentialUnionFind& uf, ReducedSystem& sys) {
+  const uint32_t n_nodes = static_cast<uint32_t>(sys.unknown_of_node.size());
+  const std::ptrdiff_t sn = n_nodes;
+  const uint32_t ground_root = uf.flat_root(Netlist::ground);
   const double ground_offset = uf.offset(Netlist::ground);
-  std::vector<int32_t> unknown_of_root(n_nodes, -1);
-  std::vector<double> base_offset;  // per unknown: v(node_of_unknown) - v(root), so x is that node's voltage
-  int32_t n = 0;
-  for (uint32_t v = 0; v < n_nodes; ++v) {
-    uint32_t r = uf.find(v);
+  std::vector<uint32_t> first;  // per root: its smallest node
+  assign_touched(first, n_nodes, UINT32_MAX);
+#pragma omp parallel for schedule(static, 4096)
+  for (std::ptrdiff_t v = 0; v < sn; ++v)
+    if (uf.flat_root(uint32_t(v)) != ground_root) lower_to(first[uf.flat_root(uint32_t(v))], uint32_t(v));
+  // number[v]: 1 at first nodes, then their running count: first node v gets unknown number[v] - 1.
+  std::vector<int32_t> number;
+  assign_touched(number, n_nodes);
+#pragma omp parallel for schedule(static, 4096)
+  for (std::ptrdiff_t v = 0; v < sn; ++v) number[size_t(v)] = first[uf.flat_root(uint32_t(v))] == uint32_t(v);
+  prefix_sum(number);
+  const int32_t n = n_nodes > 0 ? number.back() : 0;
+  assign_touched(sys.node_of_unknown, size_t(n));
+#pragma omp parallel for schedule(static, 4096)
+  for (std::ptrdiff_t v = 0; v < sn; ++v)
+    if (first[uf.flat_root(uint32_t(v))] == uint32_t(v)) sys.node_of_unknown[size_t(number[size_t(v)] - 1)] = uint32_t(v);
+  // v(node) = x[unknown] + offset, x being the voltage of the unknown's first node.
+#pragma omp parallel for schedule(static, 4096)
+  for (std::ptrdiff_t v = 0; v < sn; ++v) {
+    const uint32_t r = uf.flat_root(uint32_t(v));
     if (r == ground_root) {
-      sys.offset_of_node[v] = uf.offset(v) - ground_offset;
-      continue;
+      sys.unknown_of_node[size_t(v)] = -1;
+      sys.offset_of_node[size_t(v)] = uf.offset(uint32_t(v)) - ground_offset;
+    } else {
+      sys.unknown_of_node[size_t(v)] = number[first[r]] - 1;
+      sys.offset_of_node[size_t(v)] = uf.offset(uint32_t(v)) - uf.offset(first[r]);
     }
-    if (unknown_of_root[r] < 0) {
-      unknown_of_root[r] = n++;
-      sys.node_of_unknown.push_back(v);
-      base_offset.push_back(uf.offset(v));
-    }
-    sys.unknown_of_node[v] = unknown_of_root[r];
-    sys.offset_of_node[v] = uf.offset(v) - base_offset[static_cast<size_t>(unknown_of_root[r])];
   }
+}
 
-  // 3. Stamp resistors and current sources. Off-diagonals are gathered per row, then sorted.
-  std::vector<double> diag(static_cast<size_t>(n), 0.0);
-  sys.b.assign(static_cast<size_t>(n), 0.0);
-  std::vector<int64_t> count(static_cast<size_t>(n) + 1, 0);
-  auto for_each_conductance = [&](auto&& stamp) {
-    for (const Element& e : nl.elements)
-      if (e.kind == ElementKind::Resistor && e.value > 0) stamp(e);
+// The elements that stamp each unknown's row (stamps()), grouped by row and in element order
+// within a row: row u's are entry[ptr[u] .. ptr[u + 1]). A current source with both ends in one
+// unknown is listed once there.
+struct RowEntries {
+  std::vector<int32_t> ptr;
+  std::vector<uint32_t> entry;
+};
+
+RowEntries entries_by_row(const Netlist& nl, const ReducedSystem& sys) {
+  const int32_t n = static_cast<int32_t>(sys.node_of_unknown.size());
+  const std::ptrdiff_t elements = std::ptrdiff_t(nl.elements.size());
+  // Each end's unknown, or -1 for none (a fixed node, or the other end of one unknown).
+  auto rows_of = [&](const Element& e, int32_t& ua, int32_t& ub) {
+    ua = sys.unknown_of_node[e.plus], ub = sys.unknown_of_node[e.minus];
+    if (ua == ub) {
+      ub = -1;
+      if (e.kind == ElementKind::Resistor) ua = -1;  // across a super-node: no current flows
+    }
   };
-  for_each_conductance([&](const Element& e) {
-    int32_t ua = sys.unknown_of_node[e.plus], ub = sys.unknown_of_node[e.minus];
-    if (ua >= 0 && ub >= 0 && ua != ub) ++count[ua + 1], ++count[ub + 1];
-  });
-  for (int32_t i = 0; i < n; ++i) count[i + 1] += count[i];
-  std::vector<int32_t> off_col(static_cast<size_t>(count[n]));
-  std::vector<double> off_val(static_cast<size_t>(count[n]));
-  std::vector<int64_t> fill(count.begin(), count.end() - 1);
-  std::vector<uint8_t> touches_fixed(static_cast<size_t>(n), 0);
-  for_each_conductance([&](const Element& e) {
-    const double g = 1.0 / e.value;
-    int32_t ua = sys.unknown_of_node[e.plus], ub = sys.unknown_of_node[e.minus];
-    double oa = sys.offset_of_node[e.plus], ob = sys.offset_of_node[e.minus];
-    // Current leaving through the resistor from plus: g (x_a + oa - x_b - ob).
-    if (ua >= 0 && ub >= 0) {
-      if (ua == ub) return;  // both ends in one super-node: a resistor across a source
-      diag[ua] += g, diag[ub] += g;
-      sys.b[ua] -= g * (oa - ob), sys.b[ub] -= g * (ob - oa);
-      off_col[fill[ua]] = ub, off_val[fill[ua]++] = -g;
-      off_col[fill[ub]] = ua, off_val[fill[ub]++] = -g;
-    } else if (ua >= 0) {
-      diag[ua] += g, sys.b[ua] += g * (ob - oa), touches_fixed[ua] = 1;
-    } else if (ub >= 0) {
-      diag[ub] += g, sys.b[ub] += g * (oa - ob), touches_fixed[ub] = 1;
-    }
-  });
-  for (const Element& e : nl.elements) {
-    if (e.kind != ElementKind::CurrentSource) continue;
-    // SPICE: a positive source drives current out of its plus node, through itself, into minus.
-    if (int32_t ua = sys.unknown_of_node[e.plus]; ua >= 0) sys.b[ua] -= e.value;
-    if (int32_t ub = sys.unknown_of_node[e.minus]; ub >= 0) sys.b[ub] += e.value;
+  RowEntries rows;
+  // Counting sort by row: counts at ptr[u], summed to row ends, then filled from the end of each
+  // row down (atomically: elements in any order), so ptr[u] ends at row u's start.
+  assign_touched(rows.ptr, size_t(n) + 1);
+  int64_t total = 0;
+#pragma omp parallel for schedule(static, 4096) reduction(+ : total)
+  for (std::ptrdiff_t k = 0; k < elements; ++k) {
+    const Element& e = nl.elements[size_t(k)];
+    if (!stamps(e)) continue;
+    int32_t ua, ub;
+    rows_of(e, ua, ub);
+    if (ua >= 0) __atomic_fetch_add(&rows.ptr[size_t(ua)], 1, __ATOMIC_RELAXED), ++total;
+    if (ub >= 0) __atomic_fetch_add(&rows.ptr[size_t(ub)], 1, __ATOMIC_RELAXED), ++total;
   }
-
-  // 4. Floating components: unknowns with no resistive path to a fixed node.
-  {
-    std::vector<int32_t> comp(static_cast<size_t>(n), -1);
-    std::vector<int32_t> stack;
-    for (int32_t s = 0; s < n; ++s) {
-      if (comp[s] >= 0) continue;
-      bool anchored = false;
-      int64_t nodes = 0;
-      comp[s] = s;
-      stack.assign(1, s);
-      while (!stack.empty()) {
-        int32_t u = stack.back();
-        stack.pop_back();
-        anchored |= touches_fixed[u] != 0;
-        ++nodes;
-        for (int64_t k = count[u]; k < count[u + 1]; ++k)
-          if (comp[off_col[k]] < 0) comp[off_col[k]] = s, stack.push_back(off_col[k]);
-      }
-      if (!anchored) {
-        int64_t netlist_nodes = 0;
-        for (uint32_t v = 0; v < n_nodes; ++v)
-          if (sys.unknown_of_node[v] >= 0 && comp[sys.unknown_of_node[v]] == s) ++netlist_nodes;
-        throw InputError("floating part of the circuit: " + std::to_string(netlist_nodes) + " node(s), among them " +
-                         shown(nl.node_names[sys.node_of_unknown[s]]) +
-                         ", have no resistive path to ground or to a voltage source");
-      }
-    }
+  if (total + n > INT32_MAX) throw InputError("the system has more than 2^31 nonzeros, beyond this build's index width");
+  prefix_sum(rows.ptr);
+  assign_touched(rows.entry, size_t(total));
+#pragma omp parallel for schedule(static, 4096)
+  for (std::ptrdiff_t k = 0; k < elements; ++k) {
+    const Element& e = nl.elements[size_t(k)];
+    if (!stamps(e)) continue;
+    int32_t ua, ub;
+    rows_of(e, ua, ub);
+    if (ua >= 0) rows.entry[size_t(__atomic_sub_fetch(&rows.ptr[size_t(ua)], 1, __ATOMIC_RELAXED))] = uint32_t(k);
+    if (ub >= 0) rows.entry[size_t(__atomic_sub_fetch(&rows.ptr[size_t(ub)], 1, __ATOMIC_RELAXED))] = uint32_t(k);
   }
+  return rows;
+}
 
-  // 5. CSR with sorted columns, parallel resistors summed, diagonal in place.
+// 3. Stamps resistors and current sources, row by row in parallel: each row sums its elements'
+// contributions in element order (so G and b do not depend on the thread count), then CSR with
+// sorted columns, parallel resistors summed, the diagonal in place. anchored[u]: row u has a
+// resistor to a fixed node.
+void stamp(const Netlist& nl, ReducedSystem& sys, std::vector<uint8_t>& anchored) {
+  const int32_t n = static_cast<int32_t>(sys.node_of_unknown.size());
+  RowEntries rows = entries_by_row(nl, sys);
+  std::vector<double> diag;
+  assign_touched(diag, size_t(n));
+  assign_touched(sys.b, size_t(n));
+  assign_touched(anchored, size_t(n));
   CsrMatrix& G = sys.G;
   G.rows = n;
-  if (count[n] + n > INT32_MAX) throw InputError("the system has more than 2^31 nonzeros, beyond this build's index width");
-  G.ptr.assign(static_cast<size_t>(n) + 1, 0);
-  G.col.reserve(static_cast<size_t>(count[n] + n));
-  G.val.reserve(static_cast<size_t>(count[n] + n));
-  std::vector<std::pair<int32_t, double>> row;
-  for (int32_t i = 0; i < n; ++i) {
-    row.clear();
-    for (int64_t k = count[i]; k < count[i + 1]; ++k) row.push_back({off_col[k], off_val[k]});
-    row.push_back({i, diag[i]});
-    std::sort(row.begin(), row.end(), [](auto& x, auto& y) { return x.first < y.first; });
-    for (size_t k = 0; k < row.size(); ++k) {
-      if (k > 0 && row[k].first == row[k - 1].first) {
-        G.val.back() += row[k].second;
-        continue;
+  assign_touched(G.ptr, size_t(n) + 1);
+  // The unknown across element k from row u; -1: a fixed node, or a current source.
+  auto neighbour = [&](uint32_t k, int32_t u) -> int32_t {
+    const Element& e = nl.elements[k];
+    if (e.kind != ElementKind::Resistor) return -1;
+    const int32_t ua = sys.unknown_of_node[e.plus];
+    return ua == u ? sys.unknown_of_node[e.minus] : ua;
+  };
+#pragma omp parallel for schedule(dynamic, 4096)
+  for (int32_t u = 0; u < n; ++u) {
+    uint32_t* first = rows.entry.data() + rows.ptr[size_t(u)];
+    uint32_t* last = rows.entry.data() + rows.ptr[size_t(u) + 1];
+    sort_range(first, last, std::less<uint32_t>());
+    double d = 0, b = 0;
+    // Resistors first, then current sources, each in element order, as a serial pass over the
+    // elements would sum them. Current leaving u through a resistor: g (v_u - v_other).
+    for (uint32_t* p = first; p < last; ++p) {
+      const Element& e = nl.elements[*p];
+      if (e.kind != ElementKind::Resistor) continue;
+      const double g = 1.0 / e.value;
+      const bool plus = sys.unknown_of_node[e.plus] == u;
+      const double o_self = sys.offset_of_node[plus ? e.plus : e.minus];
+      const double o_other = sys.offset_of_node[plus ? e.minus : e.plus];
+      d += g;
+      if (neighbour(*p, u) >= 0) {
+        b -= g * (o_self - o_other);
+      } else {
+        b += g * (o_other - o_self);
+        anchored[size_t(u)] = 1;
       }
-      G.col.push_back(row[k].first);
-      G.val.push_back(row[k].second);
     }
-    G.ptr[i + 1] = static_cast<int32_t>(G.col.size());
+    // SPICE: a positive source drives current out of its plus node, through itself, into minus.
+    for (uint32_t* p = first; p < last; ++p) {
+      const Element& e = nl.elements[*p];
+      if (e.kind != ElementKind::CurrentSource) continue;
+      if (sys.unknown_of_node[e.plus] == u) b -= e.value;
+      if (sys.unknown_of_node[e.minus] == u) b += e.value;
+    }
+    diag[size_t(u)] = d;
+    sys.b[size_t(u)] = b;
+    // By neighbour (element order among equals, kept by the stable insertion sort): the
+    // distinct neighbours and the diagonal make the row.
+    sort_range(first, last, [&](uint32_t x, uint32_t y) { return neighbour(x, u) < neighbour(y, u); });
+    int32_t length = 1;
+    for (uint32_t* p = first; p < last; ++p)
+      if (neighbour(*p, u) >= 0 && (p == first || neighbour(*p, u) != neighbour(p[-1], u))) ++length;
+    G.ptr[size_t(u) + 1] = length;
   }
+  prefix_sum(G.ptr);
+  assign_touched(G.col, size_t(G.ptr[size_t(n)]));
+  assign_touched(G.val, G.col.size());
+#pragma omp parallel for schedule(dynamic, 4096)
+  for (int32_t u = 0; u < n; ++u) {
+    int32_t at = G.ptr[size_t(u)];
+    bool diagonal_placed = false;
+    for (int32_t p = rows.ptr[size_t(u)]; p < rows.ptr[size_t(u) + 1]; ++p) {
+      const int32_t j = neighbour(rows.entry[size_t(p)], u);
+      if (j < 0) continue;
+      if (!diagonal_placed && j > u) {
+        G.col[size_t(at)] = u, G.val[size_t(at++)] = diag[size_t(u)];
+        diagonal_placed = true;
+      }
+      const double g = 1.0 / nl.elements[rows.entry[size_t(p)]].value;
+      if (at > G.ptr[size_t(u)] && G.col[size_t(at) - 1] == j) {
+        G.val[size_t(at) - 1] -= g;  // a resistor parallel to the previous one
+      } else {
+        G.col[size_t(at)] = j, G.val[size_t(at++)] = -g;
+      }
+    }
+    if (!diagonal_placed) G.col[size_t(at)] = u, G.val[size_t(at)] = diag[size_t(u)];
+  }
+}
+
+// 4. Floating components: unknowns with no resistive path to a fixed node. The error names the
+// first unknown of the lowest-numbered floating component, and its netlist node count.
+void check_floating(const Netlist& nl, const ReducedSystem& sys, std::vector<uint8_t>& anchored) {
+  const CsrMatrix& G = sys.G;
+  const int32_t n = G.rows;
+  ConcurrentUnionFind components(n);
+#pragma omp parallel for schedule(dynamic, 4096)
+  for (int32_t u = 0; u < n; ++u)
+    for (int32_t k = G.ptr[size_t(u)]; k < G.ptr[size_t(u) + 1]; ++k)
+      if (G.col[size_t(k)] > u) components.unite(u, G.col[size_t(k)]);
+  components.flatten();
+  // A component is anchored when any of its rows is: collected at its root (its smallest unknown).
+#pragma omp parallel for schedule(static, 4096)
+  for (int32_t u = 0; u < n; ++u)
+    if (__atomic_load_n(&anchored[size_t(u)], __ATOMIC_RELAXED))
+      __atomic_store_n(&anchored[size_t(components.root(u))], uint8_t(1), __ATOMIC_RELAXED);
+  int32_t floating = n;
+#pragma omp parallel for schedule(static, 4096) reduction(min : floating)
+  for (int32_t u = 0; u < n; ++u)
+    if (components.root(u) == u && !anchored[size_t(u)]) floating = std::min(floating, u);
+  if (floating == n) return;
+  int64_t netlist_nodes = 0;
+  const std::ptrdiff_t n_nodes = std::ptrdiff_t(sys.unknown_of_node.size());
+#pragma omp parallel for schedule(static, 4096) reduction(+ : netlist_nodes)
+  for (std::ptrdiff_t v = 0; v < n_nodes; ++v) {
+    const int32_t u = sys.unknown_of_node[size_t(v)];
+    if (u >= 0 && components.root(u) == floating) ++netlist_nodes;
+  }
+  throw InputError("floating part of the circuit: " + std::to_string(netlist_nodes) + " node(s), among them " +
+                   shown(nl.node_names[sys.node_of_unknown[size_t(floating)]]) +
+                   ", have no resistive path to ground or to a voltage source");
+}
+
+}  // namespace
+
+ReducedSystem reduce(const Netlist& nl) {
+  ReducedSystem sys;
+  assign_touched(sys.unknown_of_node, nl.node_count());
+  assign_touched(sys.offset_of_node, nl.node_count());
+  number_unknowns(merge_super_nodes(nl), sys);
+  std::vector<uint8_t> anchored;
+  stamp(nl, sys, anchored);
+  check_floating(nl, sys, anchored);
   return sys;
 }
 
 std::vector<double> node_voltages(const ReducedSystem& sys, const std::vector<double>& x) {
-  std::vector<double> v(sys.unknown_of_node.size());
-  for (size_t i = 0; i < v.size(); ++i) {
-    int32_t u = sys.unknown_of_node[i];
-    v[i] = sys.offset_of_node[i] + (u >= 0 ? x[u] : 0.0);
+  std::vector<double> v;
+  assign_touched(v, sys.unknown_of_node.size());
+  const std::ptrdiff_t n = std::ptrdiff_t(v.size());
+#pragma omp parallel for schedule(static, 4096)
+  for (std::ptrdiff_t i = 0; i < n; ++i) {
+    const int32_t u = sys.unknown_of_node[size_t(i)];
+    v[size_t(i)] = sys.offset_of_node[size_t(i)] + (u >= 0 ? x[size_t(u)] : 0.0);
   }
   return v;
 }

@@ -1,15 +1,14 @@
 #pragma once
 // The few dense vector kernels the CPU solvers need, threaded with OpenMP.
+#include <cstdint>
 #include <vector>
+
+#include "mna/fixed_order_sum.hpp"
 
 namespace pgsim {
 
 inline double dot(const std::vector<double>& a, const std::vector<double>& b) {
-  const auto n = static_cast<int64_t>(a.size());
-  double s = 0;
-#pragma omp parallel for reduction(+ : s) schedule(static)
-  for (int64_t i = 0; i < n; ++i) s += a[i] * b[i];
-  return s;
+  return fixed_order_sum(static_cast<int64_t>(a.size()), [&](int64_t i) { return a[i] * b[i]; });
 }
 
 // y += a x

@@ -1,0 +1,57 @@
+#include "mna/concurrent_union_find.hpp"
+
+#include <utility>
+
+#include "mna/touched_vector.hpp"
+
+namespace pgsim {
+namespace {
+
+int32_t load(const int32_t& x) { return __atomic_load_n(&x, __ATOMIC_RELAXED); }
+
+}  // namespace
+
+ConcurrentUnionFind::ConcurrentUnionFind(int32_t n) {
+  assign_touched(parent_, static_cast<size_t>(n));
+#pragma omp parallel for schedule(static, 4096)
+  for (int32_t i = 0; i < n; ++i) parent_[static_cast<size_t>(i)] = i;
+}
+
+int32_t ConcurrentUnionFind::find(int32_t x) {
+  for (;;) {
+    const int32_t p = load(parent_[static_cast<size_t>(x)]);
+    if (p == x) return x;
+    const int32_t gp = load(parent_[static_cast<size_t>(p)]);
+    // Point x at its grandparent, unless another thread moved it meanwhile (parents only ever
+    // move towards the root, so either way the path stays valid).
+    int32_t expected = p;
+    __atomic_compare_exchange_n(&parent_[static_cast<size_t>(x)], &expected, gp, false, __ATOMIC_RELAXED,
+                                __ATOMIC_RELAXED);
+    x = gp;
+  }
+}
+
+void ConcurrentUnionFind::unite(int32_t a, int32_t b) {
+  for (;;) {
+    a = find(a);
+    b = find(b);
+    if (a == b) return;
+    if (a < b) std::swap(a, b);
+    // Link the larger root a under b, if a is still a root.
+    int32_t expected = a;
+    if (__atomic_compare_exchange_n(&parent_[static_cast<size_t>(a)], &expected, b, false, __ATOMIC_RELAXED,
+                                    __ATOMIC_RELAXED))
+      return;
+  }
+}
+
+void ConcurrentUnionFind::flatten() {
+  const int32_t n = static_cast<int32_t>(parent_.size());
+#pragma omp parallel for schedule(static, 4096)
+  for (int32_t i = 0; i < n; ++i) {
+    const int32_t r = find(i);
+    __atomic_store_n(&parent_[static_cast<size_t>(i)], r, __ATOMIC_RELAXED);
+  }
+}
+
+}  // namespace pgsim
