@@ -57,6 +57,21 @@ TEST_CASE("device CMG cycle equals the reference cycle") {
         opt.float_values = true;
         CHECK(test::relative_difference(test::device_apply(h, opt, r), want) < 1e-5);
       }
+    // Every level by grid launches, the coarse solve too (a coarsest level of ~40 rows: fewer
+    // than a lane's fetched entries of the inverse's row); the fixed data fetched before the
+    // wait or after it: the same sums in the same order, so the same bits.
+    for (bool widen : {true, false}) {
+      gpu::CmgDeviceOptions early;
+      early.tail_rows = 0;
+      early.tail_max_coarse = 0;
+      early.widen_lanes = widen;
+      gpu::CmgDeviceOptions late = early;
+      late.fetch_early = false;
+      INFO("pad " << pad << ", repeats " << repeats << ", no tail, widen_lanes " << widen);
+      const std::vector<double> z = test::device_apply(h, early, r);
+      CHECK(test::relative_difference(z, want) < 1e-12);
+      CHECK(test::device_apply(h, late, r) == z);
+    }
   }
 }
 
@@ -72,6 +87,9 @@ TEST_CASE("device CMG cycle with a coarsest level too large for the tail kernel"
   gpu::CmgDeviceOptions serial;  // every kernel launched after the one before has finished
   serial.dependent_launches = false;
   CHECK(test::relative_difference(test::device_apply(h, serial, r), want) < 1e-12);
+  gpu::CmgDeviceOptions late;  // fixed data fetched after the wait: the same bits
+  late.fetch_early = false;
+  CHECK(test::device_apply(h, late, r) == test::device_apply(h, {}, r));
 }
 
 TEST_CASE("GPU PCG with the device CMG solves to the direct solution; profiling books every level") {

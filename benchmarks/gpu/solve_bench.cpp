@@ -7,6 +7,7 @@
 //   gpu-cmg-f32      the same with float32 hierarchy values
 //   gpu-cmg-narrow   gpu-cmg with fixed lane widths on every level (CmgDeviceOptions::widen_lanes off)
 //   gpu-cmg-serial   gpu-cmg without programmatic dependent launches (dependent_launches off)
+//   gpu-cmg-late     gpu-cmg with the kernels' fixed data loaded after the wait (fetch_early off)
 //   gpu-jacobi-cusp  GPU PCG + Jacobi with cuSPARSE SpMV (the vendor-library baseline)
 //   cpu-cmg          CPU PCG + CPU CMG cycle (the same hierarchy)
 // and the per-iteration time of gpu-cmg next to its memory-bandwidth floor: the bytes its
@@ -222,11 +223,13 @@ int main(int argc, char** argv) {
     auto variant = gpu::make_device_cmg(h, options);
     return time_gpu(pcg, *A, *variant, db, dx, control, reps);
   };
-  gpu::CmgDeviceOptions f32, narrow, serial;
+  gpu::CmgDeviceOptions f32, narrow, serial, late;
   f32.float_values = true;
   narrow.widen_lanes = false;
   serial.dependent_launches = false;
-  const Timed cmg32 = time_device_cmg(f32), cmg_narrow = time_device_cmg(narrow), cmg_serial = time_device_cmg(serial);
+  late.fetch_early = false;
+  const Timed cmg32 = time_device_cmg(f32), cmg_narrow = time_device_cmg(narrow), cmg_serial = time_device_cmg(serial),
+              cmg_late = time_device_cmg(late);
   auto Acusp = gpu::make_device_spmv(gpu::SpmvLayout::cusparse, G);
   gpu::DeviceJacobi jacobi(G);
   const Timed jac = time_gpu(pcg, *Acusp, jacobi, db, dx, control, std::max(1, reps / 2));
@@ -253,6 +256,7 @@ int main(int argc, char** argv) {
   row("gpu-cmg-f32", cmg32.result, cmg32.seconds, floor_it32 * 1e6);
   row("gpu-cmg-narrow", cmg_narrow.result, cmg_narrow.seconds, floor_it * 1e6);
   row("gpu-cmg-serial", cmg_serial.result, cmg_serial.seconds, floor_it * 1e6);
+  row("gpu-cmg-late", cmg_late.result, cmg_late.seconds, floor_it * 1e6);
   row("gpu-jacobi-cusp", jac.result, jac.seconds, 0);
   row("cpu-cmg", cpu, t_cpu, 0);
   std::printf("\nfloor: %.1f MB per gpu-cmg iteration (%.1f MB with f32 values) at %.0f GB/s measured copy bandwidth; "
@@ -287,19 +291,29 @@ int main(int argc, char** argv) {
   std::printf("v_cycle_rows / coarse_rows (t_l = 1 above a level of at most v_cycle_rows rows; coarsest at most "
               "coarse_rows rows):\n");
   const CmgOptions cmg_defaults;
-  for (int32_t coarse_rows : {2000, 500}) {
-    for (int32_t v_cycle_rows : {0, 2000, 8000, 30000, 150000}) {
+  // Each hierarchy with the tail kernel as by default and without it (tail_rows 0).
+  for (int32_t coarse_rows : {2000, 500, 200}) {
+    for (int32_t v_cycle_rows : {0, 2000, 4000, 8000, 16000, 30000, 150000}) {
+      if (coarse_rows != 2000 && (v_cycle_rows == 0 || v_cycle_rows == 150000)) continue;
       CmgOptions o;
       o.coarse_rows = coarse_rows;
       o.v_cycle_rows = v_cycle_rows;
       const CmgHierarchy hs = build_cmg_hierarchy(G, o);
-      auto Ms = gpu::make_device_cmg(hs, {});
-      const Timed t = time_gpu(pcg, *A, *Ms, db, dx, control, reps);
-      std::printf("  v_cycle_rows %6d, coarse_rows %4d (%zu levels, coarsest %5d rows): %3d iterations, solve %8.3f ms, "
-                  "%7.1f us/iteration%s\n",
-                  v_cycle_rows, coarse_rows, hs.levels.size(), hs.levels.back().A.rows, t.result.iterations,
-                  t.seconds * 1e3, t.seconds * 1e6 / std::max(1, t.result.iterations),
-                  v_cycle_rows == cmg_defaults.v_cycle_rows && coarse_rows == cmg_defaults.coarse_rows ? " (default)" : "");
+      for (int32_t tail_rows : {gpu::CmgDeviceOptions{}.tail_rows, 0}) {
+        gpu::CmgDeviceOptions d;
+        d.tail_rows = tail_rows;
+        auto Ms = gpu::make_device_cmg(hs, d);
+        const Timed t = time_gpu(pcg, *A, *Ms, db, dx, control, reps);
+        std::printf("  v_cycle_rows %6d, coarse_rows %4d (%zu levels, coarsest %5d rows), tail_rows %4d: %3d iterations, "
+                    "solve %8.3f ms, %7.1f us/iteration, floor %5.0f us%s\n",
+                    v_cycle_rows, coarse_rows, hs.levels.size(), hs.levels.back().A.rows, tail_rows, t.result.iterations,
+                    t.seconds * 1e3, t.seconds * 1e6 / std::max(1, t.result.iterations),
+                    iteration_bytes(G, hs, 8) / bw * 1e6,
+                    v_cycle_rows == cmg_defaults.v_cycle_rows && coarse_rows == cmg_defaults.coarse_rows &&
+                            tail_rows == gpu::CmgDeviceOptions{}.tail_rows
+                        ? " (default)"
+                        : "");
+      }
     }
   }
   std::printf("\n");

@@ -81,22 +81,87 @@ __device__ inline double x_at(const LevelView<V>& L, const double* xin, int32_t 
   return First ? double(L.invd[j]) * L.b[j] : xin[j];
 }
 
-// child_b[c] = sum over the cluster's rows of (b - A x): one CSR range, no row index needed.
+// ---- a lane's work on a regular item in two phases --------------------------------------------
+// The level's matrix, inverse diagonal and clusters never change during a solve; only b, x and
+// the child's correction do, and those are written by the kernel launched just before. So a
+// kernel loads its item's fixed data first ("fetch": offsets, the first kPrefetch nonzeros of the
+// lane, their clusters and inverse diagonals), and only then waits for the kernel before
+// (programmatic dependent launch, launch.cuh), which it overlaps: on the small levels, where a
+// kernel's time is its chain of dependent loads, the chain after the wait shrinks from four
+// loads (offsets, column, cluster or invD, value) to one. The sums keep their order, so the
+// result is the same to the last bit as with one phase.
+constexpr int kPrefetch = 4;
+
+// The first nonzeros k = k0 + lane + u W (u < kPrefetch) of a lane: column, value, and what the
+// cycle reads at that column that never changes (its invD on the first visit, its cluster).
+template <class V, bool First, bool Cluster>
+struct Fetched {
+  int32_t col[kPrefetch];
+  double val[kPrefetch];
+  double invd[First ? kPrefetch : 1];
+  int32_t cl[Cluster ? kPrefetch : 1];
+};
+
+template <class V, bool First, bool Cluster, int W>
+__device__ inline void fetch_nonzeros(const LevelView<V>& L, int32_t k0, int32_t k1, int lane,
+                                      Fetched<V, First, Cluster>& f) {
+#pragma unroll
+  for (int u = 0; u < kPrefetch; ++u) {
+    const int32_t k = k0 + lane + u * W;
+    const bool in = k < k1;
+    f.col[u] = in ? L.col[k] : 0;
+    f.val[u] = in ? double(L.val[k]) : 0.0;
+    if constexpr (First) f.invd[u] = in ? double(L.invd[f.col[u]]) : 0.0;
+    if constexpr (Cluster) f.cl[u] = in ? L.cl[f.col[u]] : 0;
+  }
+}
+
+// x_j as the cycle holds it, for the fetched nonzero u.
+template <class V, bool First, bool Cluster>
+__device__ inline double x_fetched(const LevelView<V>& L, const double* xin, const Fetched<V, First, Cluster>& f,
+                                   int u) {
+  if constexpr (First)
+    return f.invd[u] * L.b[f.col[u]];
+  else
+    return xin[f.col[u]];
+}
+
+// Restriction of cluster c: child_b[c] = sum over its rows of (b - A x), one CSR range.
+template <class V, bool First>
+struct RestrictFetch {
+  bool active = false;  // a regular cluster of this lane group (not past the end, not long)
+  int32_t r0 = 0, r1 = 0, k0 = 0, k1 = 0;
+  Fetched<V, First, false> nz;
+};
+
+template <class V, bool First, int W>
+__device__ inline RestrictFetch<V, First> restrict_fetch(const LevelView<V>& L, int32_t c, int lane, bool active) {
+  RestrictFetch<V, First> f;
+  if (active) {
+    f.r0 = L.cptr[c];
+    f.r1 = L.cptr[c + 1];
+    f.k0 = L.ptr[f.r0];
+    f.k1 = L.ptr[f.r1];
+    f.active = f.k1 - f.k0 <= kLongCluster;  // else restrict_long
+  }
+  fetch_nonzeros<V, First, false, W>(L, f.k0, f.active ? f.k1 : f.k0, lane, f.nz);
+  return f;
+}
+
 template <class V, bool First, int W>
 __device__ inline void restrict_item(const LevelView<V>& L, const double* xin, double* child_b, int32_t c, int lane,
-                                     bool active) {
+                                     const RestrictFetch<V, First>& f) {
   double s = 0;
-  if (active) {
-    const int32_t r0 = L.cptr[c], r1 = L.cptr[c + 1];
-    active = L.ptr[r1] - L.ptr[r0] <= kLongCluster;  // else restrict_long
-    if (active) {
-      for (int32_t i = r0 + lane; i < r1; i += W) s += L.b[i];
-      for (int32_t k = L.ptr[r0] + lane; k < L.ptr[r1]; k += W)
-        s -= double(L.val[k]) * x_at<V, First>(L, xin, L.col[k]);
-    }
+  if (f.active) {
+    for (int32_t i = f.r0 + lane; i < f.r1; i += W) s += L.b[i];
+#pragma unroll
+    for (int u = 0; u < kPrefetch; ++u)
+      if (f.k0 + lane + u * W < f.k1) s -= f.nz.val[u] * x_fetched<V, First, false>(L, xin, f.nz, u);
+    for (int32_t k = f.k0 + lane + kPrefetch * W; k < f.k1; k += W)
+      s -= double(L.val[k]) * x_at<V, First>(L, xin, L.col[k]);
   }
   s = group_sum<W>(s);
-  if (active && lane == 0) child_b[c] = s;
+  if (f.active && lane == 0) child_b[c] = s;
 }
 
 // One chunk of a long item by the whole block: `part(k0, k1, first_chunk)` is a thread's share
@@ -105,6 +170,10 @@ template <class Part, class Finish>
 __device__ inline void long_chunk(const LongItems& li, int32_t q, Part part, Finish finish) {
   __shared__ bool last;
   double s = block_sum(part(li.begin[q], li.end[q], li.first[q] == q));
+  if (li.count[q] == 1) {  // the item is this chunk: no partial sums to combine
+    if (threadIdx.x == 0) finish(li.item[q], s);
+    return;
+  }
   if (threadIdx.x == 0) {
     li.partial[q] = s;
     __threadfence();
@@ -136,23 +205,47 @@ __device__ inline void restrict_long(const LevelView<V>& L, const double* xin, d
       [&](int32_t item, double total) { child_b[item] = total; });
 }
 
-// x' = x + R z (formed per entry), xout_i = x'_i + invD_i (b_i - (A x')_i).
+// Prolongation + smoothing of row i: x' = x + R z (formed per entry),
+// xout_i = x'_i + invD_i (b_i - (A x')_i).
+template <class V, bool First>
+struct ProlongFetch {
+  bool active = false;  // a regular row of this lane group (not past the end, not long)
+  int32_t k0 = 0, k1 = 0, cl_i = 0;
+  double invd_i = 0;
+  Fetched<V, First, true> nz;
+};
+
+template <class V, bool First, int W>
+__device__ inline ProlongFetch<V, First> prolong_fetch(const LevelView<V>& L, int32_t i, int lane, bool active) {
+  ProlongFetch<V, First> f;
+  if (active) {
+    f.k0 = L.ptr[i];
+    f.k1 = L.ptr[i + 1];
+    f.active = f.k1 - f.k0 <= kLongRow;  // else prolong_long
+    f.cl_i = L.cl[i];
+    f.invd_i = double(L.invd[i]);
+  }
+  fetch_nonzeros<V, First, true, W>(L, f.k0, f.active ? f.k1 : f.k0, lane, f.nz);
+  return f;
+}
+
 template <class V, bool First, int W>
 __device__ inline void prolong_item(const LevelView<V>& L, const double* xin, const double* z, double* xout,
-                                    int32_t i, int lane, bool active) {
+                                    int32_t i, int lane, const ProlongFetch<V, First>& f) {
   double s = 0;
-  if (active) {
-    active = L.ptr[i + 1] - L.ptr[i] <= kLongRow;  // else prolong_long
-    if (active)
-      for (int32_t k = L.ptr[i] + lane; k < L.ptr[i + 1]; k += W) {
-        const int32_t j = L.col[k];
-        s += double(L.val[k]) * (x_at<V, First>(L, xin, j) + z[L.cl[j]]);
-      }
+  if (f.active) {
+#pragma unroll
+    for (int u = 0; u < kPrefetch; ++u)
+      if (f.k0 + lane + u * W < f.k1) s += f.nz.val[u] * (x_fetched<V, First, true>(L, xin, f.nz, u) + z[f.nz.cl[u]]);
+    for (int32_t k = f.k0 + lane + kPrefetch * W; k < f.k1; k += W) {
+      const int32_t j = L.col[k];
+      s += double(L.val[k]) * (x_at<V, First>(L, xin, j) + z[L.cl[j]]);
+    }
   }
   s = group_sum<W>(s);
-  if (active && lane == 0) {
-    const double xi = x_at<V, First>(L, xin, i) + z[L.cl[i]];
-    xout[i] = xi + double(L.invd[i]) * (L.b[i] - s);
+  if (f.active && lane == 0) {
+    const double xi = (First ? f.invd_i * L.b[i] : xin[i]) + z[f.cl_i];
+    xout[i] = xi + f.invd_i * (L.b[i] - s);
   }
 }
 
@@ -200,16 +293,38 @@ __device__ inline void gauss_seidel_long(const LevelView<V>& L, double* x, int32
   if (threadIdx.x == 0) x[i] += 2 * double(L.invd[i]) * (L.b[i] - s);
 }
 
-// x = inv b with the dense coarse inverse (row-major n x n).
+// x = inv b with the dense coarse inverse (row-major n x n). The inverse is fixed: a lane fetches
+// its first kCoarseFetch entries of the row before the kernel waits for b (see kPrefetch).
+// Entry e = lane + m W goes to sum m % 4 (the last few to sum 0): four independent sums keep four loads in flight per
+// lane, where the row is short and one sum would wait out one memory latency per element.
+constexpr int kCoarseFetch = 16;
+
+struct CoarseFetch {
+  double inv[kCoarseFetch];
+};
+
+template <int W>
+__device__ inline CoarseFetch coarse_fetch(int32_t n, const double* inv, int32_t i, int lane, bool active) {
+  CoarseFetch f;
+  const double* row = inv + size_t(active ? i : 0) * n;
+#pragma unroll
+  for (int m = 0; m < kCoarseFetch; ++m) {
+    const int32_t e = lane + m * W;
+    f.inv[m] = active && e < n ? row[e] : 0.0;
+  }
+  return f;
+}
+
 template <int W>
 __device__ inline void coarse_item(int32_t n, const double* inv, const double* b, double* x, int32_t i, int lane,
-                                   bool active) {
-  // Four independent sums keep four loads in flight per lane: the row is short and the loop
-  // would otherwise wait out one memory latency per element.
+                                   bool active, const CoarseFetch& f) {
   double s[4] = {0, 0, 0, 0};
   if (active) {
+#pragma unroll
+    for (int m = 0; m < kCoarseFetch; ++m)
+      if (lane + m * W < n) s[m % 4] += f.inv[m] * b[lane + m * W];
     const double* row = inv + size_t(i) * n;
-    int32_t j = lane;
+    int32_t j = lane + kCoarseFetch * W;
     for (; j + 3 * W < n; j += 4 * W)
 #pragma unroll
       for (int u = 0; u < 4; ++u) s[u] += row[j + u * W] * b[j + u * W];
@@ -230,30 +345,41 @@ __device__ inline bool grid_item(int32_t count, unsigned skip_blocks, int32_t& i
   return item < count;
 }
 
+// Each kernel below lets the next one be scheduled, fetches its items' fixed data, then waits
+// for the kernel before (see kPrefetch); with fetch_early false it waits first (the comparison
+// of CmgDeviceOptions::fetch_early).
 template <class V, bool First, int W>
-__global__ void restrict_kernel(LevelView<V> L, const double* xin, double* child_b) {
-  chained_kernel_start();
+__global__ void restrict_kernel(LevelView<V> L, const double* xin, double* child_b, bool fetch_early) {
+  allow_dependents();
   if (blockIdx.x < unsigned(L.long_clusters.chunks)) {
+    wait_for_prior_grids();
     restrict_long<V, First>(L, xin, child_b, int32_t(blockIdx.x));
     return;
   }
   int32_t c;
   int lane;
   const bool active = grid_item<W>(L.clusters, unsigned(L.long_clusters.chunks), c, lane);
-  restrict_item<V, First, W>(L, xin, child_b, c, lane, active);
+  if (!fetch_early) wait_for_prior_grids();
+  const RestrictFetch<V, First> f = restrict_fetch<V, First, W>(L, c, lane, active);
+  if (fetch_early) wait_for_prior_grids();
+  restrict_item<V, First, W>(L, xin, child_b, c, lane, f);
 }
 
 template <class V, bool First, int W>
-__global__ void prolong_kernel(LevelView<V> L, const double* xin, const double* z, double* xout) {
-  chained_kernel_start();
+__global__ void prolong_kernel(LevelView<V> L, const double* xin, const double* z, double* xout, bool fetch_early) {
+  allow_dependents();
   if (blockIdx.x < unsigned(L.long_rows.chunks)) {
+    wait_for_prior_grids();
     prolong_long<V, First>(L, xin, z, xout, int32_t(blockIdx.x));
     return;
   }
   int32_t i;
   int lane;
   const bool active = grid_item<W>(L.rows, unsigned(L.long_rows.chunks), i, lane);
-  prolong_item<V, First, W>(L, xin, z, xout, i, lane, active);
+  if (!fetch_early) wait_for_prior_grids();
+  const ProlongFetch<V, First> f = prolong_fetch<V, First, W>(L, i, lane, active);
+  if (fetch_early) wait_for_prior_grids();
+  prolong_item<V, First, W>(L, xin, z, xout, i, lane, f);
 }
 
 // The colour's rows are rows[0, count): the first long_count blocks take its long rows, one each.
@@ -280,12 +406,15 @@ __global__ void prolong_add_kernel(int32_t n, const int32_t* __restrict__ cl, co
 }
 
 template <int W>
-__global__ void coarse_kernel(int32_t n, const double* inv, const double* b, double* x) {
-  chained_kernel_start();
+__global__ void coarse_kernel(int32_t n, const double* inv, const double* b, double* x, bool fetch_early) {
+  allow_dependents();
   int32_t i;
   int lane;
   const bool active = grid_item<W>(n, 0, i, lane);
-  coarse_item<W>(n, inv, b, x, i, lane, active);
+  if (!fetch_early) wait_for_prior_grids();
+  const CoarseFetch f = coarse_fetch<W>(n, inv, i, lane, active);
+  if (fetch_early) wait_for_prior_grids();
+  coarse_item<W>(n, inv, b, x, i, lane, active, f);
 }
 
 // ---- the tail: all remaining levels in one thread-block cluster -----------------------------
@@ -313,7 +442,8 @@ __device__ inline void cluster_chunks(int32_t chunks, F f) {
 template <class V, bool First>
 __device__ void tail_restrict(const LevelView<V>& L, const double* xin, double* child_b) {
   block_items<kRestrictLanes>(L.clusters, [&](int32_t c, int lane, bool a) {
-    restrict_item<V, First, kRestrictLanes>(L, xin, child_b, c, lane, a);
+    restrict_item<V, First, kRestrictLanes>(L, xin, child_b, c, lane,
+                                            restrict_fetch<V, First, kRestrictLanes>(L, c, lane, a));
   });
   cluster_chunks(L.long_clusters.chunks, [&](int32_t q) { restrict_long<V, First>(L, xin, child_b, q); });
 }
@@ -329,7 +459,8 @@ __device__ void tail_restrict(const LevelView<V>& L, const LevelView<V>& C, int 
 template <class V, bool First>
 __device__ void tail_prolong(const LevelView<V>& L, const double* xin, const double* z, double* xout) {
   block_items<kProlongLanes>(L.rows, [&](int32_t i, int lane, bool a) {
-    prolong_item<V, First, kProlongLanes>(L, xin, z, xout, i, lane, a);
+    prolong_item<V, First, kProlongLanes>(L, xin, z, xout, i, lane,
+                                          prolong_fetch<V, First, kProlongLanes>(L, i, lane, a));
   });
   cluster_chunks(L.long_rows.chunks, [&](int32_t q) { prolong_long<V, First>(L, xin, z, xout, q); });
 }
@@ -358,7 +489,8 @@ __global__ void __launch_bounds__(kTailBlock) tail_kernel(const LevelView<V>* le
     if (down) {
       if (l == coarsest) {
         block_items<kCoarseLanes>(L.rows, [&](int32_t i, int lane, bool a) {
-          coarse_item<kCoarseLanes>(L.rows, coarse_inv, L.b, L.x[0], i, lane, a);
+          coarse_item<kCoarseLanes>(L.rows, coarse_inv, L.b, L.x[0], i, lane, a,
+                                    coarse_fetch<kCoarseLanes>(L.rows, coarse_inv, i, lane, a));
         });
         cluster.sync();
         if (l == first) return;
@@ -513,7 +645,7 @@ template <class V>
 class DeviceCmg final : public DevicePreconditioner {
  public:
   DeviceCmg(const CmgHierarchy& h, const CmgDeviceOptions& opt)
-      : n_(h.n), ground_(h.level0_ground), sgs_(h.smoother == CmgSmoother::sgs), profile_(opt.profile), pdl_(opt.dependent_launches), tail_blocks_(opt.tail_blocks), partials_(kReduceBlocks),
+      : n_(h.n), ground_(h.level0_ground), sgs_(h.smoother == CmgSmoother::sgs), profile_(opt.profile), pdl_(opt.dependent_launches), fetch_early_(opt.fetch_early), tail_blocks_(opt.tail_blocks), partials_(kReduceBlocks),
         finished_(1) {
     CmgUploadTimes times;
     Stopwatch total, phase;
@@ -731,7 +863,8 @@ class DeviceCmg final : public DevicePreconditioner {
     if (l == coarsest_) {
       timed(l, stream, [&] {
         launch_after(pdl_, coarse_kernel<kCoarseLanes>, blocks_for(int64_t(L.rows) * kCoarseLanes), kBlock, stream,
-                     L.rows, static_cast<const double*>(coarse_inv_.data()), static_cast<const double*>(L.b), L.x[0]);
+                     L.rows, static_cast<const double*>(coarse_inv_.data()), static_cast<const double*>(L.b), L.x[0],
+                     fetch_early_);
       });
       PGSIM_CUDA_LAUNCH();
       return;
@@ -747,7 +880,7 @@ class DeviceCmg final : public DevicePreconditioner {
         const int w = L.restrict_lanes;
         auto kernel = k == 0 ? restrict_kernel_for<V, true>(w) : restrict_kernel_for<V, false>(w);
         launch_after(pdl_, kernel, L.long_clusters.chunks + blocks_for(int64_t(L.clusters) * w), kBlock, stream, L, xin,
-                     C.b);
+                     C.b, fetch_early_);
       });
       PGSIM_CUDA_LAUNCH();
       cycle(l + 1, stream);
@@ -756,7 +889,7 @@ class DeviceCmg final : public DevicePreconditioner {
         const int w = L.prolong_lanes;
         auto kernel = k == 0 ? prolong_kernel_for<V, true>(w) : prolong_kernel_for<V, false>(w);
         launch_after(pdl_, kernel, L.long_rows.chunks + blocks_for(int64_t(L.rows) * w), kBlock, stream, L, xin, zc,
-                     L.x[k % 2]);
+                     L.x[k % 2], fetch_early_);
       });
       PGSIM_CUDA_LAUNCH();
     }
@@ -773,7 +906,7 @@ class DeviceCmg final : public DevicePreconditioner {
         sweep(l, true, stream);
         const int w = L.restrict_lanes;
         launch_after(pdl_, restrict_kernel_for<V, false>(w), L.long_clusters.chunks + blocks_for(int64_t(L.clusters) * w),
-                     kBlock, stream, L, static_cast<const double*>(x), C.b);
+                     kBlock, stream, L, static_cast<const double*>(x), C.b, fetch_early_);
         PGSIM_CUDA_LAUNCH();
       });
       cycle(l + 1, stream);
@@ -806,6 +939,7 @@ class DeviceCmg final : public DevicePreconditioner {
   bool sgs_;
   bool profile_;
   bool pdl_;  // launches as programmatic dependent launches (CmgDeviceOptions::dependent_launches)
+  bool fetch_early_;  // CmgDeviceOptions::fetch_early
   int coarsest_ = 0, tail_first_ = 0, tail_blocks_ = 1;
   DeviceBuffer<int32_t> map_;
   DeviceBuffer<double> partials_;

@@ -6,6 +6,9 @@
 //  - prolongation + smoothing fused: x' = x + R z is formed on the fly inside the smoother's
 //    SpMV, written to the level's other x buffer;
 //  - on the first visit x = invD b is never stored, the kernels form it on the fly;
+//  - each kernel reads the level's fixed arrays for its items (offsets, its first nonzeros,
+//    their clusters and invD; rows of the coarse inverse) before it waits for the kernel before
+//    it, so on the latency-bound small levels only the loads of b, x and z follow that wait;
 //  - the small levels at the bottom (launch-latency bound) run in one kernel of one
 //    thread-block cluster, with cluster barriers between the steps, the coarsest solve included.
 // With the Gauss-Seidel smoother (CmgHierarchy::smoother == sgs, colourings filled by
@@ -37,6 +40,9 @@ struct CmgDeviceOptions {
   bool widen_lanes = true;         // small levels: up to a warp per cluster / row (false: fixed widths)
   bool dependent_launches = true;  // each kernel of the cycle may be scheduled while the one before
                                    // runs (programmatic dependent launch, launch.cuh)
+  bool fetch_early = true;         // each cycle kernel loads the level's fixed arrays for its items (offsets,
+                                   // first nonzeros, their clusters and invD, the coarse inverse's rows)
+                                   // before it waits for the kernel before (false: after)
   bool profile = false;            // time each level with CUDA events (synchronizes every apply)
   CmgUploadTimes* upload_times = nullptr;  // filled when not null
 };
