@@ -144,7 +144,9 @@ TEST_CASE("the hierarchy of a 200k-unknown grid: partitions, Laplacians, Galerki
     const CmgLevel& next = h.levels[l + 1];
     CHECK(next.A.nnz() < level.A.nnz());
     const int w_cycle = std::max(1, int(std::floor(double(level.A.nnz()) / double(next.A.nnz()) - 1)));
-    CHECK(level.repeats == (next.A.rows <= CmgOptions{}.v_cycle_rows ? 1 : w_cycle));
+    const bool v_cycle = next.A.rows <= CmgOptions{}.v_cycle_rows ||
+                         int64_t(next.A.rows) * CmgOptions{}.v_cycle_ratio <= h.levels[0].A.rows;
+    CHECK(level.repeats == (v_cycle ? 1 : w_cycle));
     // R is a partition into contiguous, non-empty ranges, one per next-level vertex.
     REQUIRE(level.cluster_ptr.size() == static_cast<size_t>(next.A.rows) + 1);
     CHECK(level.cluster_ptr.front() == 0);
@@ -220,6 +222,26 @@ TEST_CASE("the coarsest factor solves the grounded Laplacian exactly", "[cmg]") 
     REQUIRE(f.L.val[f.L.ptr[i + 1] - 1] == f.Lt.val[f.Lt.ptr[i]]);
   }
   CHECK(f.L.nnz() == f.Lt.nnz());
+}
+
+TEST_CASE("v_cycle_ratio: t_l = 1 where the next level holds at most 1/ratio of level 0", "[cmg]") {
+  const test::GridSystem sys = grid(317, 2);
+  CmgOptions o;
+  o.v_cycle_rows = 0;  // the ratio alone
+  o.v_cycle_ratio = 64;
+  const CmgHierarchy h = build_cmg_hierarchy(sys.G, o);
+  int capped = 0, repeated = 0;
+  for (size_t l = 0; l + 1 < h.levels.size(); ++l) {
+    INFO("level " << l);
+    const CsrMatrix &A = h.levels[l].A, &next = h.levels[l + 1].A;
+    const int w_cycle = std::max(1, int(std::floor(double(A.nnz()) / double(next.nnz()) - 1)));
+    const bool small = int64_t(next.rows) * 64 <= h.levels[0].A.rows;
+    CHECK(h.levels[l].repeats == (small ? 1 : w_cycle));
+    capped += small && w_cycle > 1;
+    repeated += h.levels[l].repeats > 1;
+  }
+  CHECK(capped > 0);    // the cap changed a level's repeats
+  CHECK(repeated > 0);  // and left the W-cycle above it
 }
 
 TEST_CASE("the CMG preconditioner is symmetric and positive definite", "[cmg]") {

@@ -1,5 +1,6 @@
 // solve_bench: the GPU CMG-PCG solve of one netlist against its baselines, in one run.
-// Usage: solve_bench NETLIST [--tol 1e-8] [--reps 5] [--v-cycle-rows R] [--coarse-rows R] (CmgOptions)
+// Usage: solve_bench NETLIST [--tol 1e-8] [--reps 5] [--v-cycle-rows R] [--v-cycle-ratio Q] [--coarse-rows R]
+//        (CmgOptions)
 //        [--setup-only]  (hierarchy + upload --reps times with their phase breakdown, no solves)
 // Pipeline as in pgsim: parse, reduce, chain elimination, CMG hierarchy on the CPU, one upload.
 // Then, all from this run:
@@ -158,7 +159,8 @@ double iteration_bytes(const CsrMatrix& G, const CmgHierarchy& h, size_t value_b
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: solve_bench NETLIST [--tol T] [--reps N] [--v-cycle-rows R] [--coarse-rows R]\n");
+    std::fprintf(stderr,
+                 "usage: solve_bench NETLIST [--tol T] [--reps N] [--v-cycle-rows R] [--v-cycle-ratio Q] [--coarse-rows R]\n");
     return 2;
   }
   double tol = 1e-8;
@@ -171,6 +173,7 @@ int main(int argc, char** argv) {
     if (std::string(argv[i]) == "--tol") tol = std::atof(argv[i + 1]);
     if (std::string(argv[i]) == "--reps") reps = std::atoi(argv[i + 1]);
     if (std::string(argv[i]) == "--v-cycle-rows") cmg_options.v_cycle_rows = std::atoi(argv[i + 1]);
+    if (std::string(argv[i]) == "--v-cycle-ratio") cmg_options.v_cycle_ratio = std::atoi(argv[i + 1]);
     if (std::string(argv[i]) == "--coarse-rows") cmg_options.coarse_rows = std::atoi(argv[i + 1]);
   }
   std::string why;
@@ -286,35 +289,30 @@ int main(int argc, char** argv) {
   }
   std::printf("\n");
 
-  // The repeats policy at the bottom (CmgOptions::v_cycle_rows) and the coarsest-level size:
-  // iterations against time per iteration, each a fresh hierarchy of the same system.
-  std::printf("v_cycle_rows / coarse_rows (t_l = 1 above a level of at most v_cycle_rows rows; coarsest at most "
-              "coarse_rows rows):\n");
+  // The repeats policy at the bottom (CmgOptions::v_cycle_rows, v_cycle_ratio): iterations
+  // against time per iteration, each a fresh hierarchy of the same system.
+  std::printf("v_cycle_rows / v_cycle_ratio (t_l = 1 where the next level has at most v_cycle_rows rows or at most "
+              "1/v_cycle_ratio of level 0's):\n");
   const CmgOptions cmg_defaults;
-  // Each hierarchy with the tail kernel as by default and without it (tail_rows 0).
-  for (int32_t coarse_rows : {2000, 500, 200}) {
-    for (int32_t v_cycle_rows : {0, 2000, 4000, 8000, 16000, 30000, 150000}) {
-      if (coarse_rows != 2000 && (v_cycle_rows == 0 || v_cycle_rows == 150000)) continue;
-      CmgOptions o;
-      o.coarse_rows = coarse_rows;
-      o.v_cycle_rows = v_cycle_rows;
-      const CmgHierarchy hs = build_cmg_hierarchy(G, o);
-      for (int32_t tail_rows : {gpu::CmgDeviceOptions{}.tail_rows, 0}) {
-        gpu::CmgDeviceOptions d;
-        d.tail_rows = tail_rows;
-        auto Ms = gpu::make_device_cmg(hs, d);
-        const Timed t = time_gpu(pcg, *A, *Ms, db, dx, control, reps);
-        std::printf("  v_cycle_rows %6d, coarse_rows %4d (%zu levels, coarsest %5d rows), tail_rows %4d: %3d iterations, "
-                    "solve %8.3f ms, %7.1f us/iteration, floor %5.0f us%s\n",
-                    v_cycle_rows, coarse_rows, hs.levels.size(), hs.levels.back().A.rows, tail_rows, t.result.iterations,
-                    t.seconds * 1e3, t.seconds * 1e6 / std::max(1, t.result.iterations),
-                    iteration_bytes(G, hs, 8) / bw * 1e6,
-                    v_cycle_rows == cmg_defaults.v_cycle_rows && coarse_rows == cmg_defaults.coarse_rows &&
-                            tail_rows == gpu::CmgDeviceOptions{}.tail_rows
-                        ? " (default)"
-                        : "");
-      }
-    }
+  struct CycleCase {
+    int32_t rows, ratio;
+  };
+  for (const CycleCase c : {CycleCase{0, 0}, CycleCase{2000, 0}, CycleCase{4000, 0}, CycleCase{8000, 0},
+                            CycleCase{30000, 0}, CycleCase{150000, 0}, CycleCase{2000, 128}, CycleCase{2000, 256},
+                            CycleCase{2000, 512}, CycleCase{2000, 1024}}) {
+    CmgOptions o = cmg_options;
+    o.v_cycle_rows = c.rows;
+    o.v_cycle_ratio = c.ratio;
+    const CmgHierarchy hs = build_cmg_hierarchy(G, o);
+    auto Ms = gpu::make_device_cmg(hs, {});
+    const Timed t = time_gpu(pcg, *A, *Ms, db, dx, control, reps);
+    std::string repeats;
+    for (const auto& l : hs.levels) repeats += (repeats.empty() ? "" : ",") + std::to_string(l.repeats);
+    std::printf("  v_cycle_rows %6d, v_cycle_ratio %4d (repeats %s): %3d iterations, solve %8.3f ms, %7.1f us/iteration, "
+                "floor %5.0f us%s\n",
+                c.rows, c.ratio, repeats.c_str(), t.result.iterations, t.seconds * 1e3,
+                t.seconds * 1e6 / std::max(1, t.result.iterations), iteration_bytes(G, hs, 8) / bw * 1e6,
+                c.rows == cmg_defaults.v_cycle_rows && c.ratio == cmg_defaults.v_cycle_ratio ? " (default)" : "");
   }
   std::printf("\n");
 

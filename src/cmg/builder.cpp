@@ -27,6 +27,12 @@ int repeats(int64_t nnz_fine, int64_t nnz_coarse) {
   return std::max(1, static_cast<int>(t));
 }
 
+// CmgOptions::v_cycle_rows and v_cycle_ratio: the parent of a level of child_rows visits it once.
+bool v_cycle_below(const CmgOptions& options, int32_t level0_rows, int32_t child_rows) {
+  return child_rows <= options.v_cycle_rows ||
+         (options.v_cycle_ratio > 0 && int64_t(child_rows) * options.v_cycle_ratio <= level0_rows);
+}
+
 void log_times(const CmgBuildTimes& t) {
   spdlog::debug("cmg build {:.3f} s: laplacian {:.3f} s, coarse factor {:.3f} s, colouring {:.3f} s", t.total,
                 t.laplacian, t.coarse_factor, t.coloring);
@@ -127,7 +133,7 @@ CmgHierarchy build_cmg_hierarchy(const CsrMatrix& G, const CmgOptions& options, 
     t.levels[l].inv_diag = phase.lap();
     if (l + 1 < levels) {
       const CsrMatrix& child = h.levels[l + 1].A;
-      level.repeats = child.rows <= options.v_cycle_rows ? 1 : repeats(level.A.nnz(), child.nnz());
+      level.repeats = v_cycle_below(options, h.levels[0].A.rows, child.rows) ? 1 : repeats(level.A.nnz(), child.nnz());
     }
   }
   h.coarse = factor_coarsest(h.levels.back().A);
