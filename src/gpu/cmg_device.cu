@@ -102,12 +102,13 @@ struct Fetched {
   int32_t cl[Cluster ? kPrefetch : 1];
 };
 
-template <class V, bool First, bool Cluster, int W>
-__device__ inline void fetch_nonzeros(const LevelView<V>& L, int32_t k0, int32_t k1, int lane,
+// The lane's nonzeros are k0 + lane + u stride (stride: its group's width, or a block's size).
+template <class V, bool First, bool Cluster>
+__device__ inline void fetch_nonzeros(const LevelView<V>& L, int32_t k0, int32_t k1, int lane, int stride,
                                       Fetched<V, First, Cluster>& f) {
 #pragma unroll
   for (int u = 0; u < kPrefetch; ++u) {
-    const int32_t k = k0 + lane + u * W;
+    const int32_t k = k0 + lane + u * stride;
     const bool in = k < k1;
     f.col[u] = in ? L.col[k] : 0;
     f.val[u] = in ? double(L.val[k]) : 0.0;
@@ -144,7 +145,7 @@ __device__ inline RestrictFetch<V, First> restrict_fetch(const LevelView<V>& L, 
     f.k1 = L.ptr[f.r1];
     f.active = f.k1 - f.k0 <= kLongCluster;  // else restrict_long
   }
-  fetch_nonzeros<V, First, false, W>(L, f.k0, f.active ? f.k1 : f.k0, lane, f.nz);
+  fetch_nonzeros<V, First, false>(L, f.k0, f.active ? f.k1 : f.k0, lane, W, f.nz);
   return f;
 }
 
@@ -164,45 +165,68 @@ __device__ inline void restrict_item(const LevelView<V>& L, const double* xin, d
   if (f.active && lane == 0) child_b[c] = s;
 }
 
-// One chunk of a long item by the whole block: `part(k0, k1, first_chunk)` is a thread's share
-// of the chunk's sum, `finish(item, total)` stores the item's result (called once, by the last).
-template <class Part, class Finish>
-__device__ inline void long_chunk(const LongItems& li, int32_t q, Part part, Finish finish) {
+// ---- long items: a chunk of at most kChunk nonzeros per block -------------------------------
+// The same two phases: a thread fetches the chunk's table entry and its first kPrefetch nonzeros
+// (stride blockDim.x; with kBlock threads that is the whole chunk) before the wait.
+template <class V, bool First, bool Cluster>
+struct ChunkFetch {
+  int32_t item = 0, k0 = 0, k1 = 0, first = 0, count = 0;
+  Fetched<V, First, Cluster> nz;
+};
+
+template <class V, bool First, bool Cluster>
+__device__ inline ChunkFetch<V, First, Cluster> chunk_fetch(const LevelView<V>& L, const LongItems& li, int32_t q) {
+  ChunkFetch<V, First, Cluster> f;
+  f.item = li.item[q];
+  f.k0 = li.begin[q];
+  f.k1 = li.end[q];
+  f.first = li.first[q];
+  f.count = li.count[q];
+  fetch_nonzeros<V, First, Cluster>(L, f.k0, f.k1, int(threadIdx.x), int(blockDim.x), f.nz);
+  return f;
+}
+
+// Chunk q of a long item by the whole block, `s` the thread's share of its sum; `finish(item,
+// total)` stores the item's result, called once: by this block if the item is one chunk, else by
+// the last of its chunks' blocks to finish, which adds their partial sums in chunk order
+// (deterministic).
+template <class V, bool First, bool Cluster, class Finish>
+__device__ inline void long_chunk(const LongItems& li, int32_t q, const ChunkFetch<V, First, Cluster>& f, double s,
+                                  Finish finish) {
   __shared__ bool last;
-  double s = block_sum(part(li.begin[q], li.end[q], li.first[q] == q));
-  if (li.count[q] == 1) {  // the item is this chunk: no partial sums to combine
-    if (threadIdx.x == 0) finish(li.item[q], s);
+  s = block_sum(s);
+  if (f.count == 1) {
+    if (threadIdx.x == 0) finish(f.item, s);
     return;
   }
   if (threadIdx.x == 0) {
     li.partial[q] = s;
     __threadfence();
-    last = atomicAdd(&li.finished[li.first[q]], 1u) == unsigned(li.count[q]) - 1;
+    last = atomicAdd(&li.finished[f.first], 1u) == unsigned(f.count) - 1;
   }
   __syncthreads();
   if (last && threadIdx.x == 0) {
     double total = 0;
-    for (int32_t c = li.first[q]; c < li.first[q] + li.count[q]; ++c) total += __ldcg(&li.partial[c]);
-    finish(li.item[q], total);
-    li.finished[li.first[q]] = 0;
+    for (int32_t c = f.first; c < f.first + f.count; ++c) total += __ldcg(&li.partial[c]);
+    finish(f.item, total);
+    li.finished[f.first] = 0;
   }
 }
 
-// restrict_item for chunk q of a long cluster.
+// restrict_item for chunk q of a long cluster (its rows' b summed by the item's first chunk).
 template <class V, bool First>
-__device__ inline void restrict_long(const LevelView<V>& L, const double* xin, double* child_b, int32_t q) {
-  const int32_t c = L.long_clusters.item[q];
-  long_chunk(
-      L.long_clusters, q,
-      [&](int32_t k0, int32_t k1, bool first_chunk) {
-        double s = 0;
-        if (first_chunk)
-          for (int32_t i = L.cptr[c] + int32_t(threadIdx.x); i < L.cptr[c + 1]; i += int32_t(blockDim.x)) s += L.b[i];
-        for (int32_t k = k0 + int32_t(threadIdx.x); k < k1; k += int32_t(blockDim.x))
-          s -= double(L.val[k]) * x_at<V, First>(L, xin, L.col[k]);
-        return s;
-      },
-      [&](int32_t item, double total) { child_b[item] = total; });
+__device__ inline void restrict_long(const LevelView<V>& L, const double* xin, double* child_b, int32_t q,
+                                     const ChunkFetch<V, First, false>& f) {
+  const int t = int(threadIdx.x), stride = int(blockDim.x);
+  double s = 0;
+  if (f.first == q)
+    for (int32_t i = L.cptr[f.item] + t; i < L.cptr[f.item + 1]; i += stride) s += L.b[i];
+#pragma unroll
+  for (int u = 0; u < kPrefetch; ++u)
+    if (f.k0 + t + u * stride < f.k1) s -= f.nz.val[u] * x_fetched<V, First, false>(L, xin, f.nz, u);
+  for (int32_t k = f.k0 + t + kPrefetch * stride; k < f.k1; k += stride)
+    s -= double(L.val[k]) * x_at<V, First>(L, xin, L.col[k]);
+  long_chunk(L.long_clusters, q, f, s, [&](int32_t item, double total) { child_b[item] = total; });
 }
 
 // Prolongation + smoothing of row i: x' = x + R z (formed per entry),
@@ -225,7 +249,7 @@ __device__ inline ProlongFetch<V, First> prolong_fetch(const LevelView<V>& L, in
     f.cl_i = L.cl[i];
     f.invd_i = double(L.invd[i]);
   }
-  fetch_nonzeros<V, First, true, W>(L, f.k0, f.active ? f.k1 : f.k0, lane, f.nz);
+  fetch_nonzeros<V, First, true>(L, f.k0, f.active ? f.k1 : f.k0, lane, W, f.nz);
   return f;
 }
 
@@ -252,21 +276,20 @@ __device__ inline void prolong_item(const LevelView<V>& L, const double* xin, co
 // prolong_item for chunk q of a long row.
 template <class V, bool First>
 __device__ inline void prolong_long(const LevelView<V>& L, const double* xin, const double* z, double* xout,
-                                    int32_t q) {
-  long_chunk(
-      L.long_rows, q,
-      [&](int32_t k0, int32_t k1, bool) {
-        double s = 0;
-        for (int32_t k = k0 + int32_t(threadIdx.x); k < k1; k += int32_t(blockDim.x)) {
-          const int32_t j = L.col[k];
-          s += double(L.val[k]) * (x_at<V, First>(L, xin, j) + z[L.cl[j]]);
-        }
-        return s;
-      },
-      [&](int32_t i, double total) {
-        const double xi = x_at<V, First>(L, xin, i) + z[L.cl[i]];
-        xout[i] = xi + double(L.invd[i]) * (L.b[i] - total);
-      });
+                                    int32_t q, const ChunkFetch<V, First, true>& f) {
+  const int t = int(threadIdx.x), stride = int(blockDim.x);
+  double s = 0;
+#pragma unroll
+  for (int u = 0; u < kPrefetch; ++u)
+    if (f.k0 + t + u * stride < f.k1) s += f.nz.val[u] * (x_fetched<V, First, true>(L, xin, f.nz, u) + z[f.nz.cl[u]]);
+  for (int32_t k = f.k0 + t + kPrefetch * stride; k < f.k1; k += stride) {
+    const int32_t j = L.col[k];
+    s += double(L.val[k]) * (x_at<V, First>(L, xin, j) + z[L.cl[j]]);
+  }
+  long_chunk(L.long_rows, q, f, s, [&](int32_t i, double total) {
+    const double xi = x_at<V, First>(L, xin, i) + z[L.cl[i]];
+    xout[i] = xi + double(L.invd[i]) * (L.b[i] - total);
+  });
 }
 
 // ---- the Gauss-Seidel smoother (CmgSmoother::sgs) -------------------------------------------
@@ -352,8 +375,11 @@ template <class V, bool First, int W>
 __global__ void restrict_kernel(LevelView<V> L, const double* xin, double* child_b, bool fetch_early) {
   allow_dependents();
   if (blockIdx.x < unsigned(L.long_clusters.chunks)) {
-    wait_for_prior_grids();
-    restrict_long<V, First>(L, xin, child_b, int32_t(blockIdx.x));
+    const int32_t q = int32_t(blockIdx.x);
+    if (!fetch_early) wait_for_prior_grids();
+    const ChunkFetch<V, First, false> f = chunk_fetch<V, First, false>(L, L.long_clusters, q);
+    if (fetch_early) wait_for_prior_grids();
+    restrict_long<V, First>(L, xin, child_b, q, f);
     return;
   }
   int32_t c;
@@ -369,8 +395,11 @@ template <class V, bool First, int W>
 __global__ void prolong_kernel(LevelView<V> L, const double* xin, const double* z, double* xout, bool fetch_early) {
   allow_dependents();
   if (blockIdx.x < unsigned(L.long_rows.chunks)) {
-    wait_for_prior_grids();
-    prolong_long<V, First>(L, xin, z, xout, int32_t(blockIdx.x));
+    const int32_t q = int32_t(blockIdx.x);
+    if (!fetch_early) wait_for_prior_grids();
+    const ChunkFetch<V, First, true> f = chunk_fetch<V, First, true>(L, L.long_rows, q);
+    if (fetch_early) wait_for_prior_grids();
+    prolong_long<V, First>(L, xin, z, xout, q, f);
     return;
   }
   int32_t i;
@@ -445,7 +474,9 @@ __device__ void tail_restrict(const LevelView<V>& L, const double* xin, double* 
     restrict_item<V, First, kRestrictLanes>(L, xin, child_b, c, lane,
                                             restrict_fetch<V, First, kRestrictLanes>(L, c, lane, a));
   });
-  cluster_chunks(L.long_clusters.chunks, [&](int32_t q) { restrict_long<V, First>(L, xin, child_b, q); });
+  cluster_chunks(L.long_clusters.chunks, [&](int32_t q) {
+    restrict_long<V, First>(L, xin, child_b, q, chunk_fetch<V, First, false>(L, L.long_clusters, q));
+  });
 }
 
 template <class V>
@@ -462,7 +493,9 @@ __device__ void tail_prolong(const LevelView<V>& L, const double* xin, const dou
     prolong_item<V, First, kProlongLanes>(L, xin, z, xout, i, lane,
                                           prolong_fetch<V, First, kProlongLanes>(L, i, lane, a));
   });
-  cluster_chunks(L.long_rows.chunks, [&](int32_t q) { prolong_long<V, First>(L, xin, z, xout, q); });
+  cluster_chunks(L.long_rows.chunks, [&](int32_t q) {
+    prolong_long<V, First>(L, xin, z, xout, q, chunk_fetch<V, First, true>(L, L.long_rows, q));
+  });
 }
 
 template <class V>
