@@ -63,7 +63,8 @@ struct LevelView {
   const int32_t* cptr = nullptr;  // cluster c = rows [cptr[c], cptr[c+1])
   const int32_t* cl = nullptr;    // cluster of each row
   const int32_t* color_rows = nullptr;  // sgs: each colour's rows, its long rows (> kLongRow) first
-  LongItems long_rows, long_clusters;  // rows with more than kLongRow, clusters with more than kLongCluster nonzeros
+  LongItems long_rows, long_clusters;  // rows with more than long_row, clusters with more than long_cluster nonzeros
+  int32_t long_row = kLongRow, long_cluster = kLongCluster;
   int restrict_lanes = kRestrictLanes, prolong_lanes = kProlongLanes;  // per cluster, per row (host side)
   double* b = nullptr;            // right-hand side of this level's cycle
   double* x[2] = {nullptr, nullptr};
@@ -127,6 +128,37 @@ __device__ inline double x_fetched(const LevelView<V>& L, const double* xin, con
     return xin[f.col[u]];
 }
 
+// s += term(batch, u) over the lane's nonzeros k0 + lane + m stride (m = 0, 1, ...), in that
+// order: the first kPrefetch from `first` (fetched before the wait), the rest in batches of
+// kPrefetch whose loads are all issued before any is used (one chain of dependent loads per
+// batch, not per nonzero).
+template <class V, bool First, bool Cluster, class Term>
+__device__ inline void add_nonzeros(const LevelView<V>& L, int32_t k0, int32_t k1, int lane, int stride,
+                                    const Fetched<V, First, Cluster>& first, Term term, double& s) {
+#pragma unroll
+  for (int u = 0; u < kPrefetch; ++u)
+    if (k0 + lane + u * stride < k1) s += term(first, u);
+  for (int32_t base = k0 + kPrefetch * stride; base < k1; base += kPrefetch * stride) {
+    Fetched<V, First, Cluster> batch;
+    fetch_nonzeros<V, First, Cluster>(L, base, k1, lane, stride, batch);
+#pragma unroll
+    for (int u = 0; u < kPrefetch; ++u)
+      if (base + lane + u * stride < k1) s += term(batch, u);
+  }
+}
+
+// A nonzero's share of a restriction, -a_ij x_j, and of a prolongation, a_ij (x_j + z_cl(j)).
+template <class V, bool First>
+__device__ inline auto restrict_term(const LevelView<V>& L, const double* xin) {
+  return [&L, xin](const Fetched<V, First, false>& f, int u) { return -(f.val[u] * x_fetched(L, xin, f, u)); };
+}
+template <class V, bool First>
+__device__ inline auto prolong_term(const LevelView<V>& L, const double* xin, const double* z) {
+  return [&L, xin, z](const Fetched<V, First, true>& f, int u) {
+    return f.val[u] * (x_fetched(L, xin, f, u) + z[f.cl[u]]);
+  };
+}
+
 // Restriction of cluster c: child_b[c] = sum over its rows of (b - A x), one CSR range.
 template <class V, bool First>
 struct RestrictFetch {
@@ -143,7 +175,7 @@ __device__ inline RestrictFetch<V, First> restrict_fetch(const LevelView<V>& L, 
     f.r1 = L.cptr[c + 1];
     f.k0 = L.ptr[f.r0];
     f.k1 = L.ptr[f.r1];
-    f.active = f.k1 - f.k0 <= kLongCluster;  // else restrict_long
+    f.active = f.k1 - f.k0 <= L.long_cluster;  // else restrict_long
   }
   fetch_nonzeros<V, First, false>(L, f.k0, f.active ? f.k1 : f.k0, lane, W, f.nz);
   return f;
@@ -155,11 +187,7 @@ __device__ inline void restrict_item(const LevelView<V>& L, const double* xin, d
   double s = 0;
   if (f.active) {
     for (int32_t i = f.r0 + lane; i < f.r1; i += W) s += L.b[i];
-#pragma unroll
-    for (int u = 0; u < kPrefetch; ++u)
-      if (f.k0 + lane + u * W < f.k1) s -= f.nz.val[u] * x_fetched<V, First, false>(L, xin, f.nz, u);
-    for (int32_t k = f.k0 + lane + kPrefetch * W; k < f.k1; k += W)
-      s -= double(L.val[k]) * x_at<V, First>(L, xin, L.col[k]);
+    add_nonzeros(L, f.k0, f.k1, lane, W, f.nz, restrict_term<V, First>(L, xin), s);
   }
   s = group_sum<W>(s);
   if (f.active && lane == 0) child_b[c] = s;
@@ -221,11 +249,7 @@ __device__ inline void restrict_long(const LevelView<V>& L, const double* xin, d
   double s = 0;
   if (f.first == q)
     for (int32_t i = L.cptr[f.item] + t; i < L.cptr[f.item + 1]; i += stride) s += L.b[i];
-#pragma unroll
-  for (int u = 0; u < kPrefetch; ++u)
-    if (f.k0 + t + u * stride < f.k1) s -= f.nz.val[u] * x_fetched<V, First, false>(L, xin, f.nz, u);
-  for (int32_t k = f.k0 + t + kPrefetch * stride; k < f.k1; k += stride)
-    s -= double(L.val[k]) * x_at<V, First>(L, xin, L.col[k]);
+  add_nonzeros(L, f.k0, f.k1, t, stride, f.nz, restrict_term<V, First>(L, xin), s);
   long_chunk(L.long_clusters, q, f, s, [&](int32_t item, double total) { child_b[item] = total; });
 }
 
@@ -245,7 +269,7 @@ __device__ inline ProlongFetch<V, First> prolong_fetch(const LevelView<V>& L, in
   if (active) {
     f.k0 = L.ptr[i];
     f.k1 = L.ptr[i + 1];
-    f.active = f.k1 - f.k0 <= kLongRow;  // else prolong_long
+    f.active = f.k1 - f.k0 <= L.long_row;  // else prolong_long
     f.cl_i = L.cl[i];
     f.invd_i = double(L.invd[i]);
   }
@@ -258,13 +282,7 @@ __device__ inline void prolong_item(const LevelView<V>& L, const double* xin, co
                                     int32_t i, int lane, const ProlongFetch<V, First>& f) {
   double s = 0;
   if (f.active) {
-#pragma unroll
-    for (int u = 0; u < kPrefetch; ++u)
-      if (f.k0 + lane + u * W < f.k1) s += f.nz.val[u] * (x_fetched<V, First, true>(L, xin, f.nz, u) + z[f.nz.cl[u]]);
-    for (int32_t k = f.k0 + lane + kPrefetch * W; k < f.k1; k += W) {
-      const int32_t j = L.col[k];
-      s += double(L.val[k]) * (x_at<V, First>(L, xin, j) + z[L.cl[j]]);
-    }
+    add_nonzeros(L, f.k0, f.k1, lane, W, f.nz, prolong_term<V, First>(L, xin, z), s);
   }
   s = group_sum<W>(s);
   if (f.active && lane == 0) {
@@ -279,13 +297,7 @@ __device__ inline void prolong_long(const LevelView<V>& L, const double* xin, co
                                     int32_t q, const ChunkFetch<V, First, true>& f) {
   const int t = int(threadIdx.x), stride = int(blockDim.x);
   double s = 0;
-#pragma unroll
-  for (int u = 0; u < kPrefetch; ++u)
-    if (f.k0 + t + u * stride < f.k1) s += f.nz.val[u] * (x_fetched<V, First, true>(L, xin, f.nz, u) + z[f.nz.cl[u]]);
-  for (int32_t k = f.k0 + t + kPrefetch * stride; k < f.k1; k += stride) {
-    const int32_t j = L.col[k];
-    s += double(L.val[k]) * (x_at<V, First>(L, xin, j) + z[L.cl[j]]);
-  }
+  add_nonzeros(L, f.k0, f.k1, t, stride, f.nz, prolong_term<V, First>(L, xin, z), s);
   long_chunk(L.long_rows, q, f, s, [&](int32_t i, double total) {
     const double xi = x_at<V, First>(L, xin, i) + z[L.cl[i]];
     xout[i] = xi + double(L.invd[i]) * (L.b[i] - total);
@@ -678,7 +690,7 @@ template <class V>
 class DeviceCmg final : public DevicePreconditioner {
  public:
   DeviceCmg(const CmgHierarchy& h, const CmgDeviceOptions& opt)
-      : n_(h.n), ground_(h.level0_ground), sgs_(h.smoother == CmgSmoother::sgs), profile_(opt.profile), pdl_(opt.dependent_launches), fetch_early_(opt.fetch_early), tail_blocks_(opt.tail_blocks), partials_(kReduceBlocks),
+      : n_(h.n), ground_(h.level0_ground), sgs_(h.smoother == CmgSmoother::sgs), profile_(opt.profile), pdl_(opt.dependent_launches), fetch_early_(opt.fetch_early), long_batches_(opt.long_batches), tail_blocks_(opt.tail_blocks), partials_(kReduceBlocks),
         finished_(1) {
     CmgUploadTimes times;
     Stopwatch total, phase;
@@ -854,17 +866,21 @@ class DeviceCmg final : public DevicePreconditioner {
     v.clusters = int32_t(lev.cluster_ptr.size()) - 1;
     v.restrict_lanes = lanes_for(v.clusters, kRestrictLanes, resident);
     v.prolong_lanes = lanes_for(v.rows, kProlongLanes, resident);
+    if (long_batches_ > 0) {
+      v.long_row = std::min(kLongRow, long_batches_ * kPrefetch * v.prolong_lanes);
+      v.long_cluster = std::min(kLongCluster, long_batches_ * kPrefetch * v.restrict_lanes);
+    }
   }
 
-  // Rows with more than kLongRow and clusters with more than kLongCluster nonzeros, in chunks.
+  // Rows with more than v.long_row and clusters with more than v.long_cluster nonzeros, in chunks.
   static void upload_long_items(const CmgLevel& lev, LevelBuffers<V>& B, LevelView<V>& v) {
     std::vector<std::array<int32_t, 3>> long_rows, long_clusters;
     const auto& ptr = lev.A.ptr;
     for (int32_t i = 0; i < lev.A.rows; ++i)
-      if (ptr[i + 1] - ptr[i] > kLongRow) long_rows.push_back({i, ptr[i], ptr[i + 1]});
+      if (ptr[i + 1] - ptr[i] > v.long_row) long_rows.push_back({i, ptr[i], ptr[i + 1]});
     for (size_t c = 0; c + 1 < lev.cluster_ptr.size(); ++c) {
       const int32_t k0 = ptr[lev.cluster_ptr[c]], k1 = ptr[lev.cluster_ptr[c + 1]];
-      if (k1 - k0 > kLongCluster) long_clusters.push_back({int32_t(c), k0, k1});
+      if (k1 - k0 > v.long_cluster) long_clusters.push_back({int32_t(c), k0, k1});
     }
     v.long_rows = B.long_rows.upload(long_rows);
     v.long_clusters = B.long_clusters.upload(long_clusters);
@@ -973,6 +989,7 @@ class DeviceCmg final : public DevicePreconditioner {
   bool profile_;
   bool pdl_;  // launches as programmatic dependent launches (CmgDeviceOptions::dependent_launches)
   bool fetch_early_;  // CmgDeviceOptions::fetch_early
+  int long_batches_;  // CmgDeviceOptions::long_batches
   int coarsest_ = 0, tail_first_ = 0, tail_blocks_ = 1;
   DeviceBuffer<int32_t> map_;
   DeviceBuffer<double> partials_;
