@@ -9,7 +9,6 @@
 //   gpu-cmg-narrow   gpu-cmg with fixed lane widths on every level (CmgDeviceOptions::widen_lanes off)
 //   gpu-cmg-serial   gpu-cmg without programmatic dependent launches (dependent_launches off)
 //   gpu-cmg-late     gpu-cmg with the kernels' fixed data loaded after the wait (fetch_early off)
-//   gpu-cmg-long0/2/8  gpu-cmg with long_batches 0 (fixed long-item limits), 2, 8
 //   gpu-jacobi-cusp  GPU PCG + Jacobi with cuSPARSE SpMV (the vendor-library baseline)
 //   cpu-cmg          CPU PCG + CPU CMG cycle (the same hierarchy)
 // and the per-iteration time of gpu-cmg next to its memory-bandwidth floor: the bytes its
@@ -227,17 +226,13 @@ int main(int argc, char** argv) {
     auto variant = gpu::make_device_cmg(h, options);
     return time_gpu(pcg, *A, *variant, db, dx, control, reps);
   };
-  gpu::CmgDeviceOptions f32, narrow, serial, late, long0, long2, long8;
-  long0.long_batches = 0;
-  long2.long_batches = 2;
-  long8.long_batches = 8;
+  gpu::CmgDeviceOptions f32, narrow, serial, late;
   f32.float_values = true;
   narrow.widen_lanes = false;
   serial.dependent_launches = false;
   late.fetch_early = false;
   const Timed cmg32 = time_device_cmg(f32), cmg_narrow = time_device_cmg(narrow), cmg_serial = time_device_cmg(serial),
-              cmg_late = time_device_cmg(late), cmg_long0 = time_device_cmg(long0),
-              cmg_long2 = time_device_cmg(long2), cmg_long8 = time_device_cmg(long8);
+              cmg_late = time_device_cmg(late);
   auto Acusp = gpu::make_device_spmv(gpu::SpmvLayout::cusparse, G);
   gpu::DeviceJacobi jacobi(G);
   const Timed jac = time_gpu(pcg, *Acusp, jacobi, db, dx, control, std::max(1, reps / 2));
@@ -265,9 +260,6 @@ int main(int argc, char** argv) {
   row("gpu-cmg-narrow", cmg_narrow.result, cmg_narrow.seconds, floor_it * 1e6);
   row("gpu-cmg-serial", cmg_serial.result, cmg_serial.seconds, floor_it * 1e6);
   row("gpu-cmg-late", cmg_late.result, cmg_late.seconds, floor_it * 1e6);
-  row("gpu-cmg-long0", cmg_long0.result, cmg_long0.seconds, floor_it * 1e6);
-  row("gpu-cmg-long2", cmg_long2.result, cmg_long2.seconds, floor_it * 1e6);
-  row("gpu-cmg-long8", cmg_long8.result, cmg_long8.seconds, floor_it * 1e6);
   row("gpu-jacobi-cusp", jac.result, jac.seconds, 0);
   row("cpu-cmg", cpu, t_cpu, 0);
   std::printf("\nfloor: %.1f MB per gpu-cmg iteration (%.1f MB with f32 values) at %.0f GB/s measured copy bandwidth; "

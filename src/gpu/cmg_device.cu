@@ -63,8 +63,7 @@ struct LevelView {
   const int32_t* cptr = nullptr;  // cluster c = rows [cptr[c], cptr[c+1])
   const int32_t* cl = nullptr;    // cluster of each row
   const int32_t* color_rows = nullptr;  // sgs: each colour's rows, its long rows (> kLongRow) first
-  LongItems long_rows, long_clusters;  // rows with more than long_row, clusters with more than long_cluster nonzeros
-  int32_t long_row = kLongRow, long_cluster = kLongCluster;
+  LongItems long_rows, long_clusters;  // rows with more than kLongRow, clusters with more than kLongCluster nonzeros
   int restrict_lanes = kRestrictLanes, prolong_lanes = kProlongLanes;  // per cluster, per row (host side)
   double* b = nullptr;            // right-hand side of this level's cycle
   double* x[2] = {nullptr, nullptr};
@@ -175,7 +174,7 @@ __device__ inline RestrictFetch<V, First> restrict_fetch(const LevelView<V>& L, 
     f.r1 = L.cptr[c + 1];
     f.k0 = L.ptr[f.r0];
     f.k1 = L.ptr[f.r1];
-    f.active = f.k1 - f.k0 <= L.long_cluster;  // else restrict_long
+    f.active = f.k1 - f.k0 <= kLongCluster;  // else restrict_long
   }
   fetch_nonzeros<V, First, false>(L, f.k0, f.active ? f.k1 : f.k0, lane, W, f.nz);
   return f;
@@ -269,7 +268,7 @@ __device__ inline ProlongFetch<V, First> prolong_fetch(const LevelView<V>& L, in
   if (active) {
     f.k0 = L.ptr[i];
     f.k1 = L.ptr[i + 1];
-    f.active = f.k1 - f.k0 <= L.long_row;  // else prolong_long
+    f.active = f.k1 - f.k0 <= kLongRow;  // else prolong_long
     f.cl_i = L.cl[i];
     f.invd_i = double(L.invd[i]);
   }
@@ -690,7 +689,7 @@ template <class V>
 class DeviceCmg final : public DevicePreconditioner {
  public:
   DeviceCmg(const CmgHierarchy& h, const CmgDeviceOptions& opt)
-      : n_(h.n), ground_(h.level0_ground), sgs_(h.smoother == CmgSmoother::sgs), profile_(opt.profile), pdl_(opt.dependent_launches), fetch_early_(opt.fetch_early), long_batches_(opt.long_batches), tail_blocks_(opt.tail_blocks), partials_(kReduceBlocks),
+      : n_(h.n), ground_(h.level0_ground), sgs_(h.smoother == CmgSmoother::sgs), profile_(opt.profile), pdl_(opt.dependent_launches), fetch_early_(opt.fetch_early), tail_blocks_(opt.tail_blocks), partials_(kReduceBlocks),
         finished_(1) {
     CmgUploadTimes times;
     Stopwatch total, phase;
@@ -866,21 +865,17 @@ class DeviceCmg final : public DevicePreconditioner {
     v.clusters = int32_t(lev.cluster_ptr.size()) - 1;
     v.restrict_lanes = lanes_for(v.clusters, kRestrictLanes, resident);
     v.prolong_lanes = lanes_for(v.rows, kProlongLanes, resident);
-    if (long_batches_ > 0) {
-      v.long_row = std::min(kLongRow, long_batches_ * kPrefetch * v.prolong_lanes);
-      v.long_cluster = std::min(kLongCluster, long_batches_ * kPrefetch * v.restrict_lanes);
-    }
   }
 
-  // Rows with more than v.long_row and clusters with more than v.long_cluster nonzeros, in chunks.
+  // Rows with more than kLongRow and clusters with more than kLongCluster nonzeros, in chunks.
   static void upload_long_items(const CmgLevel& lev, LevelBuffers<V>& B, LevelView<V>& v) {
     std::vector<std::array<int32_t, 3>> long_rows, long_clusters;
     const auto& ptr = lev.A.ptr;
     for (int32_t i = 0; i < lev.A.rows; ++i)
-      if (ptr[i + 1] - ptr[i] > v.long_row) long_rows.push_back({i, ptr[i], ptr[i + 1]});
+      if (ptr[i + 1] - ptr[i] > kLongRow) long_rows.push_back({i, ptr[i], ptr[i + 1]});
     for (size_t c = 0; c + 1 < lev.cluster_ptr.size(); ++c) {
       const int32_t k0 = ptr[lev.cluster_ptr[c]], k1 = ptr[lev.cluster_ptr[c + 1]];
-      if (k1 - k0 > v.long_cluster) long_clusters.push_back({int32_t(c), k0, k1});
+      if (k1 - k0 > kLongCluster) long_clusters.push_back({int32_t(c), k0, k1});
     }
     v.long_rows = B.long_rows.upload(long_rows);
     v.long_clusters = B.long_clusters.upload(long_clusters);
@@ -989,7 +984,6 @@ class DeviceCmg final : public DevicePreconditioner {
   bool profile_;
   bool pdl_;  // launches as programmatic dependent launches (CmgDeviceOptions::dependent_launches)
   bool fetch_early_;  // CmgDeviceOptions::fetch_early
-  int long_batches_;  // CmgDeviceOptions::long_batches
   int coarsest_ = 0, tail_first_ = 0, tail_blocks_ = 1;
   DeviceBuffer<int32_t> map_;
   DeviceBuffer<double> partials_;

@@ -43,9 +43,6 @@ struct CmgDeviceOptions {
   bool fetch_early = true;         // each cycle kernel loads the level's fixed arrays for its items (offsets,
                                    // first nonzeros, their clusters and invD, the coarse inverse's rows)
                                    // before it waits for the kernel before (false: after)
-  int long_batches = 4;            // a row (cluster) with more nonzeros than long_batches batches of a lane
-                                   // group's fetches (kPrefetch per lane), and at most 128 (512), is cut into
-                                   // whole-block chunks; 0: only those fixed limits
   bool profile = false;            // time each level with CUDA events (synchronizes every apply)
   CmgUploadTimes* upload_times = nullptr;  // filled when not null
 };
