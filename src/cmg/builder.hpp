@@ -26,7 +26,7 @@ struct CmgOptions {
   // Also t_l = 1 where the next level has at most 1/v_cycle_ratio of level 0's vertices (0: no
   // such cap). Such a level carries only the smoothest error; its repeats bought no iterations
   // on the 5.03M-unknown grid (benchmarks/gpu/README.md, H100: 22 iterations with and without
-  // the repeats of its 10.5k-row level, whose child has 2596 rows, 1/1099 of level 0; 68 vs 49 ms),
+  // the repeats of its 10.5k-row level, whose child has 2596 rows, 1/1099 of level 0; 46.9 vs 34.7 ms),
   // while the repeats of levels whose child holds 1/273 (5M-node grid) or 1/67 (1M-node grid) of
   // level 0 save 4 iterations each. On grids under ~1M unknowns v_cycle_rows is the larger cap.
   int32_t v_cycle_ratio = 512;
