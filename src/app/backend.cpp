@@ -70,6 +70,7 @@ bool solve_pcg_on_gpu(const CsrMatrix& G, const std::vector<double>& b, std::vec
     rep.time.upload = g.upload_seconds;
     spdlog::debug("GPU upload {:.3f} s: {}", g.upload_seconds, g.upload_detail);
     rep.time.solve = g.solve_seconds;
+    spdlog::debug("GPU solve {:.4f} s: {}", g.solve_seconds, g.solve_detail);
     rep.levels = g.levels;
     rep.peak_device_bytes = g.peak_device_bytes;
     rep.device = g.device + ", SpMV " + g.spmv;

@@ -83,8 +83,11 @@ GpuSolveReport solve_on_gpu(const CsrMatrix& G, const std::vector<double>& b, st
 
     const auto t1 = std::chrono::steady_clock::now();
     rep.result = pcg.solve(*A, db.data(), dx.data(), *M, control);
+    const double t_pcg = seconds_since(t1);
     x = dx.download();
     rep.solve_seconds = seconds_since(t1);
+    std::snprintf(detail, sizeof detail, "PCG %.4f s, x to the host %.4f s", t_pcg, rep.solve_seconds - t_pcg);
+    rep.solve_detail = detail;
     rep.levels = M->levels();
     rep.peak_device_bytes = peak_device_bytes().load();
     return rep;
