@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <optional>
 #include <stdexcept>
 
@@ -14,13 +15,33 @@
 #include "cmg/builder.hpp"
 #include "gpu/device_info.hpp"
 #include "gpu/gpu_solver.hpp"
+#include "gpu/warm_up.hpp"
 #endif
 
 namespace pgsim {
 
-GpuContextWarmUp::GpuContextWarmUp([[maybe_unused]] const Options& opt) {
+bool gpu_likely(const Options& opt) {
 #ifdef PGSIM_HAVE_CUDA
-  if (opt.solver == "pcg" && opt.backend != "cpu" && !opt.export_only) thread_ = std::thread(gpu::create_context);
+  if (opt.solver != "pcg" || opt.export_only || opt.backend == "cpu") return false;
+  if (opt.backend == "gpu") return true;
+  std::error_code ec;
+  const auto bytes = std::filesystem::file_size(opt.netlist, ec);
+  return ec || bytes >= kAutoWarmUpMinBytes;
+#else
+  (void)opt;
+  return false;
+#endif
+}
+
+GpuContextWarmUp::GpuContextWarmUp([[maybe_unused]] bool start) {
+#ifdef PGSIM_HAVE_CUDA
+  if (start)
+    thread_ = std::thread([] {
+      const gpu::WarmUpTimes t = gpu::warm_up_device();
+      spdlog::debug("GPU warm-up (beside the parse): context {:.3f} s, kernels {:.4f} s, first graph {:.4f} s, "
+                    "first pinned allocation {:.4f} s",
+                    t.context, t.kernels, t.graph, t.pinned);
+    });
 #endif
 }
 
@@ -28,18 +49,24 @@ GpuContextWarmUp::~GpuContextWarmUp() {
   if (thread_.joinable()) thread_.join();
 }
 
-std::string resolve_backend(const std::string& requested) {
-  if (requested == "cpu") return "cpu";
+BackendChoice choose_backend(const std::string& requested, int64_t unknowns) {
+  if (requested == "cpu") return {"cpu", "--backend cpu"};
   if (requested != "gpu" && requested != "auto") throw InputError("unknown backend '" + requested + "' (gpu, cpu or auto)");
+  if (requested == "auto" && unknowns < kAutoGpuMinUnknowns)
+    return {"cpu", fmt::format("auto: {} unknowns after chain elimination, below the {} from which the GPU finishes "
+                               "first",
+                               unknowns, kAutoGpuMinUnknowns)};
 #ifdef PGSIM_HAVE_CUDA
   std::string why;
-  if (gpu::device_available(&why)) return "gpu";
+  if (gpu::device_available(&why))
+    return {"gpu", requested == "gpu" ? "--backend gpu"
+                                      : fmt::format("auto: {} unknowns after chain elimination, at least {}", unknowns,
+                                                    kAutoGpuMinUnknowns)};
 #else
   const std::string why = "this pgsim was built without CUDA";
 #endif
   if (requested == "gpu") throw SystemError("--backend gpu: no usable GPU (" + why + ")");
-  spdlog::info("no usable GPU ({}): solving on the CPU", why);
-  return "cpu";
+  return {"cpu", "auto: no usable GPU (" + why + ")"};
 }
 
 CmgOptions cmg_options(const Options& opt) {

@@ -1,6 +1,7 @@
 #pragma once
 // Where the PCG runs: --backend gpu|cpu|auto. Plain C++: the GPU side is reached through
 // gpu/gpu_solver.hpp only when the build has CUDA (PGSIM_HAVE_CUDA).
+#include <cstdint>
 #include <string>
 #include <thread>
 #include <vector>
@@ -13,11 +14,27 @@
 
 namespace pgsim {
 
-// While alive, a thread creates the CUDA context when the run may use the GPU (a CUDA build,
-// --solver pcg, --backend gpu or auto), so that its cost overlaps parsing and reduction.
+// --backend auto solves on the GPU from this many unknowns after chain elimination; below it the
+// CPU finishes the whole run first (the crossover measured in README, "Choosing the back end").
+constexpr int64_t kAutoGpuMinUnknowns = 100000;
+// A netlist file smaller than this rarely holds kAutoGpuMinUnknowns unknowns after chain
+// elimination (ibmpg1: 156 bytes per such unknown, pgsim-gen grids 161; a mesh node needs two
+// resistor lines of some 30 bytes), so auto does not create a GPU context ahead for it: the
+// context costs more than a whole small run, and the run would wait for it at exit. A smaller
+// file that does reach kAutoGpuMinUnknowns (through .include) still solves on the GPU.
+constexpr uint64_t kAutoWarmUpMinBytes = uint64_t(kAutoGpuMinUnknowns) * 50;
+
+// Whether the run may solve on the GPU, decided before parsing: a CUDA build, --solver pcg,
+// not --export-only, and --backend gpu, or auto with a netlist file of at least
+// kAutoWarmUpMinBytes (or one whose size cannot be known ahead).
+bool gpu_likely(const Options& opt);
+
+// While alive, a thread creates the CUDA context and pays the first solve's other one-time costs
+// (gpu/warm_up.hpp) when `start` (gpu_likely), so that they overlap parsing and reduction. The
+// destructor waits for it.
 class GpuContextWarmUp {
  public:
-  explicit GpuContextWarmUp(const Options& opt);
+  explicit GpuContextWarmUp(bool start);
   ~GpuContextWarmUp();
   GpuContextWarmUp(const GpuContextWarmUp&) = delete;
   GpuContextWarmUp& operator=(const GpuContextWarmUp&) = delete;
@@ -26,9 +43,15 @@ class GpuContextWarmUp {
   std::thread thread_;
 };
 
-// "gpu" or "cpu". auto: the GPU when one is usable, else the CPU with a message saying why.
-// gpu with no usable GPU: SystemError.
-std::string resolve_backend(const std::string& requested);
+struct BackendChoice {
+  std::string backend;  // "gpu" or "cpu"
+  std::string reason;   // why, for the log and the JSON
+};
+
+// requested: gpu, cpu or auto (else InputError); unknowns: the PCG system's rows after chain
+// elimination. auto: the CPU below kAutoGpuMinUnknowns (no CUDA call at all then), else the GPU
+// when one is usable, else the CPU. gpu with no usable GPU: SystemError.
+BackendChoice choose_backend(const std::string& requested, int64_t unknowns);
 
 // The CMG options the command line asks for (--smoother); InputError for a bad name.
 CmgOptions cmg_options(const Options& opt);

@@ -58,6 +58,7 @@ void write_json(const std::string& path, const RunReport& r) {
   j["solver"] = {{"method", r.method},
                  {"precond", r.precond},
                  {"backend", r.backend},
+                 {"backend_reason", r.backend_reason},
                  {"iterations", r.result.iterations},
                  {"relative_residual", r.result.relative_residual},
                  {"converged", r.result.converged},

@@ -30,7 +30,7 @@ RunReport run(const Options& opt) {
   RunReport rep;
   rep.netlist = opt.netlist;
   Stopwatch total, phase;
-  const GpuContextWarmUp warm_up(opt);
+  const GpuContextWarmUp warm_up(gpu_likely(opt));
 
   // Check the outputs and read the reference first: a bad path should fail before a long solve.
   for (const std::string* path : {&opt.output, &opt.json})
@@ -100,9 +100,15 @@ RunReport run(const Options& opt) {
     std::vector<double> x_kept(static_cast<size_t>(G.rows), 0.0);
     ProgressLine solve_progress(progress_wanted(opt.quiet));
     control.progress = solve_progress_callback(solve_progress);
-    rep.backend = resolve_backend(opt.backend);
+    const BackendChoice choice = choose_backend(opt.backend, G.rows);
+    rep.backend = choice.backend;
+    rep.backend_reason = choice.reason;
+    if (opt.backend == "auto") spdlog::info("{}: solving on the {}", choice.reason, choice.backend);
     // The GPU times its own setup, upload and solve; under --backend auto a GPU failure falls back here.
-    if (rep.backend == "gpu" && !solve_pcg_on_gpu(G, b, x_kept, control, opt, rep)) rep.backend = "cpu";
+    if (rep.backend == "gpu" && !solve_pcg_on_gpu(G, b, x_kept, control, opt, rep)) {
+      rep.backend = "cpu";
+      rep.backend_reason = "auto: the GPU failed during the solve (see the warning)";
+    }
     if (rep.backend == "gpu") {
       phase.lap();
     } else {

@@ -24,6 +24,7 @@ struct RunReport {
   int64_t nnz = 0;
   int64_t eliminated = 0;  // unknowns removed by chain elimination before PCG
   std::string method, precond, backend;
+  std::string backend_reason;    // why the solve ran on `backend` (--backend auto's rule, or the request)
   std::string smoother;          // the CMG smoother (--smoother); empty for other preconditioners
   std::string device;            // the GPU and its SpMV layout, when the GPU solved
   uint64_t peak_device_bytes = 0;
