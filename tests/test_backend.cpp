@@ -42,28 +42,34 @@ TEST_CASE("backend auto solves a small system on the CPU and says why") {
   REQUIRE(test::run_pgsim("\"" + net + "\" --backend auto --json " + dir.file("r.json"), dir.file("log")) == 0);
   const std::string json = test::read_text(dir.file("r.json"));
   CHECK(json.find("\"backend\": \"cpu\"") != std::string::npos);
-  const std::string why = "unknowns after chain elimination, below the " + std::to_string(kAutoGpuMinUnknowns) +
-                          " from which the GPU finishes first";
+  // A few bytes of netlist: no context ahead, so the higher threshold applies.
+  const std::string why = "unknowns after chain elimination, below the " + std::to_string(kAutoGpuMinUnknownsCold) +
+                          " from which the GPU finishes first with no GPU context created ahead";
   CHECK(json.find(why) != std::string::npos);
   CHECK(test::read_text(dir.file("log")).find(why + ": solving on the cpu") != std::string::npos);
 }
 
 TEST_CASE("the auto rule: the CPU below the crossover, the GPU from it where one is usable") {
-  const BackendChoice small = choose_backend("auto", kAutoGpuMinUnknowns - 1);
-  CHECK(small.backend == "cpu");
-  CHECK(small.reason.find(std::to_string(kAutoGpuMinUnknowns - 1) + " unknowns") != std::string::npos);
-  const BackendChoice large = choose_backend("auto", kAutoGpuMinUnknowns);
-  if (gpu_usable()) {
-    CHECK(large.backend == "gpu");
-    CHECK(large.reason.find("at least " + std::to_string(kAutoGpuMinUnknowns)) != std::string::npos);
-  } else {
-    CHECK(large.backend == "cpu");
-    CHECK(large.reason.find("no usable GPU") != std::string::npos);
+  for (const bool ahead : {true, false}) {
+    const int64_t threshold = ahead ? kAutoGpuMinUnknowns : kAutoGpuMinUnknownsCold;
+    INFO("context ahead: " << ahead);
+    const BackendChoice small = choose_backend("auto", threshold - 1, ahead);
+    CHECK(small.backend == "cpu");
+    CHECK(small.reason.find(std::to_string(threshold - 1) + " unknowns") != std::string::npos);
+    const BackendChoice large = choose_backend("auto", threshold, ahead);
+    if (gpu_usable()) {
+      CHECK(large.backend == "gpu");
+      CHECK(large.reason.find("at least " + std::to_string(threshold)) != std::string::npos);
+    } else {
+      CHECK(large.backend == "cpu");
+      CHECK(large.reason.find("no usable GPU") != std::string::npos);
+    }
   }
+  CHECK(kAutoGpuMinUnknownsCold > kAutoGpuMinUnknowns);
   // An explicit request is never second-guessed by the size.
-  CHECK(choose_backend("cpu", int64_t(1) << 40).backend == "cpu");
-  if (gpu_usable()) CHECK(choose_backend("gpu", 3).backend == "gpu");
-  CHECK_THROWS_AS(choose_backend("tpu", 3), InputError);
+  CHECK(choose_backend("cpu", int64_t(1) << 40, true).backend == "cpu");
+  if (gpu_usable()) CHECK(choose_backend("gpu", 3, false).backend == "gpu");
+  CHECK_THROWS_AS(choose_backend("tpu", 3, true), InputError);
 }
 
 TEST_CASE("the GPU warm-up starts only where the run may use the GPU") {

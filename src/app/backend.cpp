@@ -49,19 +49,21 @@ GpuContextWarmUp::~GpuContextWarmUp() {
   if (thread_.joinable()) thread_.join();
 }
 
-BackendChoice choose_backend(const std::string& requested, int64_t unknowns) {
+BackendChoice choose_backend(const std::string& requested, int64_t unknowns, bool context_ahead) {
   if (requested == "cpu") return {"cpu", "--backend cpu"};
   if (requested != "gpu" && requested != "auto") throw InputError("unknown backend '" + requested + "' (gpu, cpu or auto)");
-  if (requested == "auto" && unknowns < kAutoGpuMinUnknowns)
+  const int64_t threshold = context_ahead ? kAutoGpuMinUnknowns : kAutoGpuMinUnknownsCold;
+  const char* context = context_ahead ? "with the GPU context created ahead" : "with no GPU context created ahead";
+  if (requested == "auto" && unknowns < threshold)
     return {"cpu", fmt::format("auto: {} unknowns after chain elimination, below the {} from which the GPU finishes "
-                               "first",
-                               unknowns, kAutoGpuMinUnknowns)};
+                               "first {}",
+                               unknowns, threshold, context)};
 #ifdef PGSIM_HAVE_CUDA
   std::string why;
   if (gpu::device_available(&why))
     return {"gpu", requested == "gpu" ? "--backend gpu"
-                                      : fmt::format("auto: {} unknowns after chain elimination, at least {}", unknowns,
-                                                    kAutoGpuMinUnknowns)};
+                                      : fmt::format("auto: {} unknowns after chain elimination, at least {} {}",
+                                                    unknowns, threshold, context)};
 #else
   const std::string why = "this pgsim was built without CUDA";
 #endif

@@ -14,15 +14,19 @@
 
 namespace pgsim {
 
-// --backend auto solves on the GPU from this many unknowns after chain elimination; below it the
-// CPU finishes the whole run first (the crossover measured in README, "Choosing the back end").
-constexpr int64_t kAutoGpuMinUnknowns = 100000;
-// A netlist file smaller than this rarely holds kAutoGpuMinUnknowns unknowns after chain
-// elimination (ibmpg1: 156 bytes per such unknown, pgsim-gen grids 161; a mesh node needs two
-// resistor lines of some 30 bytes), so auto does not create a GPU context ahead for it: the
-// context costs more than a whole small run, and the run would wait for it at exit. A smaller
-// file that does reach kAutoGpuMinUnknowns (through .include) still solves on the GPU.
-constexpr uint64_t kAutoWarmUpMinBytes = uint64_t(kAutoGpuMinUnknowns) * 50;
+// --backend auto solves on the GPU from this many unknowns after chain elimination when the CUDA
+// context was created ahead, beside the parse; below it the CPU finishes the whole run first (the
+// crossover measured in README, "Choosing the back end": a 1M-node grid, 396k such unknowns, ties).
+constexpr int64_t kAutoGpuMinUnknowns = 500000;
+// ... and from twice as many when it was not (a small file that includes a large grid): the
+// context's 0.27 s then adds to the GPU's side, which the CPU's solve (about 0.56 us per unknown
+// on the measured machine) outgrows only around 1M unknowns.
+constexpr int64_t kAutoGpuMinUnknownsCold = 2 * kAutoGpuMinUnknowns;
+// auto creates the context ahead for netlist files of at least this size: about
+// kAutoGpuMinUnknowns unknowns after chain elimination (ibmpg1 has 156 bytes per such unknown,
+// pgsim-gen grids 161). The context costs more than a whole small run, slows the parse beside it,
+// and the run waits for it at exit, so a file that will solve on the CPU should not start it.
+constexpr uint64_t kAutoWarmUpMinBytes = uint64_t(kAutoGpuMinUnknowns) * 150;
 
 // Whether the run may solve on the GPU, decided before parsing: a CUDA build, --solver pcg,
 // not --export-only, and --backend gpu, or auto with a netlist file of at least
@@ -49,9 +53,10 @@ struct BackendChoice {
 };
 
 // requested: gpu, cpu or auto (else InputError); unknowns: the PCG system's rows after chain
-// elimination. auto: the CPU below kAutoGpuMinUnknowns (no CUDA call at all then), else the GPU
-// when one is usable, else the CPU. gpu with no usable GPU: SystemError.
-BackendChoice choose_backend(const std::string& requested, int64_t unknowns);
+// elimination; context_ahead: the warm-up was started (gpu_likely). auto: the CPU below
+// kAutoGpuMinUnknowns (kAutoGpuMinUnknownsCold without the context ahead), with no CUDA call then;
+// else the GPU when one is usable, else the CPU. gpu with no usable GPU: SystemError.
+BackendChoice choose_backend(const std::string& requested, int64_t unknowns, bool context_ahead);
 
 // The CMG options the command line asks for (--smoother); InputError for a bad name.
 CmgOptions cmg_options(const Options& opt);

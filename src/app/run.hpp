@@ -14,6 +14,7 @@ namespace pgsim {
 
 struct PhaseTimes {
   double parse = 0, reduce = 0, eliminate = 0, setup = 0, upload = 0, solve = 0, write = 0, total = 0;
+  double recover = 0;  // eliminated unknowns back from the solve's, and the whole system's residual
 };
 
 struct RunReport {
