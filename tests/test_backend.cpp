@@ -80,6 +80,10 @@ TEST_CASE("the GPU warm-up starts only where the run may use the GPU") {
   CHECK_FALSE(gpu_likely(opt));  // a few bytes: far below kAutoWarmUpMinBytes
   opt.netlist = dir.file("missing.sp");
   CHECK(gpu_likely(opt) == gpu_built());  // size unknown ahead: the parser will say what is wrong
+  opt.netlist = dir.write("g.sp.gz", std::string("\x1f\x8b", 2) + "compressed: the text's size is unknown");
+  CHECK(gpu_likely(opt) == gpu_built());
+  opt.netlist = "-";
+  CHECK(gpu_likely(opt) == gpu_built());
   opt.backend = "gpu";
   CHECK(gpu_likely(opt) == gpu_built());
   opt.export_only = true;

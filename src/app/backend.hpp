@@ -30,7 +30,8 @@ constexpr uint64_t kAutoWarmUpMinBytes = uint64_t(kAutoGpuMinUnknowns) * 150;
 
 // Whether the run may solve on the GPU, decided before parsing: a CUDA build, --solver pcg,
 // not --export-only, and --backend gpu, or auto with a netlist file of at least
-// kAutoWarmUpMinBytes (or one whose size cannot be known ahead).
+// kAutoWarmUpMinBytes, or one whose text size cannot be known ahead (standard input, a pipe,
+// gzip data, a path that does not exist).
 bool gpu_likely(const Options& opt);
 
 // While alive, a thread creates the CUDA context and pays the first solve's other one-time costs
