@@ -19,7 +19,7 @@ namespace pgsim {
 // crossover measured in README, "Choosing the back end": a 1M-node grid, 396k such unknowns, ties).
 constexpr int64_t kAutoGpuMinUnknowns = 500000;
 // ... and from twice as many when it was not (a small file that includes a large grid): the
-// context's 0.27 s then adds to the GPU's side, which the CPU's solve (about 0.56 us per unknown
+// context's 0.25-0.35 s then adds to the GPU's side, which the CPU's solve (0.54-0.75 us per unknown
 // on the measured machine) outgrows only around 1M unknowns.
 constexpr int64_t kAutoGpuMinUnknownsCold = 2 * kAutoGpuMinUnknowns;
 // auto creates the context ahead for netlist files of at least this size: about
