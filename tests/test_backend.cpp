@@ -1,6 +1,9 @@
-// --backend: auto falls back to the CPU with a message, gpu without a GPU is a clear error.
+// --backend: auto picks the CPU for small systems and without a GPU, saying why; gpu without a GPU is a
+// clear error.
 #include <catch2/catch.hpp>
 
+#include "app/backend.hpp"
+#include "parser/input_error.hpp"
 #include "test_util.hpp"
 #ifdef PGSIM_HAVE_CUDA
 #include "gpu/device_info.hpp"
@@ -9,6 +12,14 @@
 using namespace pgsim;
 
 namespace {
+
+bool gpu_built() {
+#ifdef PGSIM_HAVE_CUDA
+  return true;
+#else
+  return false;
+#endif
+}
 
 bool gpu_usable() {
 #ifdef PGSIM_HAVE_CUDA
@@ -25,13 +36,61 @@ const char* kGrid =
 
 }  // namespace
 
-TEST_CASE("backend auto solves everywhere and says which back end it used") {
+TEST_CASE("backend auto solves a small system on the CPU and says why") {
   test::TempDir dir;
   const std::string net = dir.write("g.sp", kGrid);
   REQUIRE(test::run_pgsim("\"" + net + "\" --backend auto --json " + dir.file("r.json"), dir.file("log")) == 0);
   const std::string json = test::read_text(dir.file("r.json"));
-  CHECK(json.find(gpu_usable() ? "\"backend\": \"gpu\"" : "\"backend\": \"cpu\"") != std::string::npos);
-  if (!gpu_usable()) CHECK(test::read_text(dir.file("log")).find("no usable GPU") != std::string::npos);
+  CHECK(json.find("\"backend\": \"cpu\"") != std::string::npos);
+  // A few bytes of netlist: no context ahead, so the higher threshold applies.
+  const std::string why = "unknowns after chain elimination, below the " + std::to_string(kAutoGpuMinUnknownsCold) +
+                          " from which the GPU finishes first with no GPU context created ahead";
+  CHECK(json.find(why) != std::string::npos);
+  CHECK(test::read_text(dir.file("log")).find(why + ": solving on the cpu") != std::string::npos);
+}
+
+TEST_CASE("the auto rule: the CPU below the crossover, the GPU from it where one is usable") {
+  for (const bool ahead : {true, false}) {
+    const int64_t threshold = ahead ? kAutoGpuMinUnknowns : kAutoGpuMinUnknownsCold;
+    INFO("context ahead: " << ahead);
+    const BackendChoice small = choose_backend("auto", threshold - 1, ahead);
+    CHECK(small.backend == "cpu");
+    CHECK(small.reason.find(std::to_string(threshold - 1) + " unknowns") != std::string::npos);
+    const BackendChoice large = choose_backend("auto", threshold, ahead);
+    if (gpu_usable()) {
+      CHECK(large.backend == "gpu");
+      CHECK(large.reason.find("at least " + std::to_string(threshold)) != std::string::npos);
+    } else {
+      CHECK(large.backend == "cpu");
+      CHECK(large.reason.find("no usable GPU") != std::string::npos);
+    }
+  }
+  CHECK(kAutoGpuMinUnknownsCold > kAutoGpuMinUnknowns);
+  // An explicit request is never second-guessed by the size.
+  CHECK(choose_backend("cpu", int64_t(1) << 40, true).backend == "cpu");
+  if (gpu_usable()) CHECK(choose_backend("gpu", 3, false).backend == "gpu");
+  CHECK_THROWS_AS(choose_backend("tpu", 3, true), InputError);
+}
+
+TEST_CASE("the GPU warm-up starts only where the run may use the GPU") {
+  test::TempDir dir;
+  Options opt;
+  opt.netlist = dir.write("g.sp", kGrid);
+  opt.backend = "auto";
+  CHECK_FALSE(gpu_likely(opt));  // a few bytes: far below kAutoWarmUpMinBytes
+  opt.netlist = dir.file("missing.sp");
+  CHECK(gpu_likely(opt) == gpu_built());  // size unknown ahead: the parser will say what is wrong
+  opt.netlist = dir.write("g.sp.gz", std::string("\x1f\x8b", 2) + "compressed: the text's size is unknown");
+  CHECK(gpu_likely(opt) == gpu_built());
+  opt.netlist = "-";
+  CHECK(gpu_likely(opt) == gpu_built());
+  opt.backend = "gpu";
+  CHECK(gpu_likely(opt) == gpu_built());
+  opt.export_only = true;
+  CHECK_FALSE(gpu_likely(opt));
+  opt.export_only = false;
+  opt.backend = "cpu";
+  CHECK_FALSE(gpu_likely(opt));
 }
 
 TEST_CASE("backend gpu without a GPU is an error naming the cause") {

@@ -3,6 +3,8 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <optional>
 #include <stdexcept>
 
@@ -14,13 +16,39 @@
 #include "cmg/builder.hpp"
 #include "gpu/device_info.hpp"
 #include "gpu/gpu_solver.hpp"
+#include "gpu/warm_up.hpp"
 #endif
 
 namespace pgsim {
 
-GpuContextWarmUp::GpuContextWarmUp([[maybe_unused]] const Options& opt) {
+bool gpu_likely(const Options& opt) {
 #ifdef PGSIM_HAVE_CUDA
-  if (opt.solver == "pcg" && opt.backend != "cpu" && !opt.export_only) thread_ = std::thread(gpu::create_context);
+  if (opt.solver != "pcg" || opt.export_only || opt.backend == "cpu") return false;
+  if (opt.backend == "gpu") return true;
+  // The text's size is known ahead only for a plain regular file: standard input, a pipe or gzip
+  // data count as large (the parser reports a path that cannot be read).
+  std::error_code ec;
+  if (opt.netlist == "-" || !std::filesystem::is_regular_file(opt.netlist, ec)) return true;
+  const auto bytes = std::filesystem::file_size(opt.netlist, ec);
+  if (ec) return true;
+  char magic[2] = {0, 0};
+  std::ifstream(opt.netlist, std::ios::binary).read(magic, 2);
+  return (magic[0] == '\x1f' && magic[1] == '\x8b') || bytes >= kAutoWarmUpMinBytes;
+#else
+  (void)opt;
+  return false;
+#endif
+}
+
+GpuContextWarmUp::GpuContextWarmUp([[maybe_unused]] bool start) {
+#ifdef PGSIM_HAVE_CUDA
+  if (start)
+    thread_ = std::thread([] {
+      const gpu::WarmUpTimes t = gpu::warm_up_device();
+      spdlog::debug("GPU warm-up (beside the parse): context {:.3f} s, kernels {:.4f} s, first graph {:.4f} s, "
+                    "first pinned allocation {:.4f} s",
+                    t.context, t.kernels, t.graph, t.pinned);
+    });
 #endif
 }
 
@@ -28,18 +56,26 @@ GpuContextWarmUp::~GpuContextWarmUp() {
   if (thread_.joinable()) thread_.join();
 }
 
-std::string resolve_backend(const std::string& requested) {
-  if (requested == "cpu") return "cpu";
+BackendChoice choose_backend(const std::string& requested, int64_t unknowns, bool context_ahead) {
+  if (requested == "cpu") return {"cpu", "--backend cpu"};
   if (requested != "gpu" && requested != "auto") throw InputError("unknown backend '" + requested + "' (gpu, cpu or auto)");
+  const int64_t threshold = context_ahead ? kAutoGpuMinUnknowns : kAutoGpuMinUnknownsCold;
+  const char* context = context_ahead ? "with the GPU context created ahead" : "with no GPU context created ahead";
+  if (requested == "auto" && unknowns < threshold)
+    return {"cpu", fmt::format("auto: {} unknowns after chain elimination, below the {} from which the GPU finishes "
+                               "first {}",
+                               unknowns, threshold, context)};
 #ifdef PGSIM_HAVE_CUDA
   std::string why;
-  if (gpu::device_available(&why)) return "gpu";
+  if (gpu::device_available(&why))
+    return {"gpu", requested == "gpu" ? "--backend gpu"
+                                      : fmt::format("auto: {} unknowns after chain elimination, at least {} {}",
+                                                    unknowns, threshold, context)};
 #else
   const std::string why = "this pgsim was built without CUDA";
 #endif
   if (requested == "gpu") throw SystemError("--backend gpu: no usable GPU (" + why + ")");
-  spdlog::info("no usable GPU ({}): solving on the CPU", why);
-  return "cpu";
+  return {"cpu", "auto: no usable GPU (" + why + ")"};
 }
 
 CmgOptions cmg_options(const Options& opt) {
@@ -70,6 +106,7 @@ bool solve_pcg_on_gpu(const CsrMatrix& G, const std::vector<double>& b, std::vec
     rep.time.upload = g.upload_seconds;
     spdlog::debug("GPU upload {:.3f} s: {}", g.upload_seconds, g.upload_detail);
     rep.time.solve = g.solve_seconds;
+    spdlog::debug("GPU solve {:.4f} s: {}", g.solve_seconds, g.solve_detail);
     rep.levels = g.levels;
     rep.peak_device_bytes = g.peak_device_bytes;
     rep.device = g.device + ", SpMV " + g.spmv;

@@ -1,6 +1,7 @@
 #pragma once
 // Where the PCG runs: --backend gpu|cpu|auto. Plain C++: the GPU side is reached through
 // gpu/gpu_solver.hpp only when the build has CUDA (PGSIM_HAVE_CUDA).
+#include <cstdint>
 #include <string>
 #include <thread>
 #include <vector>
@@ -13,11 +14,32 @@
 
 namespace pgsim {
 
-// While alive, a thread creates the CUDA context when the run may use the GPU (a CUDA build,
-// --solver pcg, --backend gpu or auto), so that its cost overlaps parsing and reduction.
+// --backend auto solves on the GPU from this many unknowns after chain elimination when the CUDA
+// context was created ahead, beside the parse; below it the CPU finishes the whole run first (the
+// crossover measured in README, "Choosing the back end": a 1M-node grid, 396k such unknowns, ties).
+constexpr int64_t kAutoGpuMinUnknowns = 500000;
+// ... and from twice as many when it was not (a small file that includes a large grid): the
+// context's 0.25-0.35 s then adds to the GPU's side, which the CPU's solve (0.54-0.75 us per unknown
+// on the measured machine) outgrows only around 1M unknowns.
+constexpr int64_t kAutoGpuMinUnknownsCold = 2 * kAutoGpuMinUnknowns;
+// auto creates the context ahead for netlist files of at least this size: about
+// kAutoGpuMinUnknowns unknowns after chain elimination (ibmpg1 has 156 bytes per such unknown,
+// pgsim-gen grids 161). The context costs more than a whole small run, slows the parse beside it,
+// and the run waits for it at exit, so a file that will solve on the CPU should not start it.
+constexpr uint64_t kAutoWarmUpMinBytes = uint64_t(kAutoGpuMinUnknowns) * 150;
+
+// Whether the run may solve on the GPU, decided before parsing: a CUDA build, --solver pcg,
+// not --export-only, and --backend gpu, or auto with a netlist file of at least
+// kAutoWarmUpMinBytes, or one whose text size cannot be known ahead (standard input, a pipe,
+// gzip data, a path that does not exist).
+bool gpu_likely(const Options& opt);
+
+// While alive, a thread creates the CUDA context and pays the first solve's other one-time costs
+// (gpu/warm_up.hpp) when `start` (gpu_likely), so that they overlap parsing and reduction. The
+// destructor waits for it.
 class GpuContextWarmUp {
  public:
-  explicit GpuContextWarmUp(const Options& opt);
+  explicit GpuContextWarmUp(bool start);
   ~GpuContextWarmUp();
   GpuContextWarmUp(const GpuContextWarmUp&) = delete;
   GpuContextWarmUp& operator=(const GpuContextWarmUp&) = delete;
@@ -26,9 +48,16 @@ class GpuContextWarmUp {
   std::thread thread_;
 };
 
-// "gpu" or "cpu". auto: the GPU when one is usable, else the CPU with a message saying why.
-// gpu with no usable GPU: SystemError.
-std::string resolve_backend(const std::string& requested);
+struct BackendChoice {
+  std::string backend;  // "gpu" or "cpu"
+  std::string reason;   // why, for the log and the JSON
+};
+
+// requested: gpu, cpu or auto (else InputError); unknowns: the PCG system's rows after chain
+// elimination; context_ahead: the warm-up was started (gpu_likely). auto: the CPU below
+// kAutoGpuMinUnknowns (kAutoGpuMinUnknownsCold without the context ahead), with no CUDA call then;
+// else the GPU when one is usable, else the CPU. gpu with no usable GPU: SystemError.
+BackendChoice choose_backend(const std::string& requested, int64_t unknowns, bool context_ahead);
 
 // The CMG options the command line asks for (--smoother); InputError for a bad name.
 CmgOptions cmg_options(const Options& opt);

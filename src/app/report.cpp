@@ -14,7 +14,8 @@ std::string profile_table(const RunReport& r) {
   std::string s = fmt::format("{:<10}{:>12}\n", "phase", "seconds");
   const std::pair<const char*, double> phases[] = {{"parse", r.time.parse},   {"reduce", r.time.reduce},
                                                    {"eliminate", r.time.eliminate}, {"setup", r.time.setup},   {"upload", r.time.upload},
-                                                   {"solve", r.time.solve},   {"write", r.time.write},
+                                                   {"solve", r.time.solve},   {"recover", r.time.recover},
+                                                   {"write", r.time.write},
                                                    {"total", r.time.total}};
   for (auto [name, t] : phases) s += fmt::format("{:<10}{:>12.6f}\n", name, t);
   if (!r.levels.empty()) {
@@ -60,6 +61,7 @@ void write_json(const std::string& path, const RunReport& r) {
   j["solver"] = {{"method", r.method},
                  {"precond", r.precond},
                  {"backend", r.backend},
+                 {"backend_reason", r.backend_reason},
                  {"iterations", r.result.iterations},
                  {"relative_residual", r.result.relative_residual},
                  {"converged", r.result.converged},
@@ -68,7 +70,8 @@ void write_json(const std::string& path, const RunReport& r) {
   if (!r.smoother.empty()) j["solver"]["smoother"] = r.smoother;
   j["timing"] = {{"parse", r.time.parse}, {"reduce", r.time.reduce}, {"eliminate", r.time.eliminate},
                  {"setup", r.time.setup},
-                 {"upload", r.time.upload}, {"solve", r.time.solve},   {"write", r.time.write},
+                 {"upload", r.time.upload}, {"solve", r.time.solve},   {"recover", r.time.recover},
+                 {"write", r.time.write},
                  {"total", r.time.total}};
   j["parse_mb_per_s"] = r.time.parse > 0 ? double(r.bytes) / 1e6 / r.time.parse : 0.0;
   j["levels"] = json::array();

@@ -47,7 +47,8 @@ RunReport run(const Options& opt) {
   rep.netlist = opt.netlist;
   rep.threads = omp_get_max_threads();
   Stopwatch total, phase;
-  const GpuContextWarmUp warm_up(opt);
+  const bool context_ahead = gpu_likely(opt);
+  const GpuContextWarmUp warm_up(context_ahead);
 
   // Check the outputs and read the reference first: a bad path should fail before a long solve.
   for (const std::string* path : {&opt.output, &opt.json})
@@ -124,9 +125,15 @@ RunReport run(const Options& opt) {
     std::vector<double> x_kept(static_cast<size_t>(G.rows), 0.0);
     ProgressLine solve_progress(progress_wanted(opt.quiet));
     control.progress = solve_progress_callback(solve_progress);
-    rep.backend = resolve_backend(opt.backend);
+    const BackendChoice choice = choose_backend(opt.backend, G.rows, context_ahead);
+    rep.backend = choice.backend;
+    rep.backend_reason = choice.reason;
+    if (opt.backend == "auto") spdlog::info("{}: solving on the {}", choice.reason, choice.backend);
     // The GPU times its own setup, upload and solve; under --backend auto a GPU failure falls back here.
-    if (rep.backend == "gpu" && !solve_pcg_on_gpu(G, b, x_kept, control, opt, rep)) rep.backend = "cpu";
+    if (rep.backend == "gpu" && !solve_pcg_on_gpu(G, b, x_kept, control, opt, rep)) {
+      rep.backend = "cpu";
+      rep.backend_reason = "auto: the GPU failed during the solve (see the warning)";
+    }
     if (rep.backend == "gpu") {
       phase.lap();
     } else {
@@ -140,13 +147,15 @@ RunReport run(const Options& opt) {
     solve_progress.finish();
     log_memory("solve", rep.nodes);
     if (chains) {
-      x = chains->recover(x_kept);
+      chains->recover(x_kept, x);  // x: allocated and zeroed above, long before the solve
       rep.result.relative_residual = relative_residual(sys.G, sys.b, x);
       rep.result.converged = rep.result.relative_residual <= opt.tolerance;
+      rep.time.recover = phase.lap();
+      spdlog::debug("recovered the eliminated unknowns and checked the whole system's residual in {:.4f} s",
+                    rep.time.recover);
     } else {
       x = std::move(x_kept);
     }
-    rep.time.solve += phase.lap();  // recovering the eliminated unknowns
   } else {
     throw InputError("unknown solver '" + opt.solver + "' (pcg or direct)");
   }

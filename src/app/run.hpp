@@ -14,6 +14,7 @@ namespace pgsim {
 
 struct PhaseTimes {
   double parse = 0, reduce = 0, eliminate = 0, setup = 0, upload = 0, solve = 0, write = 0, total = 0;
+  double recover = 0;  // eliminated unknowns back from the solve's, and the whole system's residual
 };
 
 struct RunReport {
@@ -25,6 +26,7 @@ struct RunReport {
   int64_t eliminated = 0;  // unknowns removed by chain elimination before PCG
   int threads = 0;         // OpenMP threads the run used
   std::string method, precond, backend;
+  std::string backend_reason;    // why the solve ran on `backend` (--backend auto's rule, or the request)
   std::string smoother;          // the CMG smoother (--smoother); empty for other preconditioners
   std::string device;            // the GPU and its SpMV layout, when the GPU solved
   uint64_t peak_device_bytes = 0;

@@ -1000,6 +1000,17 @@ class DeviceCmg final : public DevicePreconditioner {
 
 }  // namespace
 
+void load_cmg_kernels() {
+  using V = double;
+  load_kernels(restrict_kernel<V, true, 8>, restrict_kernel<V, true, 16>, restrict_kernel<V, true, 32>,
+               restrict_kernel<V, false, 8>, restrict_kernel<V, false, 16>, restrict_kernel<V, false, 32>,
+               prolong_kernel<V, true, 4>, prolong_kernel<V, true, 8>, prolong_kernel<V, true, 16>,
+               prolong_kernel<V, true, 32>, prolong_kernel<V, false, 4>, prolong_kernel<V, false, 8>,
+               prolong_kernel<V, false, 16>, prolong_kernel<V, false, 32>, gauss_seidel_kernel<V, kSmoothLanes>,
+               prolong_add_kernel, coarse_kernel<kCoarseLanes>, tail_kernel<V>, scatter_in, gather_out,
+               cluster_of_rows);
+}
+
 std::unique_ptr<DevicePreconditioner> make_device_cmg(const CmgHierarchy& h, const CmgDeviceOptions& options) {
   if (options.float_values) return std::make_unique<DeviceCmg<float>>(h, options);
   return std::make_unique<DeviceCmg<double>>(h, options);

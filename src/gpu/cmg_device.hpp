@@ -49,4 +49,7 @@ struct CmgDeviceOptions {
 
 std::unique_ptr<DevicePreconditioner> make_device_cmg(const CmgHierarchy& h, const CmgDeviceOptions& options);
 
+// Loads the kernels of the double-valued cycle, both smoothers (launch.cuh load_kernels).
+void load_cmg_kernels();
+
 }  // namespace pgsim::gpu

@@ -56,8 +56,12 @@ class DeviceBuffer {
   }
   std::vector<T> download() const {
     std::vector<T> host(n_);
-    if (n_) PGSIM_CUDA(cudaMemcpy(host.data(), p_, n_ * sizeof(T), cudaMemcpyDeviceToHost));
+    download(host.data());
     return host;
+  }
+  // Into host[0, size()): memory the caller has touched already copies without page faults.
+  void download(T* host) const {
+    if (n_) PGSIM_CUDA(cudaMemcpy(host, p_, n_ * sizeof(T), cudaMemcpyDeviceToHost));
   }
   T* data() { return p_; }
   const T* data() const { return p_; }

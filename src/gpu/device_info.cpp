@@ -17,10 +17,6 @@ bool device_available(std::string* why) {
   return true;
 }
 
-void create_context() {
-  if (cudaFree(nullptr) != cudaSuccess) cudaGetLastError();
-}
-
 std::string device_description() {
   cudaDeviceProp prop{};
   int dev = 0;

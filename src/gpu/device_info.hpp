@@ -10,8 +10,5 @@ std::string device_description();
 // "runtime 12.4, driver 12.6": the CUDA runtime pgsim was built with and the installed driver's
 // CUDA version ("driver none" without a driver).
 std::string cuda_versions();
-// Creates the CUDA context of the current device (a few hundred ms on a large GPU), so that a
-// thread can do it while the host parses; a failure is left for the next CUDA call to report.
-void create_context();
 
 }  // namespace pgsim::gpu

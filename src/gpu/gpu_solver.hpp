@@ -32,6 +32,7 @@ struct GpuSolveReport {
   double upload_seconds = 0;  // matrix, hierarchy and vectors to the device
   std::string upload_detail;  // upload_seconds by part, for the log
   double solve_seconds = 0;   // PCG on the device, from the first kernel to x back on the host
+  std::string solve_detail;   // solve_seconds by part, for the log
   size_t peak_device_bytes = 0;
   std::string device, spmv;
   std::vector<LevelStats> levels;  // CMG levels; seconds = kernel time when profiling

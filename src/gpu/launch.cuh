@@ -56,6 +56,15 @@ void launch_after(bool dependent, void (*kernel)(Params...), unsigned grid, unsi
   PGSIM_CUDA(cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...));
 }
 
+// Loads the kernels into the current context now. CUDA loads a kernel on its first launch by
+// default (lazy loading), which puts the load inside the first solve; a warm-up thread calls this
+// instead while the host parses. Errors are left for the first launch to report.
+template <class... Kernels>
+void load_kernels(Kernels... kernels) {
+  cudaFuncAttributes attributes;
+  ((cudaFuncGetAttributes(&attributes, kernels) != cudaSuccess ? (void)cudaGetLastError() : (void)0), ...);
+}
+
 inline unsigned reduce_blocks(int64_t n) {
   unsigned b = blocks_for(n);
   return b == 0 ? 1u : (b < kReduceBlocks ? b : kReduceBlocks);

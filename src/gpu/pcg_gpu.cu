@@ -92,6 +92,10 @@ __global__ void residual_kernel(const double* __restrict__ b, const double* __re
 
 }  // namespace
 
+void load_pcg_kernels() {
+  load_kernels(dot_kernel, update_xr, reset_kernel, rz_kernel, xpay_kernel, residual_kernel);
+}
+
 GpuPcg::GpuPcg(int32_t n, bool use_graphs)
     : n_(n),
       use_graphs_(use_graphs),
@@ -142,14 +146,16 @@ void GpuPcg::launch_second_half(DevicePreconditioner& M) {
 
 // One recorded step: [z = M r; rz; p = z + beta p;] q = A p; pq; x, r update; rr and verdict.
 void GpuPcg::launch_step(bool with_preconditioner, DeviceSpmv& A, DevicePreconditioner& M) {
-  auto record = [&] {
+  if (!use_graphs_) {
     if (with_preconditioner) launch_second_half(M);
     launch_first_half(A);
-  };
-  if (!use_graphs_) {
-    record();
     return;
   }
+  PGSIM_CUDA(cudaGraphLaunch(step_graph(with_preconditioner, A, M), stream_));
+}
+
+// The step as a graph, captured on first use for this A and M.
+cudaGraphExec_t GpuPcg::step_graph(bool with_preconditioner, DeviceSpmv& A, DevicePreconditioner& M) {
   if (graph_A_ != A.instance.value() || graph_M_ != M.instance.value()) {
     for (auto* exec : {&first_, &step_})
       if (*exec) {
@@ -163,12 +169,22 @@ void GpuPcg::launch_step(bool with_preconditioner, DeviceSpmv& A, DevicePrecondi
   if (!exec) {
     cudaGraph_t graph;
     PGSIM_CUDA(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
-    record();
+    if (with_preconditioner) launch_second_half(M);
+    launch_first_half(A);
     PGSIM_CUDA(cudaStreamEndCapture(stream_, &graph));
     PGSIM_CUDA(cudaGraphInstantiate(&exec, graph, 0));
     PGSIM_CUDA(cudaGraphDestroy(graph));
+    PGSIM_CUDA(cudaGraphUpload(exec, stream_));
   }
-  PGSIM_CUDA(cudaGraphLaunch(exec, stream_));
+  return exec;
+}
+
+void GpuPcg::prepare(DeviceSpmv& A, DevicePreconditioner& M, const SolveControl& control) {
+  reserve_history(control.max_iterations + 1);
+  if (!use_graphs_) return;
+  step_graph(false, A, M);
+  step_graph(true, A, M);
+  PGSIM_CUDA(cudaStreamSynchronize(stream_));
 }
 
 // The history is baked into the graphs: growing it drops them.

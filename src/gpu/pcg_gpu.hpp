@@ -17,6 +17,9 @@
 
 namespace pgsim::gpu {
 
+// Loads the PCG kernels (launch.cuh load_kernels).
+void load_pcg_kernels();
+
 class GpuPcg {
  public:
   // Workspace for systems of n unknowns. use_graphs = false launches kernel by kernel
@@ -25,6 +28,11 @@ class GpuPcg {
   ~GpuPcg();
   GpuPcg(const GpuPcg&) = delete;
   GpuPcg& operator=(const GpuPcg&) = delete;
+
+  // Everything a solve with A, M and control.max_iterations builds on first use, built now: the
+  // iteration history and the two step graphs, captured, instantiated and uploaded to the device.
+  // Optional: solve() does what is missing.
+  void prepare(DeviceSpmv& A, DevicePreconditioner& M, const SolveControl& control);
 
   // Solves A x = b; b and x are device arrays of n, x holds the initial guess on entry.
   // The graphs are kept while A and M stay the same, so repeated solves do not rebuild them.
@@ -37,6 +45,7 @@ class GpuPcg {
   double relative_residual(DeviceSpmv& A, const double* b, double bnorm);  // r = b - A x, true
   double read_rr();
   void launch_step(bool with_preconditioner, DeviceSpmv& A, DevicePreconditioner& M);
+  cudaGraphExec_t step_graph(bool with_preconditioner, DeviceSpmv& A, DevicePreconditioner& M);
   void reserve_history(int iterations);
 
   int32_t n_;

@@ -234,4 +234,6 @@ std::unique_ptr<DeviceSpmv> make_device_spmv(SpmvLayout layout, const CsrMatrix&
   throw std::invalid_argument("unknown SpMV layout");
 }
 
+void load_spmv_kernels() { load_kernels(csr_vector<2>, csr_vector<4>, csr_vector<8>, csr_vector<16>, csr_vector<32>); }
+
 }  // namespace pgsim::gpu

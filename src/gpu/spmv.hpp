@@ -35,4 +35,7 @@ class DeviceSpmv {
 
 std::unique_ptr<DeviceSpmv> make_device_spmv(SpmvLayout layout, const CsrMatrix& A);
 
+// Loads the csr layout's kernels, every lane width (launch.cuh load_kernels).
+void load_spmv_kernels();
+
 }  // namespace pgsim::gpu

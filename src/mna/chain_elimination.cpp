@@ -196,16 +196,24 @@ EliminatedSystem eliminate_chains(const CsrMatrix& G, const std::vector<double>&
 }
 
 std::vector<double> EliminatedSystem::recover(const std::vector<double>& x_kept) const {
-  std::vector<double> x(static_cast<size_t>(original_unknowns), 0.0);
-  for (size_t k = 0; k < kept.size(); ++k) x[kept[k]] = x_kept[k];
-  for (size_t i = steps.size(); i-- > 0;) {
+  std::vector<double> x;
+  recover(x_kept, x);
+  return x;
+}
+
+// Kept and eliminated unknowns partition the original ones: every x[i] is written once.
+void EliminatedSystem::recover(const std::vector<double>& x_kept, std::vector<double>& x) const {
+  x.resize(static_cast<size_t>(original_unknowns));
+  const auto n_kept = static_cast<int64_t>(kept.size());
+#pragma omp parallel for schedule(static, 4096)
+  for (int64_t k = 0; k < n_kept; ++k) x[size_t(kept[size_t(k)])] = x_kept[size_t(k)];
+  for (size_t i = steps.size(); i-- > 0;) {  // reverse elimination order: a and b are known by then
     const Step& s = steps[i];
     double t = s.rhs;
     if (s.a >= 0) t += s.w_a * x[s.a];
     if (s.b >= 0) t += s.w_b * x[s.b];
     x[s.v] = t / s.diag;
   }
-  return x;
 }
 
 }  // namespace pgsim
