@@ -210,8 +210,14 @@ TEST_CASE("a FIFO is written directly, and the early check neither blocks nor en
   CHECK(S_ISFIFO(st.st_mode));
 
   // The reader leaves before the end: a write error (EPIPE), exit 4, not a silent death by SIGPIPE.
+  // The voltages (about 1.6 MB) exceed any pipe's capacity (at most 1 MB on Linux), so pgsim is
+  // still writing when the reader has gone, whichever of the two runs first after the open.
+  std::string ladder = "V1 n0 0 1\nI1 n60000 0 1m\n";
+  for (int i = 0; i < 60000; ++i)
+    ladder += "R" + std::to_string(i) + " n" + std::to_string(i) + " n" + std::to_string(i + 1) + " 1\n";
+  const std::string long_net = dir.write("ladder.sp", ladder);
   std::thread quitter([&] { ::close(::open(fifo.c_str(), O_RDONLY)); });
-  CHECK(test::run_pgsim(net + " -o " + fifo, dir.file("log")) == kExitSystem);
+  CHECK(test::run_pgsim(long_net + " -o " + fifo, dir.file("log")) == kExitSystem);
   quitter.join();
   CHECK_THAT(test::read_text(dir.file("log")), Catch::Contains("cannot write '" + fifo + "': Broken pipe"));
 }
