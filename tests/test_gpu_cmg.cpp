@@ -93,7 +93,7 @@ TEST_CASE("device CMG cycle with a coarsest level too large for the tail kernel"
   CHECK(test::device_apply(h, late, r) == test::device_apply(h, {}, r));
 }
 
-TEST_CASE("GPU PCG with the device CMG solves to the direct solution; profiling books every level") {
+TEST_CASE("GPU PCG with the device CMG solves to the direct solution, and profiling books every level") {
   test::skip_without_gpu();
   std::mt19937 rng(13);
   const CsrMatrix G = test::grid_sdd(80, 70, 29, rng);

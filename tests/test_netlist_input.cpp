@@ -71,7 +71,7 @@ TEST_CASE("a plain file is handed out whole, in blocks of any size, with its siz
   }
 }
 
-TEST_CASE("gzip is recognised by its magic bytes and decompressed; progress counts compressed bytes", "[input]") {
+TEST_CASE("gzip is recognised by its magic bytes and decompressed, and progress counts compressed bytes", "[input]") {
   test::TempDir dir;
   const std::string text = numbered_text(20000);
   const std::string packed = test::gzip(text);
