@@ -68,7 +68,7 @@ TEST_CASE("a chunk or block boundary at every byte gives the one-chunk parse", "
     INFO(text);
     INFO(expected);
     CHECK((expected.find("element") != std::string::npos || expected.find("error") != std::string::npos));
-    for (size_t chunk : {1, 16, 1 << 20})
+    for (size_t chunk : {1, 16})
       for (size_t block = 1; block <= text.size() + 1; ++block) {
         ParseOptions options;
         options.chunk_bytes = chunk;

@@ -155,6 +155,11 @@ void NameTable::reserve(size_t names, size_t chars) {
 
 void NameTable::drop_index() { std::vector<Shard>().swap(shards_); }
 
+void NameTable::shrink_to_fit() {
+  arena_.shrink_to_fit();
+  offsets_.shrink_to_fit();
+}
+
 size_t NameTable::bytes() const {
   size_t b = arena_.capacity() + offsets_.capacity() * sizeof(uint64_t);
   for (const Shard& shard : shards_) b += shard.slots.capacity() * sizeof(Slot);

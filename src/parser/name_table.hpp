@@ -45,6 +45,8 @@ class NameTable {
   void reserve(size_t names, size_t chars);
   // Frees the hash index (the names stay readable by id); intern() and find() are not allowed after.
   void drop_index();
+  // Gives back the arena's and the offsets' spare capacity.
+  void shrink_to_fit();
   // Bytes held (arena, offsets and index), for memory accounting.
   size_t bytes() const;
 

@@ -345,7 +345,7 @@ void Parser::warnings(const ChunkResult& chunk, size_t first_element, uint32_t f
       // The first element of this name: name ids follow first appearances, so it is at index >= the id.
       size_t first = e.name;
       while (nl_.elements[first].name != e.name) ++first;
-      warn(nl_.where(e.where) + ": duplicate element name " + shown(nl_.element_names[e.name]) + " (first at " +
+      warn(nl_.where(e.where) + ": duplicate element name " + shown(chunk.names[3 * k]) + " (first at " +
            nl_.where(nl_.elements[first].where) + "); both elements are kept");
     }
   } else {
@@ -359,7 +359,12 @@ void Parser::finish(const std::string& name) {
     warn(name + ": " + std::to_string(duplicates_) + " elements in all share a name with an earlier element (the first " +
          std::to_string(kMaxDuplicateWarnings) + " are listed above)");
   if (nl_.elements.empty()) throw InputError(name + ": the netlist has no elements");
-  nl_.element_names.drop_index();  // only messages read element names after parsing
+  // The netlist stays in memory through the whole run: no spare capacity (vectors grown by doubling
+  // hold up to twice their size), and no index of element names (only messages read them after).
+  nl_.element_names.drop_index();
+  nl_.element_names.shrink_to_fit();
+  nl_.node_names.shrink_to_fit();
+  nl_.elements.shrink_to_fit();
 }
 
 template <class Input>
