@@ -99,11 +99,12 @@ TEST_CASE("a chunk or block boundary at every byte gives the one-chunk parse", "
 TEST_CASE("1, 2 and 5 threads parse a generated grid to the same netlist", "[parser]") {
   test::TempDir dir;
   const std::string netlist = dir.file("g.sp");
-  const std::string cmd = std::string("\"") + PGSIM_GEN_EXE + "\" --nodes 20000 --seed 2 -o " + netlist + " > " +
+  const std::string cmd = std::string("\"") + PGSIM_GEN_EXE + "\" --nodes 50000 --seed 2 -o " + netlist + " > " +
                           dir.file("gen.log") + " 2>&1";
   REQUIRE(std::system(cmd.c_str()) == 0);
-  ParseOptions small;
-  small.chunk_bytes = 4096;  // hundreds of chunks, several blocks
+  ParseOptions small;  // blocks of 1 MB (~75k names: interned on all threads), 16 kB chunks
+  small.block_bytes = 1 << 20;
+  small.chunk_bytes = 16 << 10;
   std::vector<std::string> outcomes;
   const int saved = omp_get_max_threads();
   for (int threads : {1, 2, 5}) {

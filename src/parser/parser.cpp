@@ -42,13 +42,15 @@ namespace pgsim {
 namespace {
 
 constexpr size_t kDefaultChunkBytes = 4u << 20;
+constexpr uint32_t kParallelOccurrences = 1u << 16;  // fewer names are interned on one thread
 
-// Runs f(i) for i in [0, n) on all threads; the first exception is rethrown here.
+// Runs f(i) for i in [0, n), on all threads when `parallel` (small work is not worth waking them);
+// the first exception is rethrown here.
 template <class F>
-void parallel_for(size_t n, F&& f) {
+void parallel_for(size_t n, bool parallel, F&& f) {
   std::exception_ptr error;
   std::mutex mutex;
-#pragma omp parallel for schedule(dynamic, 1)
+#pragma omp parallel for schedule(dynamic, 1) if (parallel)
   for (long i = 0; i < static_cast<long>(n); ++i) {
     try {
       f(static_cast<size_t>(i));
@@ -103,7 +105,7 @@ class Parser {
  private:
   bool parse_block(const char* text, size_t size, uint32_t file, uint32_t& line_base, bool file_start, int depth);
   uint32_t enter(ChunkResult* chunks, size_t count, uint32_t file, uint32_t& line_base);
-  void intern(Run& run, size_t count);
+  void intern(Run& run, size_t count, bool parallel);
   void warnings(const ChunkResult& chunk, size_t first_element, uint32_t file, uint32_t line_base, uint32_t duplicates);
   void include(const ChunkEvent& event, uint32_t file, uint32_t line, int depth);
   void warn(std::string message) {
@@ -162,7 +164,7 @@ bool Parser::parse_block(const char* text, size_t size, uint32_t file, uint32_t&
     b = e;
   }
   std::vector<ChunkResult> chunks(ranges.size());
-  parallel_for(ranges.size(), [&](size_t i) {
+  parallel_for(ranges.size(), ranges.size() > 1, [&](size_t i) {
     chunks[i] = parse_chunk(text + ranges[i].first, text + ranges[i].second, file_start && i == 0);
   });
   for (size_t i = 0; i < chunks.size();) {
@@ -211,7 +213,8 @@ uint32_t Parser::enter(ChunkResult* chunks, size_t count, uint32_t file, uint32_
     if (next >= NameTable::kProvisional) throw InputError("a netlist block with more than 2^31 names");
     run.occ_base[c + 1] = static_cast<uint32_t>(next);
   }
-  intern(run, count);
+  const bool parallel = run.occ_base[count] >= kParallelOccurrences;
+  intern(run, count, parallel);
 
   // Elements, with their places in the file.
   std::vector<size_t> element_base(count + 1, nl_.elements.size());
@@ -222,7 +225,7 @@ uint32_t Parser::enter(ChunkResult* chunks, size_t count, uint32_t file, uint32_
     line_base += chunks[c].lines;
   }
   nl_.elements.resize(element_base[count]);
-  parallel_for(count, [&](size_t c) {
+  parallel_for(count, parallel && count > 1, [&](size_t c) {
     const ChunkResult& r = chunks[c];
     uint32_t dups = 0;
     for (size_t k = 0; k < r.elements.size(); ++k) {
@@ -242,12 +245,12 @@ uint32_t Parser::enter(ChunkResult* chunks, size_t count, uint32_t file, uint32_
   return line_bases[count - 1];
 }
 
-void Parser::intern(Run& run, size_t count) {
+void Parser::intern(Run& run, size_t count, bool parallel) {
   ChunkResult* chunks = run.chunks;
   const NameTable::Resolver resolver{&Run::name, &run};
   auto table = [&](size_t occurrence) -> NameTable& { return occurrence % 3 == 0 ? nl_.element_names : nl_.node_names; };
   // a. First appearances, one thread per shard.
-  parallel_for(NameTable::kShards, [&](size_t s) {
+  parallel_for(NameTable::kShards, parallel, [&](size_t s) {
     std::vector<uint32_t>& firsts = firsts_[s];
     firsts.clear();
     for (size_t c = 0; c < count; ++c) {
@@ -276,7 +279,7 @@ void Parser::intern(Run& run, size_t count) {
     uint64_t bytes[2] = {0, 0};
   };
   std::vector<Firsts> base(count + 1);
-  parallel_for(count, [&](size_t c) {
+  parallel_for(count, parallel && count > 1, [&](size_t c) {
     const ChunkResult& r = chunks[c];
     Firsts& f = base[c + 1];
     for (size_t o = 0; o < r.ids.size(); ++o)
@@ -289,7 +292,7 @@ void Parser::intern(Run& run, size_t count) {
     for (size_t c = 0; c < count; ++c) base[c + 1].names[t] += base[c].names[t], base[c + 1].bytes[t] += base[c].bytes[t];
     tables[t]->extend(base[count].names[t] - base[0].names[t], base[count].bytes[t] - base[0].bytes[t]);
   }
-  parallel_for(count, [&](size_t c) {
+  parallel_for(count, parallel && count > 1, [&](size_t c) {
     ChunkResult& r = chunks[c];
     Firsts next = base[c];
     for (size_t o = 0; o < r.ids.size(); ++o) {
@@ -301,7 +304,7 @@ void Parser::intern(Run& run, size_t count) {
     }
   });
   // Occurrences keyed to a first appearance take its id.
-  parallel_for(count, [&](size_t c) {
+  parallel_for(count, parallel && count > 1, [&](size_t c) {
     ChunkResult& r = chunks[c];
     for (uint32_t& id : r.ids) {
       if (!(id & NameTable::kProvisional)) continue;
@@ -311,7 +314,7 @@ void Parser::intern(Run& run, size_t count) {
     }
   });
   // c. Provisional table entries become the ids.
-  parallel_for(NameTable::kShards, [&](size_t s) {
+  parallel_for(NameTable::kShards, parallel, [&](size_t s) {
     for (uint32_t key : firsts_[s]) {
       const size_t c = run.chunk_of(key);
       const uint32_t o = key - run.occ_base[c];
