@@ -29,7 +29,6 @@
 #include <algorithm>
 #include <exception>
 #include <filesystem>
-#include <memory>
 #include <mutex>
 #include <unordered_set>
 
@@ -196,13 +195,15 @@ void Parser::include(const ChunkEvent& event, uint32_t file, uint32_t line, int 
                      ".include nested more than " + std::to_string(kMaxIncludeDepth) + " deep (a file that includes itself?)");
   std::filesystem::path path(event.text);
   if (path.is_relative()) path = std::filesystem::path(nl_.files[file]).parent_path() / path;
-  std::unique_ptr<NetlistInput> input;
+  // Opening or reading the file fails at the .include line (errors in its text have their own place).
   try {
-    input = std::make_unique<NetlistInput>(path.string());
+    NetlistInput input(path.string());
+    parse_stream(input, path.string(), depth + 1);
+  } catch (const ParseError&) {
+    throw;
   } catch (const InputError& e) {
     throw ParseError(nl_.files[file], line, std::string(".include: ") + e.what());
   }
-  parse_stream(*input, path.string(), depth + 1);
 }
 
 // Enters chunks[0, count) (see the header comment, step 3); returns the line base of the last.
