@@ -12,6 +12,9 @@ if(NOT TARGET Eigen3::Eigen)
   target_include_directories(Eigen3::Eigen INTERFACE ${EIGEN3_INCLUDE_DIR})
 endif()
 
+# fast_float (header only): correctly rounded number parsing for the netlist reader.
+find_path(FAST_FLOAT_INCLUDE_DIR fast_float/fast_float.h REQUIRED)
+
 find_package(spdlog CONFIG QUIET)
 if(NOT TARGET spdlog::spdlog)
   find_path(SPDLOG_INCLUDE_DIR spdlog/spdlog.h REQUIRED)

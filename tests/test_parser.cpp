@@ -164,7 +164,7 @@ TEST_CASE("a name table keeps every name across growth", "[parser]") {
   CHECK(t[4711] == "node_4711");
 }
 
-TEST_CASE("numbers read by the fast path equal from_chars bit for bit", "[parser]") {
+TEST_CASE("numbers equal std::from_chars bit for bit", "[parser]") {
   std::mt19937_64 rng(12345);
   std::uniform_real_distribution<double> mantissa(-10.0, 10.0);
   std::uniform_int_distribution<int> exponent(-30, 30), precision(0, 20), style(0, 2);

@@ -1,6 +1,7 @@
 #include "name_table.hpp"
 
 #include <cstring>
+#include <stdexcept>
 
 namespace pgsim {
 namespace {
@@ -63,45 +64,106 @@ uint64_t NameTable::hash(std::string_view s) {
   return h ^ (h >> 29);
 }
 
-size_t NameTable::slot_of(std::string_view name, uint64_t h) const {
-  const size_t mask = slots_.size() - 1;
+size_t NameTable::slot_of(const Shard& shard, std::string_view name, uint64_t h, const Resolver* resolver) const {
+  const size_t mask = shard.slots.size() - 1;
   const uint32_t tag = static_cast<uint32_t>(h >> 32);
   for (size_t s = h & mask;; s = (s + 1) & mask) {
-    const Slot& slot = slots_[s];
-    if (slot.id == npos || (slot.tag == tag && equal_lower((*this)[slot.id], name))) return s;
+    const Slot& slot = shard.slots[s];
+    if (slot.id == npos || (slot.tag == tag && equal_lower(name_of(slot.id, resolver), name))) return s;
   }
 }
 
-uint32_t NameTable::find(std::string_view name) const { return slots_[slot_of(name, hash(name))].id; }
+void NameTable::insert(Shard& shard, size_t slot, uint64_t h, uint32_t id, const Resolver* resolver) {
+  shard.slots[slot] = {static_cast<uint32_t>(h >> 32), id};
+  if (2 * ++shard.used > shard.slots.size()) rehash(shard, 2 * shard.slots.size(), resolver);
+}
+
+uint32_t NameTable::find(std::string_view name) const {
+  if (shards_.empty()) throw std::logic_error("NameTable::find after drop_index");
+  const uint64_t h = hash(name);
+  const Shard& shard = shards_[shard_of(h)];
+  return shard.slots[slot_of(shard, name, h, nullptr)].id;
+}
 
 uint32_t NameTable::intern(std::string_view name, uint64_t h) {
-  const size_t s = slot_of(name, h);
-  if (slots_[s].id != npos) return slots_[s].id;
+  if (shards_.empty()) throw std::logic_error("NameTable::intern after drop_index");
+  Shard& shard = shards_[shard_of(h)];
+  const size_t s = slot_of(shard, name, h, nullptr);
+  if (shard.slots[s].id != npos) return shard.slots[s].id;
+  if (size() >= kProvisional) throw std::length_error("more than 2^31 names");
   const uint32_t id = size();
   arena_.append(name);
   offsets_.push_back(arena_.size());
-  slots_[s] = {static_cast<uint32_t>(h >> 32), id};
-  if (2 * size_t(size()) > slots_.size()) rehash(2 * slots_.size());
+  insert(shard, s, h, id, nullptr);
   return id;
 }
 
-void NameTable::rehash(size_t slot_count) {
-  slots_.assign(slot_count, Slot{});
+void NameTable::prefetch(uint64_t h) const {
+  const Shard& shard = shards_[shard_of(h)];
+  __builtin_prefetch(&shard.slots[h & (shard.slots.size() - 1)]);
+}
+
+uint32_t NameTable::lookup_or_reserve(std::string_view name, uint64_t h, uint32_t key, const Resolver& resolver) {
+  Shard& shard = shards_[shard_of(h)];
+  const size_t s = slot_of(shard, name, h, &resolver);
+  if (shard.slots[s].id != npos) return shard.slots[s].id;
+  insert(shard, s, h, key | kProvisional, &resolver);
+  return npos;
+}
+
+void NameTable::settle(uint64_t h, uint32_t key, uint32_t id) {
+  Shard& shard = shards_[shard_of(h)];
+  const size_t mask = shard.slots.size() - 1;
+  size_t s = h & mask;
+  while (shard.slots[s].id != (key | kProvisional)) s = (s + 1) & mask;  // it is there: no empty slot first
+  shard.slots[s].id = id;
+}
+
+void NameTable::extend(uint32_t count, uint64_t bytes) {
+  if (uint64_t(size()) + count >= kProvisional) throw std::length_error("more than 2^31 names");
+  arena_.resize(arena_.size() + bytes);
+  offsets_.resize(offsets_.size() + count);
+}
+
+void NameTable::place(uint32_t id, uint64_t offset, std::string_view name) {
+  std::memcpy(arena_.data() + offset, name.data(), name.size());
+  offsets_[id + 1] = offset + name.size();
+}
+
+void NameTable::rehash(Shard& shard, size_t slot_count, const Resolver* resolver) {
+  std::vector<Slot> old(slot_count);
+  old.swap(shard.slots);
   const size_t mask = slot_count - 1;
-  for (uint32_t id = 0; id < size(); ++id) {  // the arena is read in order
-    const uint64_t h = hash((*this)[id]);
+  for (const Slot& slot : old) {
+    if (slot.id == npos) continue;
+    const uint64_t h = hash(name_of(slot.id, resolver));
     size_t s = h & mask;
-    while (slots_[s].id != npos) s = (s + 1) & mask;
-    slots_[s] = {static_cast<uint32_t>(h >> 32), id};
+    while (shard.slots[s].id != npos) s = (s + 1) & mask;
+    shard.slots[s] = slot;
   }
 }
 
 void NameTable::reserve(size_t names, size_t chars) {
   arena_.reserve(chars);
   offsets_.reserve(names + 1);
-  size_t want = slots_.size();
-  while (want < 2 * names) want *= 2;
-  if (want > slots_.size()) rehash(want);
+  for (Shard& shard : shards_) {
+    size_t want = shard.slots.size();
+    while (want < 2 * (names / kShards + 1)) want *= 2;
+    if (want > shard.slots.size()) rehash(shard, want, nullptr);
+  }
+}
+
+void NameTable::drop_index() { std::vector<Shard>().swap(shards_); }
+
+void NameTable::shrink_to_fit() {
+  arena_.shrink_to_fit();
+  offsets_.shrink_to_fit();
+}
+
+size_t NameTable::bytes() const {
+  size_t b = arena_.capacity() + offsets_.capacity() * sizeof(uint64_t);
+  for (const Shard& shard : shards_) b += shard.slots.capacity() * sizeof(Slot);
+  return b;
 }
 
 }  // namespace pgsim

@@ -1,11 +1,18 @@
 #pragma once
-// Interned, case-insensitive names: one character arena and one open-addressing
-// hash table, so a netlist of tens of millions of nodes costs no per-name allocation.
+// Interned, case-insensitive names: one character arena and a hash index split into shards,
+// so a netlist of tens of millions of nodes costs no per-name allocation, and the parser can
+// intern a block of names on all cores (one thread per shard; parser.cpp says how).
 //
-// Speed (the parser spends most of its time here on large netlists): each slot holds the
-// name's id and 32 more bits of its hash, so a probe compares names only when those bits
-// agree, and a new name costs one cache miss (its slot). Callers that know several names
-// at once hash them first and prefetch() their slots, overlapping those misses.
+// Ids are dense (0, 1, 2, ... in the order names were added) and name i keeps the spelling it
+// was first added with. The index: 2^kShardBits shards chosen by hash bits; each shard is an
+// open-addressing table whose slots hold a name's id and 32 more bits of its hash, so a probe
+// compares names only when those bits agree.
+//
+// Bulk (parallel) interning, used by the parser: a shard may hold *provisional* entries, ids with
+// the kProvisional bit set that stand for a name not yet in the arena, whose text a resolver gives.
+// lookup_or_reserve() and settle() touch one shard only: different threads may work on different
+// shards at once, while nobody appends names. extend() and place() then append the new names in id
+// order (any thread may place any name), and settle() replaces each provisional id by the final one.
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -16,11 +23,14 @@ namespace pgsim {
 class NameTable {
  public:
   static constexpr uint32_t npos = UINT32_MAX;
+  static constexpr uint32_t kProvisional = 1u << 31;  // final ids stay below it
+  static constexpr unsigned kShardBits = 7;
+  static constexpr size_t kShards = size_t(1) << kShardBits;
 
   // Hash of `name`, the same for every spelling that matches case-insensitively.
   static uint64_t hash(std::string_view name);
-  // Starts loading the slot where a name of hash `h` is looked for.
-  void prefetch(uint64_t h) const { __builtin_prefetch(&slots_[h & (slots_.size() - 1)]); }
+  // The shard that holds names of hash h (bits the slot index does not use below 2^26 slots).
+  static size_t shard_of(uint64_t h) { return (h >> 26) & (kShards - 1); }
 
   // Id of `name`, matched case-insensitively; inserts it (keeping this spelling) if new.
   uint32_t intern(std::string_view name) { return intern(name, hash(name)); }
@@ -33,18 +43,52 @@ class NameTable {
   }
   uint32_t size() const { return static_cast<uint32_t>(offsets_.size() - 1); }
   void reserve(size_t names, size_t chars);
+  // Frees the hash index (the names stay readable by id); intern() and find() are not allowed after.
+  void drop_index();
+  // Gives back the arena's and the offsets' spare capacity.
+  void shrink_to_fit();
+  // Bytes held (arena, offsets and index), for memory accounting.
+  size_t bytes() const;
+
+  // --- bulk interning (see the header comment) ---
+  // The text of provisional entry `key` (the id without kProvisional).
+  struct Resolver {
+    std::string_view (*name)(const void* context, uint32_t key);
+    const void* context;
+  };
+  // Starts loading the slot where a name of hash `h` is looked for.
+  void prefetch(uint64_t h) const;
+  // The id of `name` in its shard (final, or provisional with kProvisional set); when absent,
+  // enters it as provisional `key | kProvisional` and returns npos.
+  uint32_t lookup_or_reserve(std::string_view name, uint64_t h, uint32_t key, const Resolver& resolver);
+  // Replaces the provisional entry `key` (entered for a name of hash h) by `id`.
+  void settle(uint64_t h, uint32_t key, uint32_t id);
+  // Makes room for `count` more names of `bytes` characters in all, to be placed next.
+  void extend(uint32_t count, uint64_t bytes);
+  // Writes name `id` (size() - count <= id < size()) at arena offset `offset`: each new name must
+  // start where the one before it ends, the first at the old arena end.
+  void place(uint32_t id, uint64_t offset, std::string_view name);
+  uint64_t arena_bytes() const { return offsets_.back(); }
 
  private:
   struct Slot {
     uint32_t tag = 0;      // the hash's upper 32 bits
     uint32_t id = npos;    // npos: empty
   };
-  void rehash(size_t slot_count);
-  size_t slot_of(std::string_view name, uint64_t h) const;
+  struct alignas(64) Shard {
+    std::vector<Slot> slots = std::vector<Slot>(16);  // power of two, at most half full
+    size_t used = 0;
+  };
+  std::string_view name_of(uint32_t id, const Resolver* resolver) const {
+    return id & kProvisional ? resolver->name(resolver->context, id & ~kProvisional) : (*this)[id];
+  }
+  size_t slot_of(const Shard& shard, std::string_view name, uint64_t h, const Resolver* resolver) const;
+  void insert(Shard& shard, size_t slot, uint64_t h, uint32_t id, const Resolver* resolver);
+  void rehash(Shard& shard, size_t slot_count, const Resolver* resolver);
 
   std::string arena_;
   std::vector<uint64_t> offsets_{0};
-  std::vector<Slot> slots_ = std::vector<Slot>(1024);  // power of two, at most half full
+  std::vector<Shard> shards_ = std::vector<Shard>(kShards);
 };
 
 }  // namespace pgsim

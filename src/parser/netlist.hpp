@@ -34,7 +34,8 @@ struct Netlist {
   NameTable element_names;
   std::vector<Element> elements;
   std::vector<std::string> files;  // the top file first, then every .include
-  uint64_t bytes_read = 0;
+  std::vector<std::string> warnings;  // as logged while parsing, in file order
+  uint64_t bytes_read = 0;            // of every file, up to its .end
 
   Netlist();
   uint32_t node_count() const { return node_names.size(); }
@@ -45,9 +46,16 @@ struct ParseOptions {
   // Called now and then with (bytes read so far, total bytes of the top file); may be empty.
   void (*progress)(uint64_t done, uint64_t total, void* user) = nullptr;
   void* progress_user = nullptr;
+  // Text is read in blocks of block_bytes and parsed in chunks of about chunk_bytes on all threads
+  // (0: the defaults, 4 MB chunks and blocks of 2 chunks per thread). Any sizes give the same
+  // Netlist, warnings and errors; tests set them tiny to put boundaries everywhere.
+  size_t block_bytes = 0;
+  size_t chunk_bytes = 0;
 };
 
-// Reads a SPICE netlist (DESIGN.md section 1). Throws ParseError (file:line) or InputError.
+// Reads a SPICE netlist (DESIGN.md section 1) on omp_get_max_threads() threads; the result does not
+// depend on the thread count. Warnings are logged (spdlog) and kept in Netlist::warnings. Throws
+// ParseError (file:line) for the first error in file order, or InputError.
 Netlist parse_netlist(const std::string& path, const ParseOptions& options = {});
 // The same, from text in memory; `name` is what messages call it and where includes are resolved from.
 Netlist parse_netlist_text(const std::string& text, const std::string& name, const ParseOptions& options = {});

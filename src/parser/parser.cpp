@@ -1,384 +1,388 @@
-// SPICE netlist reader (DESIGN.md section 1). The whole file is read in one block and
-// tokenized in place: tokens are string_views into it, so no line costs an allocation.
+// SPICE netlist reader (DESIGN.md section 1), on all cores.
+//
+// How (the contract: the Netlist, its warnings and its first error equal a one-chunk parse's,
+// whatever the block and chunk sizes and the thread count):
+// 1. Blocks. A file is read through NetlistInput in blocks of about chunk_bytes x 2 x threads.
+//    A block is cut at its last line start that is not a '+' continuation; the tail after the
+//    cut is carried into the next block. The text is never held whole.
+// 2. Chunks. The block is split at such line starts into chunks of about chunk_bytes, parsed
+//    at once on all threads (chunk_parser.hpp): elements with their names as hashed views, dot
+//    commands as events, the chunk's first error. A chunk stops after an .include or .end line.
+// 3. Entering, in file order, a run of chunks up to the first that stopped early:
+//    a. Interning (one thread per NameTable shard): each shard walks its occurrences (chunks
+//       in order, occurrences in order) and looks each name up; a name not yet in the table is
+//       entered as provisional, keyed by the occurrence's index in the run: that occurrence is
+//       the name's first appearance, and later occurrences get the key.
+//    b. Ids: a prefix sum over the first appearances of each chunk, in file order, gives each
+//       its id (the table's size plus its rank), so nodes and element names are numbered by
+//       first appearance exactly as a serial parse numbers them; the names are appended to the
+//       tables' arenas in parallel, occurrences holding a key take the id of the one it names,
+//       and each shard replaces its provisional entries by the ids.
+//    c. Elements are copied into the netlist in parallel with their file:line; warnings
+//       (duplicate element names, unknown control lines) follow in file order.
+//    Then the stopping chunk's reason: its error is thrown (with the file line its chunk
+//    started at plus its line in the chunk), .end ends the file, an .include is read
+//    (recursively, the same way) before the rest of the chunk is parsed and entered.
+#include <omp.h>
 #include <spdlog/spdlog.h>
 
-#include <array>
-#include <cmath>
-#include <cstdio>
-#include <cstring>
+#include <algorithm>
+#include <exception>
 #include <filesystem>
-#include <string_view>
+#include <mutex>
 #include <unordered_set>
 
+#include "chunk_parser.hpp"
 #include "input_error.hpp"
-#include "netlist_input.hpp"
 #include "netlist.hpp"
-#include "shown.hpp"
-#include "spice_value.hpp"
+#include "netlist_input.hpp"
 
 namespace pgsim {
 namespace {
 
-constexpr int kMaxIncludeDepth = 16;
-constexpr uint64_t kProgressStep = 8u << 20;
-constexpr int kMaxDuplicateWarnings = 5;  // then one summary line
-// The magnitudes pgsim accepts for R, V and I values (besides 0): far beyond any physical grid,
-// and small enough that sums and squares in the solvers cannot overflow or underflow.
-constexpr double kMinMagnitude = 1e-30, kMaxMagnitude = 1e30;
+constexpr size_t kDefaultChunkBytes = 4u << 20;
+constexpr uint32_t kParallelOccurrences = 1u << 16;  // fewer names are interned on one thread
 
-inline char lower(char c) { return c >= 'A' && c <= 'Z' ? char(c + ('a' - 'A')) : c; }
-
-bool iequals(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i)
-    if (lower(a[i]) != lower(b[i])) return false;
-  return true;
-}
-
-bool istarts_with(std::string_view s, std::string_view prefix) {
-  return s.size() >= prefix.size() && iequals(s.substr(0, prefix.size()), prefix);
-}
-
-std::string read_file(const std::string& path) {
-  NetlistInput input(path);
-  std::string text(static_cast<size_t>(input.total()), '\0');
-  size_t got = input.read(text.data(), text.size());
-  text.resize(got);
-  // A file that grew since its size was taken: read the rest too.
-  char block[1 << 16];
-  while (size_t n = input.read(block, sizeof block)) text.append(block, n);
-  return text;
-}
-
-// Element kinds that SPICE has but a DC power-grid netlist cannot carry.
-bool is_unsupported_element(char c) {
-  switch (lower(c)) {
-    case 'e': case 'f': case 'g': case 'h': case 'd': case 'q': case 'm': case 'j': case 'x': case 'k':
-    case 'b': case 's': case 'w': case 't': case 'o': case 'u': case 'y': case 'z': case 'p':
-      return true;
-    default:
-      return false;
+// Runs f(i) for i in [0, n), on all threads when `parallel` (small work is not worth waking them);
+// the first exception is rethrown here.
+template <class F>
+void parallel_for(size_t n, bool parallel, F&& f) {
+  std::exception_ptr error;
+  std::mutex mutex;
+#pragma omp parallel for schedule(dynamic, 1) if (parallel)
+  for (long i = 0; i < static_cast<long>(n); ++i) {
+    try {
+      f(static_cast<size_t>(i));
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(mutex);
+      if (!error) error = std::current_exception();
+    }
   }
+  if (error) std::rethrow_exception(error);
 }
 
-// Keywords that may follow a V or I source's DC value (AC and transient specs): ignored at DC.
-bool is_source_tail(std::string_view token) {
-  for (std::string_view k : {"ac", "pwl", "pulse", "sin", "exp", "sffm"})
-    if (istarts_with(token, k)) return true;
-  return false;
-}
+// parse_netlist_text's text, read like a file.
+class TextInput {
+ public:
+  explicit TextInput(const std::string& text) : text_(text) {}
+  size_t read(char* dst, size_t n) {
+    n = std::min(n, text_.size() - pos_);
+    std::copy_n(text_.data() + pos_, n, dst);
+    pos_ += n;
+    return n;
+  }
+  uint64_t progress() const { return pos_; }
+  uint64_t total() const { return text_.size(); }
+
+ private:
+  const std::string& text_;
+  size_t pos_ = 0;
+};
+
+// A run of chunks being entered: occurrence keys (index over the run) to chunks.
+struct Run {
+  ChunkResult* chunks;
+  std::vector<uint32_t> occ_base;  // first key of each chunk, and the total
+  size_t chunk_of(uint32_t key) const {
+    return static_cast<size_t>(std::upper_bound(occ_base.begin(), occ_base.end(), key) - occ_base.begin()) - 1;
+  }
+  static std::string_view name(const void* run, uint32_t key) {
+    const Run& r = *static_cast<const Run*>(run);
+    const size_t c = r.chunk_of(key);
+    return r.chunks[c].names[key - r.occ_base[c]];
+  }
+};
 
 class Parser {
  public:
   Parser(Netlist& netlist, const ParseOptions& options) : nl_(netlist), options_(options) {}
 
-  void parse_text(const std::string& text, const std::string& path, int depth);
-  // Elements whose name an earlier element has.
-  uint64_t duplicates() const { return duplicates_; }
+  template <class Input>
+  void parse_stream(Input& input, const std::string& path, int depth);
+  void finish(const std::string& name);
 
  private:
-  void parse_line(std::string_view first_token);
-  // An element parsed but not yet entered in the netlist: its three names are looked up a few
-  // elements later, when the table slots prefetched for them have arrived. Elements are
-  // entered in order, so node and element ids are as if each were entered at once.
-  struct Pending {
-    Element element;
-    std::array<std::string_view, 3> names;  // element, plus node, minus node: views into the text
-    std::array<uint64_t, 3> hashes;
-  };
-  // A fixed ring of pending elements; push() enters the oldest when it is full.
-  class PendingRing {
-   public:
-    explicit PendingRing(Parser& parser) : parser_(parser) {}
-    Pending& push() {
-      if (count_ == kLookahead) parser_.enter(pop());
-      return ring_[(head_ + count_++) % kLookahead];
-    }
-    Pending& pop() {
-      Pending& p = ring_[head_];
-      head_ = (head_ + 1) % kLookahead, --count_;
-      return p;
-    }
-    bool empty() const { return count_ == 0; }
-
-   private:
-    static constexpr size_t kLookahead = 16;
-    Parser& parser_;
-    std::array<Pending, kLookahead> ring_{};
-    size_t head_ = 0, count_ = 0;
-  };
-
-  void element(char letter);
-  void enter(Pending& p);
-  // The number in an element's value field: the token, or what follows the `R=` of OpenROAD's form.
-  std::string_view value_text(ElementKind kind, std::string_view name, std::string_view token) const;
-  void flush_pending();  // before the text the pending names point into goes away
-  void dot_command();
-  uint32_t node(std::string_view name, uint64_t hash);
-  static bool same_node(std::string_view a, std::string_view b);
-  [[noreturn]] void fail(const std::string& message) const {
-    throw ParseError(nl_.files[file_], line_, message);
+  bool parse_block(const char* text, size_t size, uint32_t file, uint32_t& line_base, bool file_start, int depth);
+  uint32_t enter(ChunkResult* chunks, size_t count, uint32_t file, uint32_t& line_base);
+  void intern(Run& run, size_t count, bool parallel);
+  void warnings(const ChunkResult& chunk, size_t first_element, uint32_t file, uint32_t line_base, uint32_t duplicates);
+  void include(const ChunkEvent& event, uint32_t file, uint32_t line, int depth);
+  void warn(std::string message) {
+    spdlog::warn("{}", message);
+    nl_.warnings.push_back(std::move(message));
   }
+  size_t chunk_bytes() const { return options_.chunk_bytes ? options_.chunk_bytes : kDefaultChunkBytes; }
 
   Netlist& nl_;
   const ParseOptions& options_;
-  std::vector<std::string_view> tokens_;
-  std::vector<uint32_t> element_index_of_name_;
-  PendingRing pending_{*this};
+  std::vector<std::vector<uint32_t>> firsts_ = std::vector<std::vector<uint32_t>>(NameTable::kShards);
   std::unordered_set<std::string> warned_;
-  uint32_t file_ = 0;
-  uint32_t line_ = 0;
-  int depth_ = 0;
-  bool ended_ = false;
   uint64_t duplicates_ = 0;
 };
 
-// Byte classes for the tokenizer: one table lookup per byte instead of a chain of compares.
-enum ByteClass : uint8_t { kPlain, kSpace, kSemicolon, kControl };
-struct ByteClasses {
-  uint8_t of[256];
-  constexpr ByteClasses() : of() {
-    for (int c = 0; c < 0x20; ++c) of[c] = kControl;
-    of[0x7f] = kControl;
-    for (char c : {' ', '\t', '\r', '\f', '\v', ','}) of[static_cast<unsigned char>(c)] = kSpace;
-    of[static_cast<unsigned char>(';')] = kSemicolon;
-  }
-};
-constexpr ByteClasses kByteClasses;
-
-// The first byte at or after p that is not kPlain, or end. Eight bytes at a time (SWAR): a
-// word's flags mark bytes below 0x21 (blanks and controls), ',', ';' and 0x7f. The lowest
-// flag of each test is exact (borrows only spill upwards), so the lowest flag is the answer.
-inline const char* skip_plain(const char* p, const char* end) {
-  constexpr uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
-  auto zero_byte = [](uint64_t x) { return (x - ones) & ~x & high; };
-  for (; end - p >= 8; p += 8) {
-    uint64_t w;
-    std::memcpy(&w, p, 8);
-    const uint64_t flags = ((w - 0x21 * ones) & ~w & high) | zero_byte(w ^ (',' * ones)) |
-                           zero_byte(w ^ (';' * ones)) | zero_byte(w ^ (0x7f * ones));
-    if (flags) return p + __builtin_ctzll(flags) / 8;
-  }
-  while (p < end && kByteClasses.of[static_cast<unsigned char>(*p)] == kPlain) ++p;
-  return p;
-}
-
-// Splits [p, end) into whitespace-separated tokens, stopping at a ';' comment or a '$'
-// comment that starts a token. Rejects control characters (binary input).
-template <class Fail>
-void tokenize(const char* p, const char* end, std::vector<std::string_view>& out, Fail&& fail) {
-  const uint8_t* cls = kByteClasses.of;
-  while (p < end) {
-    const uint8_t c = cls[static_cast<unsigned char>(*p)];
-    if (c == kSpace) { ++p; continue; }
-    if (c == kSemicolon || *p == '$') return;
-    if (c == kControl) fail(*p);
-    const char* start = p;
-    p = skip_plain(p + 1, end);
-    if (p < end && cls[static_cast<unsigned char>(*p)] == kControl) fail(*p);
-    out.emplace_back(start, static_cast<size_t>(p - start));
-  }
-}
-
-void Parser::parse_text(const std::string& text, const std::string& path, int depth) {
-  const uint32_t saved_file = file_, saved_line = line_;
-  const int saved_depth = depth_;
-  file_ = static_cast<uint32_t>(nl_.files.size());
+template <class Input>
+void Parser::parse_stream(Input& input, const std::string& path, int depth) {
+  const uint32_t file = static_cast<uint32_t>(nl_.files.size());
   nl_.files.push_back(path);
-  depth_ = depth;
-  ended_ = false;
-  auto bad_byte = [&](char c) {
-    fail("unexpected control character (byte 0x" + [&] {
-      char hex[3];
-      std::snprintf(hex, sizeof hex, "%02x", static_cast<unsigned char>(c));
-      return std::string(hex);
-    }() + "): is this a text netlist?");
+  const size_t block = options_.block_bytes ? options_.block_bytes
+                                            : chunk_bytes() * 2 * static_cast<size_t>(std::max(1, omp_get_max_threads()));
+  std::string buffer;
+  uint32_t line_base = 0;
+  bool eof = false, file_start = true;
+  while (true) {
+    // Read until the buffer holds a cut (a logical line longer than a block takes several reads).
+    size_t cut = 0;
+    while (!eof && !cut) {
+      const size_t old = buffer.size();
+      buffer.resize(old + block);
+      const size_t got = input.read(buffer.data() + old, block);
+      buffer.resize(old + got);
+      eof = got < block;
+      if (!eof) cut = last_cut(buffer.data(), 0, buffer.size(), buffer.size());
+    }
+    if (eof) cut = buffer.size();
+    if (cut == 0) break;
+    const bool ended = parse_block(buffer.data(), cut, file, line_base, file_start, depth);
+    file_start = false;
+    if (depth == 0 && options_.progress) options_.progress(input.progress(), input.total(), options_.progress_user);
+    if (ended) break;
+    buffer.erase(0, cut);
+  }
+  if (depth == 0 && options_.progress) options_.progress(input.total(), input.total(), options_.progress_user);
+}
+
+bool Parser::parse_block(const char* text, size_t size, uint32_t file, uint32_t& line_base, bool file_start, int depth) {
+  std::vector<std::pair<size_t, size_t>> ranges;
+  for (size_t b = 0; b < size;) {
+    size_t e = size;
+    if (size - b > chunk_bytes()) {
+      e = last_cut(text, b, b + chunk_bytes(), size);
+      if (!e) e = next_cut(text, b + chunk_bytes(), size);  // a logical line longer than a chunk
+    }
+    ranges.emplace_back(b, e);
+    b = e;
+  }
+  std::vector<ChunkResult> chunks(ranges.size());
+  parallel_for(ranges.size(), ranges.size() > 1, [&](size_t i) {
+    chunks[i] = parse_chunk(text + ranges[i].first, text + ranges[i].second, file_start && i == 0);
+  });
+  for (size_t i = 0; i < chunks.size();) {
+    size_t j = i;
+    while (j < chunks.size() && !chunks[j].stopped_early()) ++j;
+    const size_t last = std::min(j + 1, chunks.size());
+    const uint32_t last_base = enter(&chunks[i], last - i, file, line_base);
+    if (j == chunks.size()) break;
+    const ChunkResult& stopped = chunks[j];
+    if (stopped.error) throw ParseError(nl_.files[file], last_base + stopped.error->line, stopped.error->message);
+    const ChunkEvent& event = stopped.events.back();
+    if (event.kind == ChunkEvent::End) {
+      nl_.bytes_read += static_cast<uint64_t>(stopped.stop - text);
+      return true;
+    }
+    include(event, file, last_base + event.line, depth);
+    // The rest of the chunk, after the .include line.
+    ranges[j].first = static_cast<size_t>(stopped.stop - text);
+    chunks[j] = parse_chunk(text + ranges[j].first, text + ranges[j].second, false);
+    i = j;
+  }
+  nl_.bytes_read += size;
+  return false;
+}
+
+void Parser::include(const ChunkEvent& event, uint32_t file, uint32_t line, int depth) {
+  if (depth + 1 >= kMaxIncludeDepth)
+    throw ParseError(nl_.files[file], line,
+                     ".include nested more than " + std::to_string(kMaxIncludeDepth) + " deep (a file that includes itself?)");
+  std::filesystem::path path(event.text);
+  if (path.is_relative()) path = std::filesystem::path(nl_.files[file]).parent_path() / path;
+  // Opening or reading the file fails at the .include line (errors in its text have their own place).
+  try {
+    NetlistInput input(path.string());
+    parse_stream(input, path.string(), depth + 1);
+  } catch (const ParseError&) {
+    throw;
+  } catch (const InputError& e) {
+    throw ParseError(nl_.files[file], line, std::string(".include: ") + e.what());
+  }
+}
+
+// Enters chunks[0, count) (see the header comment, step 3); returns the line base of the last.
+uint32_t Parser::enter(ChunkResult* chunks, size_t count, uint32_t file, uint32_t& line_base) {
+  Run run{chunks, std::vector<uint32_t>(count + 1, 0)};
+  for (size_t c = 0; c < count; ++c) {
+    const uint64_t next = uint64_t(run.occ_base[c]) + chunks[c].ids.size();
+    if (next >= NameTable::kProvisional) throw InputError("a netlist block with more than 2^31 names");
+    run.occ_base[c + 1] = static_cast<uint32_t>(next);
+  }
+  const bool parallel = run.occ_base[count] >= kParallelOccurrences;
+  intern(run, count, parallel);
+
+  // Elements, with their places in the file.
+  std::vector<size_t> element_base(count + 1, nl_.elements.size());
+  std::vector<uint32_t> line_bases(count), duplicates(count);
+  for (size_t c = 0; c < count; ++c) {
+    element_base[c + 1] = element_base[c] + chunks[c].elements.size();
+    line_bases[c] = line_base;
+    line_base += chunks[c].lines;
+  }
+  nl_.elements.resize(element_base[count]);
+  parallel_for(count, parallel && count > 1, [&](size_t c) {
+    const ChunkResult& r = chunks[c];
+    uint32_t dups = 0;
+    for (size_t k = 0; k < r.elements.size(); ++k) {
+      const ChunkElement& ce = r.elements[k];
+      Element& e = nl_.elements[element_base[c] + k];
+      e.kind = ce.kind;
+      e.name = r.ids[3 * k];
+      e.plus = r.ids[3 * k + 1];
+      e.minus = r.ids[3 * k + 2];
+      e.value = ce.value;
+      e.where = {file, line_bases[c] + ce.line};
+      dups += ce.duplicate;
+    }
+    duplicates[c] = dups;
+  });
+  for (size_t c = 0; c < count; ++c) warnings(chunks[c], element_base[c], file, line_bases[c], duplicates[c]);
+  return line_bases[count - 1];
+}
+
+void Parser::intern(Run& run, size_t count, bool parallel) {
+  ChunkResult* chunks = run.chunks;
+  const NameTable::Resolver resolver{&Run::name, &run};
+  auto table = [&](size_t occurrence) -> NameTable& { return occurrence % 3 == 0 ? nl_.element_names : nl_.node_names; };
+  // a. First appearances, one thread per shard.
+  parallel_for(NameTable::kShards, parallel, [&](size_t s) {
+    std::vector<uint32_t>& firsts = firsts_[s];
+    firsts.clear();
+    for (size_t c = 0; c < count; ++c) {
+      ChunkResult& r = chunks[c];
+      const uint32_t* occ = r.by_shard.data() + r.shard_begin[s];
+      const size_t n = r.shard_begin[s + 1] - r.shard_begin[s];
+      constexpr size_t kAhead = 8;  // overlap the table misses of the next occurrences
+      for (size_t k = 0; k < std::min(n, kAhead); ++k) table(occ[k]).prefetch(r.hashes[occ[k]]);
+      for (size_t k = 0; k < n; ++k) {
+        if (k + kAhead < n) table(occ[k + kAhead]).prefetch(r.hashes[occ[k + kAhead]]);
+        const uint32_t o = occ[k];
+        const uint32_t key = run.occ_base[c] + o;
+        const uint32_t id = table(o).lookup_or_reserve(r.names[o], r.hashes[o], key, resolver);
+        if (id == NameTable::npos) {
+          firsts.push_back(key);
+          continue;
+        }
+        r.ids[o] = id;
+        if (o % 3 == 0) r.elements[o / 3].duplicate = true;
+      }
+    }
+  });
+  // b. Ids of first appearances by a prefix sum in file order; names appended in id order.
+  struct Firsts {
+    uint32_t names[2] = {0, 0};  // [0]: element names, [1]: node names
+    uint64_t bytes[2] = {0, 0};
   };
-
-  const char* p = text.data();
-  const char* const end = p + text.size();
-  if (text.compare(0, 3, "\xEF\xBB\xBF") == 0) p += 3;  // a UTF-8 byte-order mark, as some editors write
-  uint32_t line = 0;
-  uint64_t next_progress = kProgressStep;
-  while (p < end && !ended_) {
-    const char* eol = static_cast<const char*>(std::memchr(p, '\n', static_cast<size_t>(end - p)));
-    if (!eol) eol = end;
-    ++line;
-    line_ = line;
-    tokens_.clear();
-    const char* s = p;
-    while (s < eol && (*s == ' ' || *s == '\t')) ++s;
-    if (s < eol && *s == '+') fail("continuation line '+' with no line before it to continue");
-    if (s < eol && *s != '*') tokenize(s, eol, tokens_, bad_byte);
-    else if (s < eol && std::memchr(s, '\0', static_cast<size_t>(eol - s))) bad_byte('\0');
-    p = eol < end ? eol + 1 : end;
-    // Continuation lines ('+' first) extend this logical line.
-    while (p < end) {
-      const char* q = p;
-      while (q < end && (*q == ' ' || *q == '\t')) ++q;
-      if (q >= end || *q != '+') break;
-      const char* ceol = static_cast<const char*>(std::memchr(q, '\n', static_cast<size_t>(end - q)));
-      if (!ceol) ceol = end;
-      ++line;
-      tokenize(q + 1, ceol, tokens_, bad_byte);
-      p = ceol < end ? ceol + 1 : end;
+  std::vector<Firsts> base(count + 1);
+  parallel_for(count, parallel && count > 1, [&](size_t c) {
+    const ChunkResult& r = chunks[c];
+    Firsts& f = base[c + 1];
+    for (size_t o = 0; o < r.ids.size(); ++o)
+      if (r.ids[o] == NameTable::npos) ++f.names[o % 3 != 0], f.bytes[o % 3 != 0] += r.names[o].size();
+  });
+  NameTable* tables[2] = {&nl_.element_names, &nl_.node_names};
+  for (int t = 0; t < 2; ++t) {
+    base[0].names[t] = tables[t]->size();
+    base[0].bytes[t] = tables[t]->arena_bytes();
+    for (size_t c = 0; c < count; ++c) base[c + 1].names[t] += base[c].names[t], base[c + 1].bytes[t] += base[c].bytes[t];
+    tables[t]->extend(base[count].names[t] - base[0].names[t], base[count].bytes[t] - base[0].bytes[t]);
+  }
+  parallel_for(count, parallel && count > 1, [&](size_t c) {
+    ChunkResult& r = chunks[c];
+    Firsts next = base[c];
+    for (size_t o = 0; o < r.ids.size(); ++o) {
+      if (r.ids[o] != NameTable::npos) continue;
+      const int t = o % 3 != 0;
+      r.ids[o] = next.names[t]++;
+      tables[t]->place(r.ids[o], next.bytes[t], r.names[o]);
+      next.bytes[t] += r.names[o].size();
     }
-    if (!tokens_.empty()) parse_line(tokens_[0]);
-    if (depth == 0 && options_.progress && uint64_t(p - text.data()) >= next_progress) {
-      options_.progress(uint64_t(p - text.data()), text.size(), options_.progress_user);
-      next_progress += kProgressStep;
+  });
+  // Occurrences keyed to a first appearance take its id.
+  parallel_for(count, parallel && count > 1, [&](size_t c) {
+    ChunkResult& r = chunks[c];
+    for (uint32_t& id : r.ids) {
+      if (!(id & NameTable::kProvisional)) continue;
+      const uint32_t key = id & ~NameTable::kProvisional;
+      const size_t k = run.chunk_of(key);
+      id = chunks[k].ids[key - run.occ_base[k]];
     }
-  }
-  flush_pending();
-  nl_.bytes_read += text.size();
-  if (depth == 0 && options_.progress) options_.progress(text.size(), text.size(), options_.progress_user);
-  file_ = saved_file;
-  line_ = saved_line;
-  depth_ = saved_depth;
-  ended_ = false;
+  });
+  // c. Provisional table entries become the ids.
+  parallel_for(NameTable::kShards, parallel, [&](size_t s) {
+    for (uint32_t key : firsts_[s]) {
+      const size_t c = run.chunk_of(key);
+      const uint32_t o = key - run.occ_base[c];
+      table(o).settle(chunks[c].hashes[o], key, chunks[c].ids[o]);
+    }
+  });
 }
 
-void Parser::parse_line(std::string_view first) {
-  if (first[0] == '.') return dot_command();
-  char letter = lower(first[0]);
-  switch (letter) {
-    case 'r': case 'v': case 'i': case 'c': case 'l':
-      return element(letter);
-    default:
-      if (is_unsupported_element(letter))
-        fail("element " + shown(first) + ": type '" + std::string(1, first[0]) +
-             "' is not supported in a power-grid netlist (R, V, I, C and L are)");
-      fail("unknown element " + shown(first) + ": a line must start with R, V, I, C, L, '.', '*' or '+'");
-  }
-}
-
-bool is_ground_name(std::string_view name) { return name == "0" || iequals(name, "gnd"); }
-
-uint32_t Parser::node(std::string_view name, uint64_t hash) {
-  if (iequals(name, "gnd")) return Netlist::ground;
-  return nl_.node_names.intern(name, hash);
-}
-
-bool Parser::same_node(std::string_view a, std::string_view b) {
-  return iequals(a, b) || (is_ground_name(a) && is_ground_name(b));
-}
-
-void Parser::element(char letter) {
-  static constexpr const char* kWhat[] = {"resistance", "voltage", "current", "capacitance", "inductance"};
-  const ElementKind kind = letter == 'r'   ? ElementKind::Resistor
-                           : letter == 'v' ? ElementKind::VoltageSource
-                           : letter == 'i' ? ElementKind::CurrentSource
-                           : letter == 'c' ? ElementKind::Capacitor
-                                           : ElementKind::Inductor;
-  const char* what = kWhat[static_cast<int>(kind)];
-  const std::string_view name = tokens_[0];
-  if (tokens_.size() < 3) fail("element " + shown(name) + " needs two nodes and a value");
-  size_t vi = 3;
-  const bool is_source = kind == ElementKind::VoltageSource || kind == ElementKind::CurrentSource;
-  if (is_source && tokens_.size() > 3 && iequals(tokens_[3], "dc")) vi = 4;
-  if (tokens_.size() <= vi) fail("element " + shown(name) + " has no " + what + " value");
-  auto value = parse_spice_value(value_text(kind, name, tokens_[vi]));
-  if (!value) fail("element " + shown(name) + ": " + shown(tokens_[vi]) + " is not a finite number");
-  if (tokens_.size() > vi + 1) {
-    if (kind == ElementKind::Resistor || (is_source && !is_source_tail(tokens_[vi + 1])))
-      fail("element " + shown(name) + ": unexpected field " + shown(tokens_[vi + 1]) + " after the value");
-  }
-  if (kind == ElementKind::Resistor && *value < 0)
-    fail("resistor " + shown(name) + " has a negative resistance " + shown(tokens_[vi]));
-  if ((kind == ElementKind::Capacitor || kind == ElementKind::Inductor) && *value < 0)
-    fail("element " + shown(name) + " has a negative " + what + " " + shown(tokens_[vi]));
-  const double magnitude = std::abs(*value);
-  const bool checked_range = kind == ElementKind::Resistor || is_source;  // C and L values are unused at DC
-  if (checked_range && (magnitude > kMaxMagnitude || (magnitude != 0 && magnitude < kMinMagnitude))) {
-    fail("element " + shown(name) + ": the " + what + " " + shown(tokens_[vi]) +
-         " is outside the range pgsim accepts (0, or 1e-30 to 1e30 in magnitude)");
-  }
-
-  const std::string_view plus = tokens_[1], minus = tokens_[2];
-  if (kind == ElementKind::VoltageSource && *value != 0 && same_node(plus, minus))
-    fail("voltage source " + shown(name) + " has both ends on node " + shown(plus) + " but forces " +
-         shown(tokens_[vi]) + " across them");
-  Pending& p = pending_.push();
-  p.element.kind = kind;
-  p.element.value = *value;
-  p.element.where = {file_, line_};
-  p.names = {name, plus, minus};
-  p.hashes = {NameTable::hash(name), NameTable::hash(plus), NameTable::hash(minus)};
-  nl_.element_names.prefetch(p.hashes[0]);
-  nl_.node_names.prefetch(p.hashes[1]);
-  nl_.node_names.prefetch(p.hashes[2]);
-}
-
-std::string_view Parser::value_text(ElementKind kind, std::string_view name, std::string_view token) const {
-  const size_t eq = token.find('=');
-  if (eq == std::string_view::npos) return token;
-  // OpenROAD's write_pg_spice writes `R0 a b R=1.000000e-03`: the key is the element's own letter.
-  const char letter = element_letter(kind);
-  const bool keyed = kind == ElementKind::Resistor || kind == ElementKind::Capacitor || kind == ElementKind::Inductor;
-  if (keyed && eq == 1 && lower(token[0]) == lower(letter)) return token.substr(2);
-  static constexpr const char* kForm[] = {"a resistor's value is 'R=value' or a number",
-                                          "a voltage source's value is a number, after an optional DC",
-                                          "a current source's value is a number, after an optional DC",
-                                          "a capacitor's value is 'C=value' or a number",
-                                          "an inductor's value is 'L=value' or a number"};
-  fail("element " + shown(name) + ": unexpected " + shown(token) + ": " + kForm[static_cast<int>(kind)]);
-}
-
-void Parser::enter(Pending& p) {
-  Element& e = p.element;
-  e.plus = node(p.names[1], p.hashes[1]);
-  e.minus = node(p.names[2], p.hashes[2]);
-  e.name = nl_.element_names.intern(p.names[0], p.hashes[0]);
-  if (e.name < element_index_of_name_.size()) {
-    // Two elements of one name: both are kept (they are both in the circuit), and the user is told.
-    if (++duplicates_ <= kMaxDuplicateWarnings) {
-      const Element& first = nl_.elements[element_index_of_name_[e.name]];
-      spdlog::warn("{}: duplicate element name {} (first at {}); both elements are kept", nl_.where(e.where),
-                   shown(p.names[0]), nl_.where(first.where));
+// Warnings of one entered chunk in file order: duplicate element names (the first
+// kMaxDuplicateWarnings of the whole netlist) and unknown control lines (once per command).
+void Parser::warnings(const ChunkResult& chunk, size_t first_element, uint32_t file, uint32_t line_base,
+                      uint32_t duplicates) {
+  size_t next_event = 0;
+  // Events before element k (an event's `element` counts the elements before it).
+  const auto events_before = [&](size_t k) {
+    for (; next_event < chunk.events.size() && chunk.events[next_event].element <= k; ++next_event) {
+      const ChunkEvent& event = chunk.events[next_event];
+      if (event.kind != ChunkEvent::UnknownControl) continue;
+      std::string key(event.text);
+      for (char& ch : key) ch = ch >= 'A' && ch <= 'Z' ? char(ch + ('a' - 'A')) : ch;
+      if (warned_.insert(key).second)
+        warn(nl_.files[file] + ":" + std::to_string(line_base + event.line) + ": ignoring unknown control line " +
+             shown(event.text));
+    }
+  };
+  if (duplicates > 0 && duplicates_ < kMaxDuplicateWarnings) {
+    for (size_t k = 0; k < chunk.elements.size(); ++k) {
+      events_before(k);
+      if (!chunk.elements[k].duplicate || ++duplicates_ > kMaxDuplicateWarnings) continue;
+      const Element& e = nl_.elements[first_element + k];
+      // The first element of this name: name ids follow first appearances, so it is at index >= the id.
+      size_t first = e.name;
+      while (nl_.elements[first].name != e.name) ++first;
+      warn(nl_.where(e.where) + ": duplicate element name " + shown(chunk.names[3 * k]) + " (first at " +
+           nl_.where(nl_.elements[first].where) + "); both elements are kept");
     }
   } else {
-    element_index_of_name_.push_back(static_cast<uint32_t>(nl_.elements.size()));
+    duplicates_ += duplicates;
   }
-  nl_.elements.push_back(e);
+  events_before(SIZE_MAX);
 }
 
-void Parser::flush_pending() {
-  while (!pending_.empty()) enter(pending_.pop());
+void Parser::finish(const std::string& name) {
+  if (duplicates_ > kMaxDuplicateWarnings)
+    warn(name + ": " + std::to_string(duplicates_) + " elements in all share a name with an earlier element (the first " +
+         std::to_string(kMaxDuplicateWarnings) + " are listed above)");
+  if (nl_.elements.empty()) throw InputError(name + ": the netlist has no elements");
+  // The netlist stays in memory through the whole run: no spare capacity (vectors grown by doubling
+  // hold up to twice their size), and no index of element names (only messages read them after).
+  nl_.element_names.drop_index();
+  nl_.element_names.shrink_to_fit();
+  nl_.node_names.shrink_to_fit();
+  nl_.elements.shrink_to_fit();
 }
 
-void Parser::dot_command() {
-  const std::string_view cmd = tokens_[0];
-  if (iequals(cmd, ".end")) {
-    ended_ = true;
-    return;
-  }
-  if (iequals(cmd, ".include") || iequals(cmd, ".inc")) {
-    if (tokens_.size() < 2) fail(".include needs a file name");
-    std::string_view f = tokens_[1];
-    if (f.size() >= 2 && (f.front() == '"' || f.front() == '\'') && f.back() == f.front()) f = f.substr(1, f.size() - 2);
-    if (f.empty()) fail(".include has an empty file name");
-    if (depth_ + 1 >= kMaxIncludeDepth)
-      fail(".include nested more than " + std::to_string(kMaxIncludeDepth) + " deep (a file that includes itself?)");
-    std::filesystem::path inc(std::string{f});
-    if (inc.is_relative()) inc = std::filesystem::path(nl_.files[file_]).parent_path() / inc;
-    std::string text;
-    try {
-      text = read_file(inc.string());
-    } catch (const InputError& e) {
-      fail(std::string(".include: ") + e.what());
-    }
-    parse_text(text, inc.string(), depth_ + 1);
-    return;
-  }
-  if (iequals(cmd, ".subckt") || iequals(cmd, ".ends") || iequals(cmd, ".lib") || iequals(cmd, ".param"))
-    fail(shown(cmd) + " is not supported: pgsim reads flat netlists");
-  for (std::string_view known : {".op", ".options", ".option", ".title", ".tran", ".dc", ".print", ".probe",
-                                 ".plot", ".save", ".temp", ".width", ".nodeset", ".ic", ".global"})
-    if (iequals(cmd, known)) return;
-  std::string key(cmd);
-  for (char& c : key) c = lower(c);
-  if (warned_.insert(key).second)
-    spdlog::warn("{}:{}: ignoring unknown control line {}", nl_.files[file_], line_, shown(cmd));
+template <class Input>
+Netlist parse(Input& input, const std::string& name, const ParseOptions& options) {
+  Netlist netlist;
+  // IBM-style lines are ~40 bytes with two nodes each, about one new node per element.
+  const uint64_t size = input.total();
+  netlist.elements.reserve(size / 40);
+  netlist.node_names.reserve(size / 60, size / 4);
+  netlist.element_names.reserve(size / 40, size / 8);
+  Parser parser(netlist, options);
+  parser.parse_stream(input, name, 0);
+  parser.finish(name);
+  return netlist;
 }
 
 }  // namespace
@@ -395,22 +399,13 @@ std::string Netlist::where(const SourceLocation& loc) const {
 }
 
 Netlist parse_netlist_text(const std::string& text, const std::string& name, const ParseOptions& options) {
-  Netlist netlist;
-  // IBM-style lines are ~40 bytes with two nodes each, about one new node per element.
-  netlist.elements.reserve(text.size() / 40);
-  netlist.node_names.reserve(text.size() / 60, text.size() / 4);
-  netlist.element_names.reserve(text.size() / 40, text.size() / 8);
-  Parser parser(netlist, options);
-  parser.parse_text(text, name, 0);
-  if (parser.duplicates() > kMaxDuplicateWarnings)
-    spdlog::warn("{}: {} elements in all share a name with an earlier element (the first {} are listed above)",
-                 name, parser.duplicates(), kMaxDuplicateWarnings);
-  if (netlist.elements.empty()) throw InputError(name + ": the netlist has no elements");
-  return netlist;
+  TextInput input(text);
+  return parse(input, name, options);
 }
 
 Netlist parse_netlist(const std::string& path, const ParseOptions& options) {
-  return parse_netlist_text(read_file(path), netlist_display_name(path), options);
+  NetlistInput input(path);
+  return parse(input, netlist_display_name(path), options);
 }
 
 }  // namespace pgsim

@@ -1,5 +1,6 @@
 // libFuzzer target for the netlist parser and the SDD reduction (issue 7).
-// Netlist text goes through parse_netlist_text (gzip data through a file and its decoder) and reduce(); an InputError is the expected
+// Netlist text goes through parse_netlist_text (gzip data through a file and its decoder; plain
+// text also in chunks of a few bytes: the outcomes must be equal) and reduce(); an InputError is the expected
 // answer to bad text. Anything else -- another exception, a sanitizer report, a timeout, a leak,
 // or a reduced system that breaks the invariants checked below -- is a crash.
 // Built and run by tests/fuzz/run_fuzz.sh (clang++ -fsanitize=fuzzer,address,undefined).
@@ -53,6 +54,22 @@ void check(const pgsim::Netlist& nl, const pgsim::ReducedSystem& sys) {
           "ground is fixed at 0 V");
 }
 
+// A parse's outcome as text (the netlist or the error), to compare chunked and one-chunk parses.
+std::string outcome(const std::string& text, const pgsim::ParseOptions& options) {
+  std::string s;
+  try {
+    const pgsim::Netlist nl = pgsim::parse_netlist_text(text, "fuzz.sp", options);
+    for (uint32_t i = 0; i < nl.node_count(); ++i) s.append(nl.node_names[i]).push_back('\n');
+    for (const pgsim::Element& e : nl.elements)
+      s += std::to_string(e.name) + " " + std::to_string(e.plus) + " " + std::to_string(e.minus) + " " +
+           std::to_string(e.value) + " " + nl.where(e.where) + "\n";
+    for (const std::string& w : nl.warnings) s += w + "\n";
+  } catch (const pgsim::InputError& e) {
+    s = e.what();
+  }
+  return s;
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
@@ -74,5 +91,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     check(nl, sys);
   } catch (const pgsim::InputError&) {
   }
+  // Chunk and block boundaries (here every few bytes) change nothing.
+  pgsim::ParseOptions tiny;
+  tiny.chunk_bytes = 7;
+  tiny.block_bytes = 13;
+  if (!gzip) require(outcome(text, tiny) == outcome(text, {}), "a chunked parse equals the one-chunk parse");
   return 0;
 }

@@ -12,7 +12,7 @@ out=$(mkdir -p "${2:-$root/build-fuzz}" && cd "${2:-$root/build-fuzz}" && pwd)
 cxx=${CLANGXX:-clang++}
 
 # One translation unit set, compiled directly: the fuzz build needs its own flags throughout.
-"$cxx" -std=c++17 -O1 -g -fno-omit-frame-pointer \
+"$cxx" -std=c++17 -O1 -g -fno-omit-frame-pointer -fopenmp \
   -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
   -I"$root/src" $(pkg-config --cflags spdlog) \
   "$here/fuzz_netlist.cpp" "$root"/src/parser/*.cpp "$root/src/mna/reduce.cpp" \

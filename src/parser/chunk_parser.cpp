@@ -1,0 +1,330 @@
+// The per-chunk half of the SPICE reader (DESIGN.md section 1): lines tokenized in place (tokens
+// are views into the text, no line costs an allocation), element values checked, names hashed.
+#include "chunk_parser.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+
+#include "spice_value.hpp"
+
+namespace pgsim {
+namespace {
+
+// The magnitudes pgsim accepts for R, V and I values (besides 0): far beyond any physical grid,
+// and small enough that sums and squares in the solvers cannot overflow or underflow.
+constexpr double kMinMagnitude = 1e-30, kMaxMagnitude = 1e30;
+
+inline char lower(char c) { return c >= 'A' && c <= 'Z' ? char(c + ('a' - 'A')) : c; }
+
+bool iequals(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (lower(a[i]) != lower(b[i])) return false;
+  return true;
+}
+
+bool istarts_with(std::string_view s, std::string_view prefix) {
+  return s.size() >= prefix.size() && iequals(s.substr(0, prefix.size()), prefix);
+}
+
+bool is_ground_name(std::string_view name) { return name == "0" || iequals(name, "gnd"); }
+
+// Element kinds that SPICE has but a DC power-grid netlist cannot carry.
+bool is_unsupported_element(char c) {
+  switch (lower(c)) {
+    case 'e': case 'f': case 'g': case 'h': case 'd': case 'q': case 'm': case 'j': case 'x': case 'k':
+    case 'b': case 's': case 'w': case 't': case 'o': case 'u': case 'y': case 'z': case 'p':
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Keywords that may follow a V or I source's DC value (AC and transient specs): ignored at DC.
+bool is_source_tail(std::string_view token) {
+  for (std::string_view k : {"ac", "pwl", "pulse", "sin", "exp", "sffm"})
+    if (istarts_with(token, k)) return true;
+  return false;
+}
+
+// Byte classes for the tokenizer: one table lookup per byte instead of a chain of compares.
+enum ByteClass : uint8_t { kPlain, kSpace, kSemicolon, kControl };
+struct ByteClasses {
+  uint8_t of[256];
+  constexpr ByteClasses() : of() {
+    for (int c = 0; c < 0x20; ++c) of[c] = kControl;
+    of[0x7f] = kControl;
+    for (char c : {' ', '\t', '\r', '\f', '\v', ','}) of[static_cast<unsigned char>(c)] = kSpace;
+    of[static_cast<unsigned char>(';')] = kSemicolon;
+  }
+};
+constexpr ByteClasses kByteClasses;
+
+// The first byte at or after p that is not kPlain, or end. Eight bytes at a time (SWAR): a
+// word's flags mark bytes below 0x21 (blanks and controls), ',', ';' and 0x7f. The lowest
+// flag of each test is exact (borrows only spill upwards), so the lowest flag is the answer.
+inline const char* skip_plain(const char* p, const char* end) {
+  constexpr uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
+  auto zero_byte = [](uint64_t x) { return (x - ones) & ~x & high; };
+  for (; end - p >= 8; p += 8) {
+    uint64_t w;
+    std::memcpy(&w, p, 8);
+    const uint64_t flags = ((w - 0x21 * ones) & ~w & high) | zero_byte(w ^ (',' * ones)) |
+                           zero_byte(w ^ (';' * ones)) | zero_byte(w ^ (0x7f * ones));
+    if (flags) return p + __builtin_ctzll(flags) / 8;
+  }
+  while (p < end && kByteClasses.of[static_cast<unsigned char>(*p)] == kPlain) ++p;
+  return p;
+}
+
+inline const char* skip_blanks(const char* p, const char* end) {
+  while (p < end && (*p == ' ' || *p == '\t')) ++p;
+  return p;
+}
+
+inline const char* line_end(const char* p, const char* end) {
+  const char* eol = static_cast<const char*>(std::memchr(p, '\n', static_cast<size_t>(end - p)));
+  return eol ? eol : end;
+}
+
+// Thrown inside a chunk's parse, caught at its top: the first error stops the chunk.
+struct Failure {
+  std::string message;
+};
+
+class ChunkParser {
+ public:
+  explicit ChunkParser(ChunkResult& out) : out_(out) {}
+  void parse(const char* p, const char* end, bool file_start);
+
+ private:
+  void tokenize(const char* p, const char* end);
+  void parse_line();
+  void element(char letter);
+  // The number in an element's value field: the token, or what follows the `R=` of OpenROAD's form.
+  static std::string_view value_text(ElementKind kind, std::string_view name, std::string_view token);
+  void add_name(std::string_view name);
+  void dot_command();
+  [[noreturn]] static void fail(std::string message) { throw Failure{std::move(message)}; }
+  [[noreturn]] static void bad_byte(char c) {
+    char hex[3];
+    std::snprintf(hex, sizeof hex, "%02x", static_cast<unsigned char>(c));
+    fail("unexpected control character (byte 0x" + std::string(hex) + "): is this a text netlist?");
+  }
+
+  ChunkResult& out_;
+  std::vector<std::string_view> tokens_;
+  uint32_t line_ = 0;  // the logical line's first physical line
+  bool stop_ = false;
+};
+
+// Splits [p, end) into whitespace-separated tokens, stopping at a ';' comment or a '$'
+// comment that starts a token. Rejects control characters (binary input).
+void ChunkParser::tokenize(const char* p, const char* end) {
+  const uint8_t* cls = kByteClasses.of;
+  while (p < end) {
+    const uint8_t c = cls[static_cast<unsigned char>(*p)];
+    if (c == kSpace) { ++p; continue; }
+    if (c == kSemicolon || *p == '$') return;
+    if (c == kControl) bad_byte(*p);
+    const char* start = p;
+    p = skip_plain(p + 1, end);
+    if (p < end && cls[static_cast<unsigned char>(*p)] == kControl) bad_byte(*p);
+    tokens_.emplace_back(start, static_cast<size_t>(p - start));
+  }
+}
+
+void ChunkParser::parse(const char* p, const char* end, bool file_start) {
+  if (file_start && end - p >= 3 && std::memcmp(p, "\xEF\xBB\xBF", 3) == 0) p += 3;  // a UTF-8 byte-order mark
+  uint32_t line = 0;
+  try {
+    while (p < end && !stop_) {
+      const char* eol = line_end(p, end);
+      line_ = ++line;
+      out_.stop = p;
+      tokens_.clear();
+      const char* s = skip_blanks(p, eol);
+      if (s < eol && *s == '+') fail("continuation line '+' with no line before it to continue");
+      if (s < eol && *s != '*') tokenize(s, eol);
+      else if (s < eol && std::memchr(s, '\0', static_cast<size_t>(eol - s))) bad_byte('\0');
+      p = eol < end ? eol + 1 : end;
+      // Continuation lines ('+' first) extend this logical line.
+      while (p < end) {
+        const char* q = skip_blanks(p, end);
+        if (q >= end || *q != '+') break;
+        const char* ceol = line_end(q, end);
+        ++line;
+        tokenize(q + 1, ceol);
+        p = ceol < end ? ceol + 1 : end;
+      }
+      if (!tokens_.empty()) parse_line();
+    }
+    out_.stop = p;
+    out_.lines = line;
+  } catch (const Failure& f) {
+    out_.error = ChunkError{line_, f.message};
+    out_.lines = line_ - 1;
+  }
+}
+
+void ChunkParser::parse_line() {
+  const std::string_view first = tokens_[0];
+  if (first[0] == '.') return dot_command();
+  const char letter = lower(first[0]);
+  switch (letter) {
+    case 'r': case 'v': case 'i': case 'c': case 'l':
+      return element(letter);
+    default:
+      if (is_unsupported_element(letter))
+        fail("element " + shown(first) + ": type '" + std::string(1, first[0]) +
+             "' is not supported in a power-grid netlist (R, V, I, C and L are)");
+      fail("unknown element " + shown(first) + ": a line must start with R, V, I, C, L, '.', '*' or '+'");
+  }
+}
+
+// The one place where an element line's fields become an element: kind, value and its checks.
+void ChunkParser::element(char letter) {
+  static constexpr const char* kWhat[] = {"resistance", "voltage", "current", "capacitance", "inductance"};
+  const ElementKind kind = letter == 'r'   ? ElementKind::Resistor
+                           : letter == 'v' ? ElementKind::VoltageSource
+                           : letter == 'i' ? ElementKind::CurrentSource
+                           : letter == 'c' ? ElementKind::Capacitor
+                                           : ElementKind::Inductor;
+  const char* what = kWhat[static_cast<int>(kind)];
+  const std::string_view name = tokens_[0];
+  if (tokens_.size() < 3) fail("element " + shown(name) + " needs two nodes and a value");
+  size_t vi = 3;
+  const bool is_source = kind == ElementKind::VoltageSource || kind == ElementKind::CurrentSource;
+  if (is_source && tokens_.size() > 3 && iequals(tokens_[3], "dc")) vi = 4;
+  if (tokens_.size() <= vi) fail("element " + shown(name) + " has no " + what + " value");
+  auto value = parse_spice_value(value_text(kind, name, tokens_[vi]));
+  if (!value) fail("element " + shown(name) + ": " + shown(tokens_[vi]) + " is not a finite number");
+  if (tokens_.size() > vi + 1) {
+    if (kind == ElementKind::Resistor || (is_source && !is_source_tail(tokens_[vi + 1])))
+      fail("element " + shown(name) + ": unexpected field " + shown(tokens_[vi + 1]) + " after the value");
+  }
+  if (kind == ElementKind::Resistor && *value < 0)
+    fail("resistor " + shown(name) + " has a negative resistance " + shown(tokens_[vi]));
+  if ((kind == ElementKind::Capacitor || kind == ElementKind::Inductor) && *value < 0)
+    fail("element " + shown(name) + " has a negative " + what + " " + shown(tokens_[vi]));
+  const double magnitude = std::abs(*value);
+  const bool checked_range = kind == ElementKind::Resistor || is_source;  // C and L values are unused at DC
+  if (checked_range && (magnitude > kMaxMagnitude || (magnitude != 0 && magnitude < kMinMagnitude))) {
+    fail("element " + shown(name) + ": the " + what + " " + shown(tokens_[vi]) +
+         " is outside the range pgsim accepts (0, or 1e-30 to 1e30 in magnitude)");
+  }
+  const std::string_view plus = tokens_[1], minus = tokens_[2];
+  if (kind == ElementKind::VoltageSource && *value != 0 &&
+      (iequals(plus, minus) || (is_ground_name(plus) && is_ground_name(minus))))
+    fail("voltage source " + shown(name) + " has both ends on node " + shown(plus) + " but forces " +
+         shown(tokens_[vi]) + " across them");
+  out_.elements.push_back({*value, line_, kind});
+  add_name(name);
+  add_name(plus);
+  add_name(minus);
+}
+
+std::string_view ChunkParser::value_text(ElementKind kind, std::string_view name, std::string_view token) {
+  const size_t eq = token.find('=');
+  if (eq == std::string_view::npos) return token;
+  // OpenROAD's write_pg_spice writes `R0 a b R=1.000000e-03`: the key is the element's own letter.
+  const char letter = element_letter(kind);
+  const bool keyed = kind == ElementKind::Resistor || kind == ElementKind::Capacitor || kind == ElementKind::Inductor;
+  if (keyed && eq == 1 && lower(token[0]) == lower(letter)) return token.substr(2);
+  static constexpr const char* kForm[] = {"a resistor's value is 'R=value' or a number",
+                                          "a voltage source's value is a number, after an optional DC",
+                                          "a current source's value is a number, after an optional DC",
+                                          "a capacitor's value is 'C=value' or a number",
+                                          "an inductor's value is 'L=value' or a number"};
+  fail("element " + shown(name) + ": unexpected " + shown(token) + ": " + kForm[static_cast<int>(kind)]);
+}
+
+void ChunkParser::add_name(std::string_view name) {
+  const bool element_name = out_.names.size() % 3 == 0;
+  out_.names.push_back(name);
+  // "gnd" is ground without being a name of the table ("0" is the table's id 0).
+  const bool ground = !element_name && iequals(name, "gnd");
+  out_.hashes.push_back(ground ? 0 : NameTable::hash(name));
+  out_.ids.push_back(ground ? Netlist::ground : NameTable::npos);
+}
+
+void ChunkParser::dot_command() {
+  const std::string_view cmd = tokens_[0];
+  const auto event = [&](ChunkEvent::Kind kind, std::string_view text) {
+    out_.events.push_back({kind, line_, static_cast<uint32_t>(out_.elements.size()), std::string(text)});
+  };
+  if (iequals(cmd, ".end")) {
+    event(ChunkEvent::End, {});
+    stop_ = true;
+    return;
+  }
+  if (iequals(cmd, ".include") || iequals(cmd, ".inc")) {
+    if (tokens_.size() < 2) fail(".include needs a file name");
+    std::string_view f = tokens_[1];
+    if (f.size() >= 2 && (f.front() == '"' || f.front() == '\'') && f.back() == f.front()) f = f.substr(1, f.size() - 2);
+    if (f.empty()) fail(".include has an empty file name");
+    event(ChunkEvent::Include, f);
+    stop_ = true;
+    return;
+  }
+  if (iequals(cmd, ".subckt") || iequals(cmd, ".ends") || iequals(cmd, ".lib") || iequals(cmd, ".param"))
+    fail(shown(cmd) + " is not supported: pgsim reads flat netlists");
+  for (std::string_view known : {".op", ".options", ".option", ".title", ".tran", ".dc", ".print", ".probe",
+                                 ".plot", ".save", ".temp", ".width", ".nodeset", ".ic", ".global"})
+    if (iequals(cmd, known)) return;
+  event(ChunkEvent::UnknownControl, cmd);
+}
+
+// Groups the chunk's interned occurrences by shard (a counting sort, so file order is kept).
+void group_by_shard(ChunkResult& r) {
+  r.shard_begin.assign(NameTable::kShards + 1, 0);
+  for (size_t o = 0; o < r.ids.size(); ++o)
+    if (r.ids[o] == NameTable::npos) ++r.shard_begin[NameTable::shard_of(r.hashes[o]) + 1];
+  for (size_t s = 0; s < NameTable::kShards; ++s) r.shard_begin[s + 1] += r.shard_begin[s];
+  r.by_shard.resize(r.shard_begin.back());
+  std::vector<uint32_t> next(r.shard_begin.begin(), r.shard_begin.end() - 1);
+  for (size_t o = 0; o < r.ids.size(); ++o)
+    if (r.ids[o] == NameTable::npos) r.by_shard[next[NameTable::shard_of(r.hashes[o])]++] = static_cast<uint32_t>(o);
+}
+
+}  // namespace
+
+ChunkResult parse_chunk(const char* begin, const char* end, bool file_start) {
+  ChunkResult r;
+  // IBM-style lines are ~40 bytes.
+  const size_t guess = static_cast<size_t>(end - begin) / 32 + 4;
+  r.elements.reserve(guess);
+  r.names.reserve(3 * guess);
+  r.hashes.reserve(3 * guess);
+  r.ids.reserve(3 * guess);
+  ChunkParser(r).parse(begin, end, file_start);
+  group_by_shard(r);
+  return r;
+}
+
+size_t last_cut(const char* text, size_t lo, size_t hi, size_t limit) {
+  for (size_t p = hi; p > lo;) {
+    const void* nl = memrchr(text + lo, '\n', p - lo);
+    if (!nl) return 0;
+    const size_t q = static_cast<size_t>(static_cast<const char*>(nl) - text);
+    const char* first = skip_blanks(text + q + 1, text + limit);
+    if (first < text + limit && *first != '+') return q + 1;
+    p = q;
+  }
+  return 0;
+}
+
+size_t next_cut(const char* text, size_t from, size_t limit) {
+  for (size_t p = from; p < limit;) {
+    const void* nl = std::memchr(text + p, '\n', limit - p);
+    if (!nl) break;
+    const size_t s = static_cast<size_t>(static_cast<const char*>(nl) - text) + 1;
+    const char* first = skip_blanks(text + s, text + limit);
+    if (s < limit && first < text + limit && *first != '+') return s;
+    p = s;
+  }
+  return limit;
+}
+
+}  // namespace pgsim

@@ -1,0 +1,82 @@
+#pragma once
+// One chunk of netlist text -> its elements, names and dot commands, with nothing shared: the
+// parser (parser.cpp) runs many chunks at once, then enters their results in file order.
+//
+// Contract: a chunk is a run of whole logical lines (it starts at a line start that is not a '+'
+// continuation, or at the file start, and ends before such a line or at the file end). Lines are
+// numbered from 1 within the chunk. parse_chunk() reads lines until the chunk ends, or stops after
+// an .include or .end line (the caller then reads the include, or ends the file, and parses the
+// rest with another call), or at the first error, which it records instead of throwing.
+//
+// Extending it (new element payloads, new dot commands): give ChunkElement or ChunkEvent the
+// fields, fill them here, and enter them where parser.cpp enters elements and events: results are
+// entered in file order, so anything recorded here keeps its place.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "netlist.hpp"
+#include "shown.hpp"
+
+namespace pgsim {
+
+// An element as its line gives it; its three names are in ChunkResult::names.
+struct ChunkElement {
+  double value;
+  uint32_t line;  // within the chunk
+  ElementKind kind;
+  bool duplicate = false;  // set when names are interned: an earlier element has this name
+};
+
+// A dot command the caller acts on in file order.
+struct ChunkEvent {
+  enum Kind : uint8_t { Include, End, UnknownControl } kind;
+  uint32_t line;     // within the chunk
+  uint32_t element;  // elements of the chunk before it
+  std::string text;  // Include: the file name as written (quotes removed); UnknownControl: the command
+};
+
+struct ChunkError {
+  uint32_t line;  // within the chunk
+  std::string message;
+};
+
+struct ChunkResult {
+  // Interned names: per element three occurrences (element name, plus node, minus node), views
+  // into the text, their hashes and, once interned, their ids. A ground name ("gnd") has id 0 from
+  // the start and is in no shard list.
+  std::vector<ChunkElement> elements;
+  std::vector<std::string_view> names;
+  std::vector<uint64_t> hashes;
+  std::vector<uint32_t> ids;
+  // Occurrences grouped by NameTable shard, in file order within each: by_shard[shard_begin[s] ..
+  // shard_begin[s + 1]).
+  std::vector<uint32_t> by_shard;
+  std::vector<uint32_t> shard_begin;
+  std::vector<ChunkEvent> events;
+  std::optional<ChunkError> error;
+  uint32_t lines = 0;          // physical lines begun before `stop`
+  const char* stop = nullptr;  // where reading stopped: the chunk end, after an .include or .end line, or at the error
+  bool stopped_early() const { return error.has_value() || (!events.empty() && events.back().kind != ChunkEvent::UnknownControl); }
+};
+
+// Parses [begin, end). `file_start`: the chunk starts a file (a UTF-8 byte-order mark is skipped, and
+// a '+' line there has nothing to continue).
+ChunkResult parse_chunk(const char* begin, const char* end, bool file_start);
+
+// The last line start s in (lo, hi] whose line is not a '+' continuation, judged from the bytes
+// [.., limit); 0 when there is none (a start whose first non-blank byte lies at or past `limit`
+// cannot be judged and is skipped).
+size_t last_cut(const char* text, size_t lo, size_t hi, size_t limit);
+
+// The first line start s in (from, limit) whose line is not a '+' continuation, or `limit`
+// (which must itself be a line start or the text's end).
+size_t next_cut(const char* text, size_t from, size_t limit);
+
+// Limits the parser enforces, shared with messages.
+constexpr int kMaxIncludeDepth = 16;
+constexpr int kMaxDuplicateWarnings = 5;  // then one summary line
+
+}  // namespace pgsim

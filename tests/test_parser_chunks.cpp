@@ -1,0 +1,118 @@
+// The parallel parser (src/parser/parser.cpp) equals a one-chunk parse whatever the block and
+// chunk boundaries and the thread count: names and ids, elements and their file:line, warnings,
+// the first error's text.
+#include <catch2/catch.hpp>
+#include <omp.h>
+#include <spdlog/spdlog.h>
+
+#include "parser/input_error.hpp"
+#include "parser/netlist.hpp"
+#include "test_util.hpp"
+
+using namespace pgsim;
+
+namespace {
+
+// A parse's whole outcome as text: the netlist, or the error.
+std::string outcome(const std::string& path, const ParseOptions& options) {
+  std::string s;
+  try {
+    const Netlist nl = parse_netlist(path, options);
+    for (uint32_t i = 0; i < nl.node_count(); ++i) s += "node " + std::string(nl.node_names[i]) + "\n";
+    for (uint32_t i = 0; i < nl.element_names.size(); ++i) s += "name " + std::string(nl.element_names[i]) + "\n";
+    for (const Element& e : nl.elements) {
+      char value[32];
+      std::snprintf(value, sizeof value, "%a", e.value);
+      s += "element " + std::string(1, element_letter(e.kind)) + " " + std::to_string(e.name) + " " +
+           std::to_string(e.plus) + " " + std::to_string(e.minus) + " " + value + " " + nl.where(e.where) + "\n";
+    }
+    for (const std::string& w : nl.warnings) s += "warning " + w + "\n";
+    for (const std::string& f : nl.files) s += "file " + f + "\n";
+    s += "bytes " + std::to_string(nl.bytes_read) + "\n";
+  } catch (const InputError& e) {
+    s += std::string("error ") + e.what() + "\n";
+  }
+  return s;
+}
+
+// Quiet spdlog while a test parses thousands of times (warnings are compared through Netlist::warnings).
+struct QuietLog {
+  QuietLog() { spdlog::set_level(spdlog::level::off); }
+  ~QuietLog() { spdlog::set_level(spdlog::level::info); }
+};
+
+}  // namespace
+
+TEST_CASE("a chunk or block boundary at every byte gives the one-chunk parse", "[parser]") {
+  QuietLog quiet;
+  test::TempDir dir;
+  dir.write("inc.sp", "* included\r\nR7 a\r\n+ c 4 ; comment\r\nR1 c 0 1\r\n.end\r\nR8 junk\n");
+  dir.write("bad_inc.sp", "R9 x y 1\nR10 x\n");
+  const std::vector<std::string> netlists = {
+      // continuation lines, comments, CRLF, a BOM, .include, .end, duplicates, unknown dot commands
+      "\xEF\xBB\xBF* title\nR1 a b 1k\n+\n\nR2 b\n+ 0\n   + 2.5 $ tail\nV1 a 0 DC 1.8\n.foo x\n"
+      "R1 a 0 3 ; dup\n.include inc.sp\nI1 B 0 1m\n.FOO\n.bar\nr2 c GND 1\nR1 c b 7\nR1 b 0 1\nR1 a c 2\nR1 b c 3\n"
+      ".end\nR3 this is not read\n",
+      "R1 a b 1\r\nR2 b 0 2\r\n* c\r\n+ R3 b c 3\r\n\r\nV1 a 0 1\r\n",  // a '+' line continuing a comment
+      "V1 a 0 1\nR1 a b 1\nR2 b c 2\n+ 3 4\nR3 c 0 1\n",                // an error on a continued line
+      "V1 a 0 1\nR1 a b 1\n.include bad_inc.sp\nR2 b 0 1\n",           // an error in an included file
+      "V1 a 0 1\nR1 a 0 1\nR1 a 0 2\n.x\nR1 a 0 3\n.include missing.sp\nR2 a 0 4\n",
+      "  + R1 a b 1\nV1 a 0 1\n",
+      "R1 a b 1\nR2 b\x01 0 1\n",
+      "V1 a 0 1\nR1 a 0 1\n.end",
+      "V1 a 0 1\nR1 a 0 1",
+  };
+  for (const std::string& text : netlists) {
+    const std::string path = dir.write("top.sp", text);
+    const std::string expected = outcome(path, {});
+    INFO(text);
+    INFO(expected);
+    CHECK((expected.find("element") != std::string::npos || expected.find("error") != std::string::npos));
+    for (size_t chunk : {1, 16})
+      for (size_t block = 1; block <= text.size() + 1; ++block) {
+        ParseOptions options;
+        options.chunk_bytes = chunk;
+        options.block_bytes = block;
+        INFO("chunk " << chunk << ", block " << block);
+        REQUIRE(outcome(path, options) == expected);
+      }
+  }
+  // What the first netlist must give, so the equalities above are not between two wrong answers.
+  const std::string first = outcome(dir.write("top.sp", netlists[0]), {});
+  CHECK_THAT(first, Catch::Contains("element R 0 1 2 0x1.f4p+9 " + dir.file("top.sp") + ":2\n"));
+  CHECK_THAT(first, Catch::Contains("element R 1 2 0 0x1.4p+1 " + dir.file("top.sp") + ":5\n"));
+  CHECK_THAT(first, Catch::Contains("element R 3 1 3 0x1p+2 " + dir.file("inc.sp") + ":2\n"));
+  CHECK_THAT(first, Catch::Contains("warning " + dir.file("top.sp") + ":9: ignoring unknown control line '.foo'\n"));
+  CHECK_THAT(first, Catch::Contains("warning " + dir.file("top.sp") + ":10: duplicate element name 'R1' (first at " +
+                                    dir.file("top.sp") + ":2); both elements are kept\n"));
+  CHECK_THAT(first, Catch::Contains("warning " + dir.file("top.sp") + ":14: ignoring unknown control line '.bar'\n"));
+  CHECK_THAT(first, Catch::Contains("warning " + dir.file("top.sp") + ": 7 elements in all share a name with an earlier element"));
+  CHECK(first.find("'.FOO'") == std::string::npos);  // one warning per command
+  CHECK(first.find("R3") == std::string::npos);      // after .end
+  CHECK(first.find("R8") == std::string::npos);      // after the include's .end
+  const std::string continued = outcome(dir.write("top.sp", netlists[2]), {});
+  CHECK(continued == "error " + dir.file("top.sp") + ":3: element 'R2': unexpected field '3' after the value\n");
+  const std::string included = outcome(dir.write("top.sp", netlists[3]), {});
+  CHECK_THAT(included, Catch::StartsWith("error " + dir.file("bad_inc.sp") + ":2: element 'R10' needs two nodes"));
+}
+
+TEST_CASE("1, 2 and 5 threads parse a generated grid to the same netlist", "[parser]") {
+  test::TempDir dir;
+  const std::string netlist = dir.file("g.sp");
+  const std::string cmd = std::string("\"") + PGSIM_GEN_EXE + "\" --nodes 50000 --seed 2 -o " + netlist + " > " +
+                          dir.file("gen.log") + " 2>&1";
+  REQUIRE(std::system(cmd.c_str()) == 0);
+  ParseOptions small;  // blocks of 1 MB (~75k names: interned on all threads), 16 kB chunks
+  small.block_bytes = 1 << 20;
+  small.chunk_bytes = 16 << 10;
+  std::vector<std::string> outcomes;
+  const int saved = omp_get_max_threads();
+  for (int threads : {1, 2, 5}) {
+    omp_set_num_threads(threads);
+    outcomes.push_back(outcome(netlist, small));
+  }
+  omp_set_num_threads(saved);
+  const std::string serial = outcome(netlist, {});
+  CHECK_THAT(serial, Catch::Contains("element R"));
+  for (const std::string& o : outcomes) CHECK(o == serial);
+}
