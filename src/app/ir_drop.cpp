@@ -106,15 +106,18 @@ NodeDeviations node_deviations(SupplyNets nets, const ReducedSystem& system, con
   for (uint32_t i = 1; i < n; ++i) {
     if (d.net[i] == SupplyNets::none || system.unknown_of_node[i] < 0) continue;
     const double e = d.nets[d.net[i]].supply;
-    if (e == 0.0) {
-      d.kind[i] = NetKind::Ground;
-      d.value[i] = voltages[i];
-    } else {
-      d.kind[i] = NetKind::Supply;
-      d.value[i] = e > 0 ? e - voltages[i] : voltages[i] - e;
-    }
+    d.kind[i] = e == 0.0 ? NetKind::Ground : NetKind::Supply;
+    d.value[i] = deviation(e, voltages[i]);
   }
   return d;
+}
+
+void keep_worst(NodeDeviations& worst, const std::vector<double>& voltages) {
+  const std::ptrdiff_t n = std::ptrdiff_t(worst.kind.size());
+#pragma omp parallel for schedule(static, 4096)
+  for (std::ptrdiff_t i = 0; i < n; ++i)
+    if (worst.kind[i] != NetKind::None)
+      worst.value[i] = std::max(worst.value[i], deviation(worst.nets[worst.net[i]].supply, voltages[i]));
 }
 
 namespace {

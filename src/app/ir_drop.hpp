@@ -48,6 +48,13 @@ struct NodeDeviations {
 
 NodeDeviations node_deviations(SupplyNets nets, const ReducedSystem& system, const std::vector<double>& voltages);
 
+// Drop (supply != 0: |E| - |V|, E - V for VDD) or bounce (supply 0: V) of a node at voltage v.
+inline double deviation(double supply, double v) { return supply == 0.0 ? v : supply > 0 ? supply - v : v - supply; }
+
+// Transient: each counted node's value becomes the larger of it and its deviation at `voltages`
+// (every netlist node's voltage at one time), so that over a run it holds the worst dynamic drop.
+void keep_worst(NodeDeviations& worst, const std::vector<double>& voltages);
+
 // Statistics of one kind (drop or bounce) over a group of nodes, in volts.
 struct DeviationStats {
   int64_t nodes = 0;

@@ -69,6 +69,12 @@ int main(int argc, char** argv) {
       ->excludes(compare);
   app.add_option("--threads", opt.threads, "threads of every phase (default: all cores)")
       ->check(CLI::Range(1, 4096));
+  app.add_option("--method", opt.method, "transient integration: tr (trapezoidal) or be (backward Euler)")
+      ->check(CLI::IsMember({"tr", "be"}))
+      ->capture_default_str();
+  app.add_option("--tstep", opt.tstep, "transient time step in seconds (default: the .tran line's TSTEP)")
+      ->check(CLI::PositiveNumber);
+  app.add_flag("--dc", opt.dc_only, "the DC operating point only, even when the netlist has .tran");
   app.add_flag("--profile", opt.profile, "print per-phase and per-level timing");
   bool verbose = false;
   app.add_flag("-v,--verbose", verbose, "more messages");
@@ -102,8 +108,13 @@ int main(int argc, char** argv) {
     RunReport report = run(opt);
     // With -o - or --json -, standard output holds that file alone; the tables go to stderr.
     std::ostream& text = opt.output == "-" || opt.json == "-" ? std::cerr : std::cout;
-    if (report.ir_drop && !opt.quiet) text << ir_drop_text(*report.ir_drop);
+    if (report.ir_drop && !opt.quiet) {
+      if (report.transient) text << "worst dynamic drop and bounce over the transient run:\n";
+      text << ir_drop_text(*report.ir_drop);
+    }
     if (report.comparison) text << comparison_text(*report.comparison);
+    if (report.transient && report.transient->comparison)
+      text << waveform_comparison_text(*report.transient->comparison);
     if (opt.profile) text << profile_table(report);
     text.flush();
     if (!std::cout) throw SystemError("cannot write to standard output");

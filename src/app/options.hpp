@@ -22,6 +22,10 @@ struct Options {
   bool export_only = false;   // stop after the export
   bool eliminate = true;     // exact elimination of wire chains before PCG (mna/chain_elimination.hpp)
   int threads = 0;            // --threads: OpenMP threads of every phase; 0: OpenMP's default (all cores)
+  // Transient analysis (netlists with .tran; tran/step_system.hpp)
+  std::string method = "tr";  // tr (trapezoidal) | be (backward Euler)
+  double tstep = 0;           // 0: the .tran line's TSTEP
+  bool dc_only = false;       // --dc: the DC operating point only, even with .tran
   bool profile = false;
   bool quiet = false;
 };

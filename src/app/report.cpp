@@ -84,6 +84,26 @@ void write_json(const std::string& path, const RunReport& r) {
                     {"max_abs_error", r.comparison->max_abs_error},
                     {"mean_abs_error", r.comparison->mean_abs_error}};
   if (r.ir_drop) j["ir_drop"] = ir_drop_json(*r.ir_drop);
+  if (const auto& t = r.transient) {
+    j["transient"] = {{"method", t->method},
+                      {"tstep", t->tstep},
+                      {"tstop", t->tstop},
+                      {"steps", t->steps},
+                      {"printed_nodes", t->printed_nodes},
+                      {"total_iterations", t->total_iterations},
+                      {"mean_iterations", t->mean_iterations()},
+                      {"max_iterations", t->max_iterations},
+                      {"seconds", t->seconds},
+                      {"seconds_per_step", t->seconds_per_step()}};
+    if (const auto& c = t->comparison)
+      j["transient"]["compare"] = {{"nodes", c->nodes},
+                                   {"points", c->points},
+                                   {"missing", c->missing_in_reference + c->missing_in_result},
+                                   {"max_abs_error", c->max_abs_error},
+                                   {"mean_abs_error", c->mean_abs_error},
+                                   {"worst_node", c->worst_node},
+                                   {"worst_time", c->worst_time}};
+  }
   OutputFile out(path);
   out.write(j.dump(2) + "\n");
   out.commit();

@@ -16,6 +16,7 @@
 #include "app/progress.hpp"
 #include "app/report.hpp"
 #include "app/solve_error.hpp"
+#include "app/transient_run.hpp"
 #include "app/voltage_file.hpp"
 #include "mna/chain_elimination.hpp"
 #include "mna/reduce.hpp"
@@ -42,6 +43,11 @@ void log_memory(const char* after, int64_t nodes) {
 
 }  // namespace
 
+void release_elements(Netlist& netlist) {
+  std::vector<Element>().swap(netlist.elements);
+  netlist.element_names = NameTable();
+}
+
 RunReport run(const Options& opt) {
   RunReport rep;
   rep.netlist = opt.netlist;
@@ -55,8 +61,6 @@ RunReport run(const Options& opt) {
     if (!path->empty()) check_writable(*path);
   if (!opt.export_prefix.empty())
     for (const std::string& path : export_paths(opt.export_prefix)) check_writable(path);
-  std::vector<NamedValue> reference;
-  if (!opt.compare.empty()) reference = read_voltages(opt.compare);
   if (!opt.heatmap.empty() && !png_supported()) throw InputError("--heatmap: this pgsim was built without libpng");
 
   ParseOptions parse_options;
@@ -72,11 +76,19 @@ RunReport run(const Options& opt) {
                rep.nodes, double(rep.bytes) / 1e6, rep.time.parse);
   log_memory("parse", rep.nodes);
 
+  if (netlist.transient.tran && !opt.dc_only && opt.export_prefix.empty()) {
+    run_transient(opt, netlist, rep, phase);
+    rep.time.total = total.lap();
+    if (!opt.json.empty()) write_json(opt.json, rep);
+    return rep;
+  }
+  if (opt.tstep > 0 && !netlist.transient.tran) throw InputError("--tstep: " + opt.netlist + " has no .tran line");
+  std::vector<NamedValue> reference;
+  if (!opt.compare.empty()) reference = read_voltages(opt.compare);
+
   ReducedSystem sys = reduce(netlist);
   SupplyNets nets = supply_nets(netlist);
-  // From here on only the node names are needed: the elements and their names go.
-  std::vector<Element>().swap(netlist.elements);
-  netlist.element_names = NameTable();
+  release_elements(netlist);  // from here on only the node names are needed
   rep.time.reduce = phase.lap();
   rep.unknowns = sys.unknowns();
   rep.nnz = sys.G.nnz();

@@ -7,6 +7,7 @@
 #include "app/compare.hpp"
 #include "app/ir_drop.hpp"
 #include "app/options.hpp"
+#include "app/waveform_file.hpp"
 #include "pcg/preconditioner.hpp"
 #include "pcg/solve_result.hpp"
 
@@ -15,6 +16,20 @@ namespace pgsim {
 struct PhaseTimes {
   double parse = 0, reduce = 0, eliminate = 0, setup = 0, upload = 0, solve = 0, write = 0, total = 0;
   double recover = 0;  // eliminated unknowns back from the solve's, and the whole system's residual
+};
+
+// A transient run (tran/step_system.hpp): what --json reports under "transient".
+struct TransientReport {
+  std::string method;  // tr | be
+  double tstep = 0, tstop = 0;
+  int64_t steps = 0;
+  int64_t printed_nodes = 0;
+  int64_t total_iterations = 0;  // PCG iterations over all steps (0 with the direct solver)
+  int max_iterations = 0;        // of one step
+  double seconds = 0;            // the time loop
+  std::optional<WaveformComparison> comparison;
+  double mean_iterations() const { return steps ? double(total_iterations) / double(steps) : 0.0; }
+  double seconds_per_step() const { return steps ? seconds / double(steps) : 0.0; }
 };
 
 struct RunReport {
@@ -35,8 +50,13 @@ struct RunReport {
   PhaseTimes time;
   std::vector<LevelStats> levels;
   std::optional<Comparison> comparison;
-  std::optional<IrDropReport> ir_drop;
+  std::optional<IrDropReport> ir_drop;  // transient: the worst dynamic drop over the run
+  std::optional<TransientReport> transient;
 };
+
+// Frees the netlist's elements and element names (what reduce() and supply_nets() read), keeping
+// the node names that output and reports need.
+void release_elements(Netlist& netlist);
 
 // Runs the pipeline; throws InputError, SolveError or SystemError (see main.cpp for exit codes).
 RunReport run(const Options& options);

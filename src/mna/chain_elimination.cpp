@@ -201,19 +201,44 @@ std::vector<double> EliminatedSystem::recover(const std::vector<double>& x_kept)
   return x;
 }
 
+namespace {
+
 // Kept and eliminated unknowns partition the original ones: every x[i] is written once.
-void EliminatedSystem::recover(const std::vector<double>& x_kept, std::vector<double>& x) const {
-  x.resize(static_cast<size_t>(original_unknowns));
-  const auto n_kept = static_cast<int64_t>(kept.size());
+// rhs_of(s): the right-hand side step s saw.
+template <class RhsOf>
+void back_substitute(const EliminatedSystem& e, const double* x_kept, RhsOf rhs_of, double* x) {
+  const auto n_kept = static_cast<int64_t>(e.kept.size());
 #pragma omp parallel for schedule(static, 4096)
-  for (int64_t k = 0; k < n_kept; ++k) x[size_t(kept[size_t(k)])] = x_kept[size_t(k)];
-  for (size_t i = steps.size(); i-- > 0;) {  // reverse elimination order: a and b are known by then
-    const Step& s = steps[i];
-    double t = s.rhs;
+  for (int64_t k = 0; k < n_kept; ++k) x[size_t(e.kept[size_t(k)])] = x_kept[size_t(k)];
+  for (size_t i = e.steps.size(); i-- > 0;) {  // reverse elimination order: a and b are known by then
+    const EliminatedSystem::Step& s = e.steps[i];
+    double t = rhs_of(s);
     if (s.a >= 0) t += s.w_a * x[s.a];
     if (s.b >= 0) t += s.w_b * x[s.b];
     x[s.v] = t / s.diag;
   }
+}
+
+}  // namespace
+
+void EliminatedSystem::recover(const std::vector<double>& x_kept, std::vector<double>& x) const {
+  x.resize(static_cast<size_t>(original_unknowns));
+  back_substitute(*this, x_kept.data(), [](const Step& s) { return s.rhs; }, x.data());
+}
+
+void EliminatedSystem::condense(const double* b_full, double* rhs, double* b_kept) const {
+  std::copy(b_full, b_full + original_unknowns, rhs);
+  // The same Schur-complement updates as eliminate_chains made, in its order: when a step is
+  // reached, every earlier step's share has arrived in rhs[s.v].
+  for (const Step& s : steps) {
+    if (s.a >= 0) rhs[s.a] += s.w_a * rhs[s.v] / s.diag;
+    if (s.b >= 0) rhs[s.b] += s.w_b * rhs[s.v] / s.diag;
+  }
+  for (size_t k = 0; k < kept.size(); ++k) b_kept[k] = rhs[kept[k]];
+}
+
+void EliminatedSystem::recover(const double* x_kept, const double* rhs, double* x) const {
+  back_substitute(*this, x_kept, [rhs](const Step& s) { return rhs[s.v]; }, x);
 }
 
 }  // namespace pgsim

@@ -29,6 +29,13 @@ struct EliminatedSystem {
   // The same into x (resized to original_unknowns): a vector the caller has already touched
   // takes the values without page faults (tens of ms at millions of unknowns).
   void recover(const std::vector<double>& x_kept, std::vector<double>& x) const;
+
+  // For another right-hand side b_full of the same G (a transient step): rhs[v] for every original
+  // unknown as the elimination would have seen it (eliminated v: its Step::rhs), and b_kept, the
+  // kept system's right-hand side. rhs is overwritten; both must have their full sizes.
+  void condense(const double* b_full, double* rhs, double* b_kept) const;
+  // recover() for that right-hand side: x (original unknowns) from x_kept and condense()'s rhs.
+  void recover(const double* x_kept, const double* rhs, double* x) const;
 };
 
 // G: symmetric, non-positive off-diagonals, diagonally dominant (the output of reduce()).

@@ -17,8 +17,20 @@
 namespace pgsim {
 namespace {
 
-bool is_short(const Element& e) {
-  return e.kind == ElementKind::Inductor || (e.kind == ElementKind::Resistor && e.value == 0.0);
+// Zero-ohm resistors always, inductors in DC (no companion) and zero-henry ones always.
+bool is_short(const Element& e, const Companion* companion) {
+  return (e.kind == ElementKind::Resistor && e.value == 0.0) ||
+         (e.kind == ElementKind::Inductor && (!companion || e.value == 0.0));
+}
+
+// The conductance an element stamps between its ends (0: none): resistors, and with a companion
+// capacitors and inductors (reduce.hpp).
+double conductance(const Element& e, const Companion* companion) {
+  if (e.kind == ElementKind::Resistor) return e.value > 0 ? 1.0 / e.value : 0.0;
+  if (!companion) return 0.0;
+  if (e.kind == ElementKind::Capacitor) return companion->per_farad * e.value;
+  if (e.kind == ElementKind::Inductor && e.value > 0) return companion->per_inverse_henry / e.value;
+  return 0.0;
 }
 
 // v(plus) - v(minus) the element forces, for sources and shorts.
@@ -60,10 +72,10 @@ std::vector<uint32_t> source_path(const Netlist& nl, const std::vector<uint32_t>
                                    double expected, double forced) {
   const Element& e = nl.elements[closing];
   std::string names = element_label(nl, e);
-  bool has_short = is_short(e);
+  bool has_short = e.kind != ElementKind::VoltageSource;  // only sources and shorts are merged
   for (uint32_t k : source_path(nl, merged, e.plus, e.minus)) {
     names += ", " + element_label(nl, nl.elements[k]);
-    has_short |= is_short(nl.elements[k]);
+    has_short |= nl.elements[k].kind != ElementKind::VoltageSource;
   }
   char diff[128];
   std::snprintf(diff, sizeof diff, "they force %.9g V and %.9g V across the same pair of nodes", forced, expected);
@@ -71,9 +83,10 @@ std::vector<uint32_t> source_path(const Netlist& nl, const std::vector<uint32_t>
   throw InputError(std::string(what) + " in a loop disagree (" + diff + "): " + names);
 }
 
-// Element k stamps the rows of its ends' unknowns: a positive resistor or a current source.
-bool stamps(const Element& e) {
-  return (e.kind == ElementKind::Resistor && e.value > 0) || e.kind == ElementKind::CurrentSource;
+// An element stamps the rows of its ends' unknowns: a conductance (conductance() > 0) or a
+// current source.
+bool stamps(const Element& e, const Companion* companion) {
+  return e.kind == ElementKind::CurrentSource || conductance(e, companion) > 0;
 }
 
 // x = min(x, value), atomically.
@@ -94,16 +107,16 @@ void sort_range(uint32_t* first, uint32_t* last, Less less) {
     for (uint32_t* j = i; j > first && less(*j, j[-1]); --j) std::swap(*j, j[-1]);
 }
 
-// 1. Voltage sources, zero-ohm resistors and inductors merge nodes into super-nodes, in element
-// order (serial: the first element that closes a disagreeing loop is the one named).
-PotentialUnionFind merge_super_nodes(const Netlist& nl) {
+// 1. Voltage sources and shorts (is_short) merge nodes into super-nodes, in element order
+// (serial: the first element that closes a disagreeing loop is the one named).
+PotentialUnionFind merge_super_nodes(const Netlist& nl, const Companion* companion) {
   bool has_source = false;
   PotentialUnionFind uf(nl.node_count());
   std::vector<uint32_t> merged;  // elements that merged two sets, to name a conflicting loop
   for (uint32_t k = 0; k < nl.elements.size(); ++k) {
     const Element& e = nl.elements[k];
     if (e.kind == ElementKind::VoltageSource || e.kind == ElementKind::CurrentSource) has_source = true;
-    if (e.kind != ElementKind::VoltageSource && !is_short(e)) continue;
+    if (e.kind != ElementKind::VoltageSource && !is_short(e, companion)) continue;
     const double forced = forced_difference(e);
     uint32_t ra = uf.find(e.plus), rb = uf.find(e.minus);
     if (ra == rb) {
@@ -165,7 +178,7 @@ struct RowEntries {
   std::vector<uint32_t> entry;
 };
 
-RowEntries entries_by_row(const Netlist& nl, const ReducedSystem& sys) {
+RowEntries entries_by_row(const Netlist& nl, const Companion* companion, const ReducedSystem& sys) {
   const int32_t n = static_cast<int32_t>(sys.node_of_unknown.size());
   const std::ptrdiff_t elements = std::ptrdiff_t(nl.elements.size());
   // Each end's unknown, or -1 for none (a fixed node, or the other end of one unknown).
@@ -173,7 +186,7 @@ RowEntries entries_by_row(const Netlist& nl, const ReducedSystem& sys) {
     ua = sys.unknown_of_node[e.plus], ub = sys.unknown_of_node[e.minus];
     if (ua == ub) {
       ub = -1;
-      if (e.kind == ElementKind::Resistor) ua = -1;  // across a super-node: no current flows
+      if (e.kind != ElementKind::CurrentSource) ua = -1;  // across a super-node: no current flows
     }
   };
   RowEntries rows;
@@ -184,7 +197,7 @@ RowEntries entries_by_row(const Netlist& nl, const ReducedSystem& sys) {
 #pragma omp parallel for schedule(static, 4096) reduction(+ : total)
   for (std::ptrdiff_t k = 0; k < elements; ++k) {
     const Element& e = nl.elements[size_t(k)];
-    if (!stamps(e)) continue;
+    if (!stamps(e, companion)) continue;
     int32_t ua, ub;
     rows_of(e, ua, ub);
     if (ua >= 0) __atomic_fetch_add(&rows.ptr[size_t(ua)], 1, __ATOMIC_RELAXED), ++total;
@@ -196,7 +209,7 @@ RowEntries entries_by_row(const Netlist& nl, const ReducedSystem& sys) {
 #pragma omp parallel for schedule(static, 4096)
   for (std::ptrdiff_t k = 0; k < elements; ++k) {
     const Element& e = nl.elements[size_t(k)];
-    if (!stamps(e)) continue;
+    if (!stamps(e, companion)) continue;
     int32_t ua, ub;
     rows_of(e, ua, ub);
     if (ua >= 0) rows.entry[size_t(__atomic_sub_fetch(&rows.ptr[size_t(ua)], 1, __ATOMIC_RELAXED))] = uint32_t(k);
@@ -205,13 +218,13 @@ RowEntries entries_by_row(const Netlist& nl, const ReducedSystem& sys) {
   return rows;
 }
 
-// 3. Stamps resistors and current sources, row by row in parallel: each row sums its elements'
-// contributions in element order (so G and b do not depend on the thread count), then CSR with
-// sorted columns, parallel resistors summed, the diagonal in place. anchored[u]: row u has a
-// resistor to a fixed node.
-void stamp(const Netlist& nl, ReducedSystem& sys, std::vector<uint8_t>& anchored) {
+// 3. Stamps conductances (resistors; with a companion capacitors and inductors too) and current
+// sources, row by row in parallel: each row sums its elements' contributions in element order (so
+// G and b do not depend on the thread count), then CSR with sorted columns, parallel conductances
+// summed, the diagonal in place. anchored[u]: row u has a conductance to a fixed node.
+void stamp(const Netlist& nl, const Companion* companion, ReducedSystem& sys, std::vector<uint8_t>& anchored) {
   const int32_t n = static_cast<int32_t>(sys.node_of_unknown.size());
-  RowEntries rows = entries_by_row(nl, sys);
+  RowEntries rows = entries_by_row(nl, companion, sys);
   std::vector<double> diag;
   assign_touched(diag, size_t(n));
   assign_touched(sys.b, size_t(n));
@@ -222,7 +235,7 @@ void stamp(const Netlist& nl, ReducedSystem& sys, std::vector<uint8_t>& anchored
   // The unknown across element k from row u; -1: a fixed node, or a current source.
   auto neighbour = [&](uint32_t k, int32_t u) -> int32_t {
     const Element& e = nl.elements[k];
-    if (e.kind != ElementKind::Resistor) return -1;
+    if (e.kind == ElementKind::CurrentSource) return -1;
     const int32_t ua = sys.unknown_of_node[e.plus];
     return ua == u ? sys.unknown_of_node[e.minus] : ua;
   };
@@ -232,12 +245,12 @@ void stamp(const Netlist& nl, ReducedSystem& sys, std::vector<uint8_t>& anchored
     uint32_t* last = rows.entry.data() + rows.ptr[size_t(u) + 1];
     sort_range(first, last, std::less<uint32_t>());
     double d = 0, b = 0;
-    // Resistors first, then current sources, each in element order, as a serial pass over the
-    // elements would sum them. Current leaving u through a resistor: g (v_u - v_other).
+    // Conductances first, then current sources, each in element order, as a serial pass over the
+    // elements would sum them. Current leaving u through a conductance: g (v_u - v_other).
     for (uint32_t* p = first; p < last; ++p) {
       const Element& e = nl.elements[*p];
-      if (e.kind != ElementKind::Resistor) continue;
-      const double g = 1.0 / e.value;
+      if (e.kind == ElementKind::CurrentSource) continue;
+      const double g = conductance(e, companion);
       const bool plus = sys.unknown_of_node[e.plus] == u;
       const double o_self = sys.offset_of_node[plus ? e.plus : e.minus];
       const double o_other = sys.offset_of_node[plus ? e.minus : e.plus];
@@ -280,9 +293,9 @@ void stamp(const Netlist& nl, ReducedSystem& sys, std::vector<uint8_t>& anchored
         G.col[size_t(at)] = u, G.val[size_t(at++)] = diag[size_t(u)];
         diagonal_placed = true;
       }
-      const double g = 1.0 / nl.elements[rows.entry[size_t(p)]].value;
+      const double g = conductance(nl.elements[rows.entry[size_t(p)]], companion);
       if (at > G.ptr[size_t(u)] && G.col[size_t(at) - 1] == j) {
-        G.val[size_t(at) - 1] -= g;  // a resistor parallel to the previous one
+        G.val[size_t(at) - 1] -= g;  // parallel to the previous conductance
       } else {
         G.col[size_t(at)] = j, G.val[size_t(at++)] = -g;
       }
@@ -326,13 +339,13 @@ void check_floating(const Netlist& nl, const ReducedSystem& sys, std::vector<uin
 
 }  // namespace
 
-ReducedSystem reduce(const Netlist& nl) {
+ReducedSystem reduce(const Netlist& nl, const Companion* companion) {
   ReducedSystem sys;
   assign_touched(sys.unknown_of_node, nl.node_count());
   assign_touched(sys.offset_of_node, nl.node_count());
-  number_unknowns(merge_super_nodes(nl), sys);
+  number_unknowns(merge_super_nodes(nl, companion), sys);
   std::vector<uint8_t> anchored;
-  stamp(nl, sys, anchored);
+  stamp(nl, companion, sys, anchored);
   check_floating(nl, sys, anchored);
   return sys;
 }

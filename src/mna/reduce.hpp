@@ -23,9 +23,18 @@ struct ReducedSystem {
   int32_t unknowns() const { return G.rows; }
 };
 
+// How capacitors and inductors enter. DC (the default): capacitors open, inductors shorts that
+// merge their ends. A transient step (tran/transient.hpp): each capacitor a conductance
+// per_farad * C and each inductor (of nonzero L) a conductance per_inverse_henry / L between
+// its ends' unknowns, stamped like resistors; no inductor merges nodes.
+struct Companion {
+  double per_farad = 0;
+  double per_inverse_henry = 0;
+};
+
 // Throws InputError for a conflicting loop of voltage sources (naming them), for a floating
 // component (its size and one node), and for a netlist with no sources.
-ReducedSystem reduce(const Netlist& netlist);
+ReducedSystem reduce(const Netlist& netlist, const Companion* companion = nullptr);
 
 // Every netlist node's voltage from the solution x of G x = b (entry 0, ground, is 0).
 std::vector<double> node_voltages(const ReducedSystem& system, const std::vector<double>& x);

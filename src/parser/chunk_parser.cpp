@@ -24,10 +24,6 @@ bool iequals(std::string_view a, std::string_view b) {
   return true;
 }
 
-bool istarts_with(std::string_view s, std::string_view prefix) {
-  return s.size() >= prefix.size() && iequals(s.substr(0, prefix.size()), prefix);
-}
-
 bool is_ground_name(std::string_view name) { return name == "0" || iequals(name, "gnd"); }
 
 // Element kinds that SPICE has but a DC power-grid netlist cannot carry.
@@ -39,13 +35,6 @@ bool is_unsupported_element(char c) {
     default:
       return false;
   }
-}
-
-// Keywords that may follow a V or I source's DC value (AC and transient specs): ignored at DC.
-bool is_source_tail(std::string_view token) {
-  for (std::string_view k : {"ac", "pwl", "pulse", "sin", "exp", "sffm"})
-    if (istarts_with(token, k)) return true;
-  return false;
 }
 
 // Byte classes for the tokenizer: one table lookup per byte instead of a chain of compares.
@@ -107,6 +96,14 @@ class ChunkParser {
   void add_name(std::string_view name);
   void dot_command();
   [[noreturn]] static void fail(std::string message) { throw Failure{std::move(message)}; }
+  template <class F>
+  static auto spec(F&& parse) {  // parser/waveform.hpp's errors, at this line
+    try {
+      return parse();
+    } catch (const SpecError& e) {
+      fail(e.what());
+    }
+  }
   [[noreturn]] static void bad_byte(char c) {
     char hex[3];
     std::snprintf(hex, sizeof hex, "%02x", static_cast<unsigned char>(c));
@@ -198,10 +195,15 @@ void ChunkParser::element(char letter) {
   const bool is_source = kind == ElementKind::VoltageSource || kind == ElementKind::CurrentSource;
   if (is_source && tokens_.size() > 3 && iequals(tokens_[3], "dc")) vi = 4;
   if (tokens_.size() <= vi) fail("element " + shown(name) + " has no " + what + " value");
-  auto value = parse_spice_value(value_text(kind, name, tokens_[vi]));
+  const bool has_value = !(is_source && vi == 3 && is_source_spec(tokens_[vi]));  // "I1 a b PULSE(...)"
+  std::optional<Waveform> waveform;
+  if (is_source && tokens_.size() > vi + has_value)
+    waveform = spec([&] { return parse_source_spec(tokens_, vi + has_value); });
+  auto value = has_value ? parse_spice_value(value_text(kind, name, tokens_[vi]))
+                         : std::optional<double>(waveform ? waveform->first_value() : 0.0);
   if (!value) fail("element " + shown(name) + ": " + shown(tokens_[vi]) + " is not a finite number");
   if (tokens_.size() > vi + 1) {
-    if (kind == ElementKind::Resistor || (is_source && !is_source_tail(tokens_[vi + 1])))
+    if (kind == ElementKind::Resistor || (is_source && has_value && !is_source_spec(tokens_[vi + 1])))
       fail("element " + shown(name) + ": unexpected field " + shown(tokens_[vi + 1]) + " after the value");
   }
   if (kind == ElementKind::Resistor && *value < 0)
@@ -219,6 +221,8 @@ void ChunkParser::element(char letter) {
       (iequals(plus, minus) || (is_ground_name(plus) && is_ground_name(minus))))
     fail("voltage source " + shown(name) + " has both ends on node " + shown(plus) + " but forces " +
          shown(tokens_[vi]) + " across them");
+  if (waveform)
+    out_.transient.waveforms.push_back({static_cast<uint32_t>(out_.elements.size()), std::move(*waveform)});
   out_.elements.push_back({*value, line_, kind});
   add_name(name);
   add_name(plus);
@@ -270,7 +274,17 @@ void ChunkParser::dot_command() {
   }
   if (iequals(cmd, ".subckt") || iequals(cmd, ".ends") || iequals(cmd, ".lib") || iequals(cmd, ".param"))
     fail(shown(cmd) + " is not supported: pgsim reads flat netlists");
-  for (std::string_view known : {".op", ".options", ".option", ".title", ".tran", ".dc", ".print", ".probe",
+  if (iequals(cmd, ".tran")) {
+    out_.transient.tran = spec([&] { return parse_tran(tokens_); });
+    out_.transient.tran->line = line_;
+    return;
+  }
+  if (iequals(cmd, ".print")) {
+    if (auto names = spec([&] { return parse_print(tokens_); }))
+      for (std::string& n : *names) out_.transient.printed.push_back({std::move(n), 0, line_});
+    return;
+  }
+  for (std::string_view known : {".op", ".options", ".option", ".title", ".dc", ".probe",
                                  ".plot", ".save", ".temp", ".width", ".nodeset", ".ic", ".global"})
     if (iequals(cmd, known)) return;
   event(ChunkEvent::UnknownControl, cmd);

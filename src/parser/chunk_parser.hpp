@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "netlist.hpp"
+#include "waveform.hpp"
 #include "shown.hpp"
 
 namespace pgsim {
@@ -56,6 +57,9 @@ struct ChunkResult {
   std::vector<uint32_t> by_shard;
   std::vector<uint32_t> shard_begin;
   std::vector<ChunkEvent> events;
+  // Source waveforms (element indices within the chunk), .tran and .print (lines within the
+  // chunk, file 0): the parser shifts them and merges them with TransientInputs::append.
+  TransientInputs transient;
   std::optional<ChunkError> error;
   uint32_t lines = 0;          // physical lines begun before `stop`
   const char* stop = nullptr;  // where reading stopped: the chunk end, after an .include or .end line, or at the error

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "name_table.hpp"
+#include "waveform.hpp"
 
 namespace pgsim {
 
@@ -35,6 +36,7 @@ struct Netlist {
   std::vector<Element> elements;
   std::vector<std::string> files;  // the top file first, then every .include
   std::vector<std::string> warnings;  // as logged while parsing, in file order
+  TransientInputs transient;          // source waveforms, .tran, .print (parser/waveform.hpp)
   uint64_t bytes_read = 0;            // of every file, up to its .end
 
   Netlist();

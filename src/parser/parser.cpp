@@ -242,7 +242,14 @@ uint32_t Parser::enter(ChunkResult* chunks, size_t count, uint32_t file, uint32_
     }
     duplicates[c] = dups;
   });
-  for (size_t c = 0; c < count; ++c) warnings(chunks[c], element_base[c], file, line_bases[c], duplicates[c]);
+  for (size_t c = 0; c < count; ++c) {
+    warnings(chunks[c], element_base[c], file, line_bases[c], duplicates[c]);
+    // Transient tables: element indices and lines were the chunk's own.
+    TransientInputs& t = chunks[c].transient;
+    if (t.tran) t.tran->file = file, t.tran->line += line_bases[c];
+    for (PrintedNode& p : t.printed) p.file = file, p.line += line_bases[c];
+    nl_.transient.append(std::move(t), static_cast<uint32_t>(element_base[c]));
+  }
   return line_bases[count - 1];
 }
 

@@ -1,0 +1,17 @@
+#pragma once
+// The pipeline's transient branch (entered from run() for a netlist with .tran): the DC
+// operating point, the step system, the time loop (src/tran), then the .print waveforms (-o),
+// --compare against reference waveforms, and the worst dynamic drop per node (IR-drop report,
+// --heatmap).
+#include "app/options.hpp"
+#include "app/run.hpp"
+#include "mna/stopwatch.hpp"
+#include "parser/netlist.hpp"
+
+namespace pgsim {
+
+// Fills rep (method, result of the DC solve, transient, ir_drop, time); `phase` has timed the
+// parse already. Throws InputError, SolveError or SystemError as run() does.
+void run_transient(const Options& opt, Netlist& netlist, RunReport& rep, Stopwatch& phase);
+
+}  // namespace pgsim

@@ -1,0 +1,98 @@
+#include "tran/step_system.hpp"
+
+#include "parser/input_error.hpp"
+#include "tran/inductor_currents.hpp"
+
+namespace pgsim {
+namespace {
+
+Companion companion_of(Integration method, double h) {
+  return method == Integration::Trapezoidal ? Companion{2.0 / h, h / 2.0} : Companion{1.0 / h, h};
+}
+
+// hist_n from i_n and v_n (the table in step_system.hpp).
+double history_of(const ReactiveBranch& br, double v, Integration method) {
+  const bool tr = method == Integration::Trapezoidal;
+  if (br.inductor) return tr ? br.current + br.g * v : br.current;
+  return tr ? -(br.g * v + br.current) : -br.g * v;
+}
+
+double branch_voltage(const ReactiveBranch& br, const std::vector<double>& x) {
+  return (br.plus >= 0 ? x[br.plus] : 0.0) - (br.minus >= 0 ? x[br.minus] : 0.0) + br.offset;
+}
+
+// b[plus] -= i, b[minus] += i: a current i leaving the plus end through the element.
+void stamp_current(std::vector<double>& b, int32_t plus, int32_t minus, double i) {
+  if (plus >= 0) b[plus] -= i;
+  if (minus >= 0) b[minus] += i;
+}
+
+}  // namespace
+
+void prepare_sources(Netlist& nl, double tstep, double tstop) {
+  for (SourceWaveform& w : nl.transient.waveforms) {
+    Element& e = nl.elements[w.element];
+    if (e.kind == ElementKind::VoltageSource)
+      throw InputError(nl.where(e.where) + ": voltage source '" + std::string(nl.element_names[e.name]) +
+                       "' has a time function: transient analysis takes PULSE and PWL on current sources only");
+    w.waveform.resolve_defaults(tstep, tstop);
+    e.value = w.waveform.at(0.0);
+  }
+}
+
+StepSystem build_step_system(const Netlist& nl, Integration method, double h) {
+  StepSystem sys;
+  sys.method = method;
+  sys.h = h;
+  const Companion companion = companion_of(method, h);
+  sys.reduced = reduce(nl, &companion);
+  const ReducedSystem& r = sys.reduced;
+  for (uint32_t k = 0; k < nl.elements.size(); ++k) {
+    const Element& e = nl.elements[k];
+    const bool inductor = e.kind == ElementKind::Inductor;
+    if (!(e.value > 0) || (!inductor && e.kind != ElementKind::Capacitor)) continue;
+    ReactiveBranch br;
+    br.element = k;
+    br.plus = r.unknown_of_node[e.plus], br.minus = r.unknown_of_node[e.minus];
+    // As reduce() stamps: nothing between fixed nodes or within one super-node, which no
+    // unknown's voltage depends on.
+    if (br.plus == br.minus) continue;
+    br.offset = r.offset_of_node[e.plus] - r.offset_of_node[e.minus];
+    br.g = inductor ? companion.per_inverse_henry / e.value : companion.per_farad * e.value;
+    br.inductor = inductor;
+    sys.branches.push_back(br);
+  }
+  for (const SourceWaveform& w : nl.transient.waveforms) {
+    const Element& e = nl.elements[w.element];
+    sys.sources.push_back({r.unknown_of_node[e.plus], r.unknown_of_node[e.minus], &w.waveform, e.value});
+  }
+  return sys;
+}
+
+void start_from_dc(StepSystem& sys, const Netlist& nl, const std::vector<double>& dc_voltages,
+                   std::vector<double>& x0) {
+  const ReducedSystem& r = sys.reduced;
+  x0.resize(static_cast<size_t>(r.unknowns()));
+  for (int32_t u = 0; u < r.unknowns(); ++u) x0[u] = dc_voltages[r.node_of_unknown[u]];
+  const std::vector<double> inductor = inductor_dc_currents(nl, dc_voltages);
+  for (ReactiveBranch& br : sys.branches) {
+    br.current = br.inductor ? inductor[br.element] : 0.0;
+    br.history = history_of(br, branch_voltage(br, x0), sys.method);
+  }
+}
+
+void step_rhs(const StepSystem& sys, double t, std::vector<double>& b) {
+  b = sys.reduced.b;
+  for (const TimedSource& s : sys.sources) stamp_current(b, s.plus, s.minus, s.waveform->at(t) - s.initial);
+  for (const ReactiveBranch& br : sys.branches) stamp_current(b, br.plus, br.minus, br.history);
+}
+
+void advance_history(StepSystem& sys, const std::vector<double>& x) {
+  for (ReactiveBranch& br : sys.branches) {
+    const double v = branch_voltage(br, x);
+    br.current = br.g * v + br.history;
+    br.history = history_of(br, v, sys.method);
+  }
+}
+
+}  // namespace pgsim

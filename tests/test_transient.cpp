@@ -1,0 +1,223 @@
+// Transient analysis (tran/step_system.hpp): the parser's waveform, .tran and .print tables;
+// RC and RL circuits against their analytic responses; ibmpg1t against IBM's waveforms.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "app/exit_codes.hpp"
+#include "app/waveform_file.hpp"
+#include "mna/chain_elimination.hpp"
+#include "mna/reduce.hpp"
+#include "parser/input_error.hpp"
+#include "parser/netlist.hpp"
+#include "test_util.hpp"
+#include "tran/integrate.hpp"
+#include "tran/step_solver.hpp"
+#include "tran/step_system.hpp"
+
+using namespace pgsim;
+
+namespace {
+
+Netlist parse(const std::string& text) { return parse_netlist_text(text, "t.sp"); }
+
+// Runs a whole transient on the CPU (direct solver) and returns the voltage of `node` at every step.
+std::vector<double> simulate(Netlist nl, const std::string& node, Integration method, double h) {
+  const TranSpec spec = *nl.transient.tran;
+  prepare_sources(nl, spec.tstep, spec.tstop);
+  const ReducedSystem dc = reduce(nl);
+  std::vector<double> x_dc;
+  solve_direct(dc.G, dc.b, x_dc);
+  StepSystem step = build_step_system(nl, method, h);
+  std::vector<double> x;
+  start_from_dc(step, nl, node_voltages(dc, x_dc), x);
+  DirectStepSolver solver(step.reduced.G);
+  const uint32_t id = nl.node_names.find(node);
+  std::vector<double> out;
+  integrate(step, solver, x, step_count(spec.tstop, h),
+            [&](int64_t, double, const std::vector<double>& xn) { out.push_back(node_voltages(step.reduced, xn)[id]); });
+  return out;
+}
+
+// Response of a first-order low-pass (time constant tau) to u(t) = u0 + du min(t / tr, 1), t >= 0.
+double low_pass_of_ramp(double t, double u0, double du, double tr, double tau) {
+  auto ramp = [&](double s) { return s <= 0 ? 0.0 : s - tau * (1 - std::exp(-s / tau)); };
+  return u0 + du * (ramp(t) - ramp(t - tr)) / tr;
+}
+
+double input(double t, double u0, double du, double tr) { return u0 + du * std::min(t / tr, 1.0); }
+
+}  // namespace
+
+TEST_CASE("PULSE, PWL, .tran and .print are parsed into the netlist's side tables", "[transient][parser]") {
+  const Netlist nl = parse(
+      "V1 a 0 1.8\n"
+      "R1 a b 1\n"
+      "I1 b 0 2.5e-5 pulse(2.5e-05, 0.05, 2e-10,  1e-10,  1e-10,  1e-11,  3e-09)\n"
+      "I2 b 0 PULSE ( 0 1m 1n )\n"
+      "I3 b 0 DC 1m PWL(0 1m 1n 2m\n+ 2n 0)\n"
+      "I4 b 0 1m AC 1\n"
+      "C1 b 0 1p\n"
+      ".tran 1e-11 1e-8\n"
+      ".print tran v(b) V( a ) v(b)\n"
+      ".print dc v(a)\n");
+  const TransientInputs& t = nl.transient;
+  REQUIRE(t.tran);
+  CHECK(t.tran->tstep == 1e-11);
+  CHECK(t.tran->tstop == 1e-8);
+  CHECK(t.tran->line == 9);  // the continuation line counts
+  REQUIRE(t.printed.size() == 3);
+  CHECK(t.printed[0].name == "b");
+  CHECK(t.printed[1].name == "a");
+  REQUIRE(t.waveforms.size() == 3);
+  CHECK(t.waveforms[0].element == 2);
+  const Waveform* pulse = t.waveform_of(2);
+  REQUIRE(pulse);
+  CHECK(pulse->kind == Waveform::Kind::Pulse);
+  CHECK(pulse->p == std::vector<double>{2.5e-5, 0.05, 2e-10, 1e-10, 1e-10, 1e-11, 3e-9});
+  CHECK(nl.elements[3].value == 0.0);  // no DC value: the waveform's first value
+  CHECK(std::isnan(t.waveform_of(3)->p[3]));  // left out: SPICE's default once the step is known
+  CHECK(t.waveform_of(4)->kind == Waveform::Kind::Pwl);
+  CHECK(nl.elements[4].value == 1e-3);
+  CHECK(t.waveform_of(5) == nullptr);
+
+  // The pulse: v1 before td, ramps, v2 for pw, falls, v1 again, periodic.
+  const Waveform& w = *pulse;
+  CHECK(w.at(0) == 2.5e-5);
+  CHECK(w.at(2.5e-10) == Approx(2.5e-5 + 0.5 * (0.05 - 2.5e-5)));
+  CHECK(w.at(3.05e-10) == 0.05);
+  CHECK(w.at(3.6e-10) == Approx(2.5e-5 + 0.5 * (0.05 - 2.5e-5)));
+  CHECK(w.at(1e-9) == 2.5e-5);
+  CHECK(w.at(3e-9 + 2.5e-10) == Approx(w.at(2.5e-10)));
+  const Waveform& p = *t.waveform_of(4);
+  CHECK(p.at(0.5e-9) == Approx(1.5e-3));
+  CHECK(p.at(1.5e-9) == Approx(1e-3));
+  CHECK(p.at(5e-9) == 0.0);
+
+  Waveform defaults = *t.waveform_of(3);
+  defaults.resolve_defaults(1e-11, 1e-8);
+  CHECK(defaults.p == std::vector<double>{0, 1e-3, 1e-9, 1e-11, 1e-11, 1e-8, 1e-8});
+}
+
+TEST_CASE("unsupported transient input is an error with file:line", "[transient][parser]") {
+  auto message = [](const std::string& text) {
+    try {
+      parse(text);
+    } catch (const ParseError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  const std::string ok = "V1 a 0 1\nR1 a 0 1\n";
+  CHECK(message(ok + "I1 a 0 0 SIN(0 1 1meg)\n") == "t.sp:3: 'SIN' sources are not supported (PULSE and PWL are)");
+  CHECK(message(ok + "I1 a 0 0 EXP(0 1)\n") == "t.sp:3: 'EXP' sources are not supported (PULSE and PWL are)");
+  CHECK(message(ok + "I1 a 0 0 PULSE(0)\n") == "t.sp:3: PULSE takes 2 to 7 values (v1 v2 td tr tf pw per), not 1");
+  CHECK(message(ok + "I1 a 0 0 PWL(0 1 2)\n") ==
+        "t.sp:3: PWL takes pairs of time and value (t1 v1 t2 v2 ...), not 3 values");
+  CHECK(message(ok + "I1 a 0 0 PWL(1n 1 0 2)\n") == "t.sp:3: PWL: the times must not decrease");
+  CHECK(message(ok + "I1 a 0 0 PULSE(0 1 1n\n") == "t.sp:3: PULSE: missing ')'");
+  CHECK(message(ok + "I1 a 0 0 PULSE(0 x)\n") == "t.sp:3: PULSE: 'x' is not a finite number");
+  CHECK(message(ok + ".tran 1n\n") == "t.sp:3: .tran takes TSTEP TSTOP [TSTART [TMAX]]");
+  CHECK(message(ok + ".tran 0 1n\n") == "t.sp:3: .tran: TSTEP must be positive");
+  CHECK(message(ok + ".tran 1p 1n uic\n") ==
+        "t.sp:3: .tran UIC is not supported: the transient starts from the DC operating point");
+  CHECK(message(ok + ".print tran i(V1)\n") == "t.sp:3: .print: 'i'(...) is not supported (only v(node) is)");
+  CHECK(message(ok + ".print tran v(a,0)\n") == "t.sp:3: .print: expected v(node), found 'v' not followed by (node) of one node");
+  CHECK(message(ok + "R2 a 0 1 pulse(0 1)\n") == "t.sp:3: element 'R2': unexpected field 'pulse(0' after the value");
+}
+
+TEST_CASE("an RC circuit follows its analytic response; TR is second order, BE first", "[transient]") {
+  // 1 kOhm || 1 pF (tau = 1 ns) driven by 2 mA stepping to 3 mA over 10 ps.
+  const std::string text = "I1 0 n PWL(0 2m 10p 3m)\nR1 n 0 1k\nC1 n 0 1p\n.tran 1p 5n\n";
+  const double tau = 1e-9, R = 1e3;
+  auto worst_error = [&](Integration method, double h) {
+    const std::vector<double> v = simulate(parse(text), "n", method, h);
+    double worst = 0;
+    for (size_t n = 0; n < v.size(); ++n)
+      worst = std::max(worst, std::abs(v[n] - R * low_pass_of_ramp(double(n) * h, 2e-3, 1e-3, 10e-12, tau)));
+    return worst;
+  };
+  const double tr1 = worst_error(Integration::Trapezoidal, 1e-12), tr2 = worst_error(Integration::Trapezoidal, 2e-12);
+  const double be1 = worst_error(Integration::BackwardEuler, 1e-12), be2 = worst_error(Integration::BackwardEuler, 2e-12);
+  CHECK(tr1 < 1e-5);    // of a 1 V swing
+  CHECK(be1 < 1e-3);
+  CHECK(tr2 / tr1 == Approx(4).epsilon(0.3));
+  CHECK(be2 / be1 == Approx(2).epsilon(0.3));
+  CHECK(simulate(parse(text), "n", Integration::Trapezoidal, 1e-12).front() == Approx(2.0).epsilon(1e-12));
+}
+
+TEST_CASE("an RL circuit: the inductor's DC current, then its analytic response", "[transient]") {
+  // Pad a at 0 V, 1 nH from a to n, 1 Ohm from n to ground (tau = L/R = 1 ns); 2 mA into n stepping
+  // to 3 mA. At DC the inductor carries all 2 mA (v(n) = 0); then v(n) = R (u - low-pass of u).
+  const std::string text = "V1 a 0 0\nL1 n a 1n\nR1 n 0 1\nI1 0 n PWL(0 2m 10p 3m)\n.tran 1p 5n\n";
+  const double tau = 1e-9, R = 1.0;
+  for (Integration method : {Integration::Trapezoidal, Integration::BackwardEuler}) {
+    const std::vector<double> v = simulate(parse(text), "n", method, 1e-12);
+    double worst = 0;
+    for (size_t n = 0; n < v.size(); ++n) {
+      const double t = double(n) * 1e-12;
+      worst = std::max(worst, std::abs(v[n] - R * (input(t, 2e-3, 1e-3, 10e-12) -
+                                                   low_pass_of_ramp(t, 2e-3, 1e-3, 10e-12, tau))));
+    }
+    CHECK(v.front() == 0.0);
+    // v(n) peaks near 1 mV: TR within 0.1%, BE (first order, h / 2 tau) within 5%.
+    CHECK(worst < (method == Integration::Trapezoidal ? 1e-6 : 5e-5));
+  }
+}
+
+TEST_CASE("an inductor in a loop of shorts has no DC current: an error naming it", "[transient]") {
+  Netlist nl = parse("V1 a 0 1\nL1 a b 1n\nL2 a b 1n\nR1 b 0 1\nC1 b 0 1p\n.tran 1p 1n\n");
+  CHECK_THROWS_WITH(simulate(std::move(nl), "b", Integration::Trapezoidal, 1e-12),
+                    Catch::Contains("t.sp:2: inductor 'L1' lies in a loop"));
+}
+
+TEST_CASE("chain elimination condenses and recovers another right-hand side exactly", "[transient]") {
+  // A path a - b - c - d to a pad: b and c are a chain.
+  const Netlist nl = parse("V1 p 0 1\nR0 p a 1\nR1 a b 2\nR2 b c 3\nR3 c d 4\nR4 d 0 5\nR5 a d 6\nR6 a 0 7\nI1 b 0 1m\n");
+  const ReducedSystem sys = reduce(nl);
+  const EliminatedSystem chains = eliminate_chains(sys.G, std::vector<double>(sys.b.size(), 0.0));
+  REQUIRE(chains.eliminated() > 0);
+  const std::vector<double> b = test::random_vector(sys.b.size(), 7);
+  std::vector<double> rhs(b.size()), b_kept(chains.kept.size()), x_kept, x(b.size()), x_direct;
+  chains.condense(b.data(), rhs.data(), b_kept.data());
+  solve_direct(chains.G, b_kept, x_kept);
+  chains.recover(x_kept.data(), rhs.data(), x.data());
+  solve_direct(sys.G, b, x_direct);
+  CHECK(test::max_abs_difference(x, x_direct) < 1e-12);
+}
+
+TEST_CASE("ibmpg1t against IBM's waveforms: TR within 0.1 mV, BE within 1.5 mV, t = 0 within 0.001 mV", "[transient][ibm]") {
+  const std::string netlist = test::shared_data("ibmpg1t.spice"), reference = test::shared_data("ibmpg1t.output");
+  if (!std::ifstream(netlist) || !std::ifstream(reference)) {
+    WARN("no ibmpg1t data in " PGSIM_SHARED_DATA);
+    return;
+  }
+  test::TempDir dir;
+  const std::vector<NodeWaveform> ref = read_waveforms(reference);
+  for (const char* args : {"", " --method be --solver direct"}) {
+    const bool tr = std::string(args).empty();
+    INFO("options: " << args);
+    REQUIRE(test::run_pgsim(netlist + args + " -q -o " + dir.file("w.txt") + " --compare " + reference + " --json " +
+                                dir.file("r.json"),
+                            dir.file("log")) == kExitOk);
+    const auto j = nlohmann::json::parse(test::read_text(dir.file("r.json")));
+    const auto& t = j.at("transient");
+    CHECK(t.at("steps") == 1000);
+    CHECK(t.at("compare").at("nodes") == 20);
+    CHECK(t.at("compare").at("points") == 20 * 1001);
+    CHECK(t.at("compare").at("missing") == 0);
+    CHECK(t.at("compare").at("max_abs_error").get<double>() <= (tr ? 0.1e-3 : 1.5e-3));
+    if (tr) CHECK(t.at("compare").at("mean_abs_error").get<double>() <= 0.01e-3);
+    // -o: IBM's layout, and the DC operating point at t = 0 (IBM prints 7 digits).
+    const std::vector<NodeWaveform> ours = read_waveforms(dir.file("w.txt"));
+    REQUIRE(ours.size() == ref.size());
+    for (size_t k = 0; k < ours.size(); ++k) {
+      CHECK(ours[k].name == ref[k].name);
+      REQUIRE(ours[k].time.size() == 1001);
+      CHECK(ours[k].time.front() == 0.0);
+      CHECK(std::abs(ours[k].value.front() - ref[k].value.front()) <= 0.001e-3);
+    }
+    CHECK(j.at("ir_drop").at("drop").at("worst").get<double>() > 0);
+  }
+}
