@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "spice_value.hpp"
+#include "text.hpp"
 
 namespace pgsim {
 namespace {
@@ -14,15 +15,6 @@ namespace {
 // The magnitudes pgsim accepts for R, V and I values (besides 0): far beyond any physical grid,
 // and small enough that sums and squares in the solvers cannot overflow or underflow.
 constexpr double kMinMagnitude = 1e-30, kMaxMagnitude = 1e30;
-
-inline char lower(char c) { return c >= 'A' && c <= 'Z' ? char(c + ('a' - 'A')) : c; }
-
-bool iequals(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i)
-    if (lower(a[i]) != lower(b[i])) return false;
-  return true;
-}
 
 bool is_ground_name(std::string_view name) { return name == "0" || iequals(name, "gnd"); }
 

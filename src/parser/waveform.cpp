@@ -5,23 +5,11 @@
 #include <limits>
 
 #include "parser/spice_value.hpp"
+#include "parser/shown.hpp"
+#include "parser/text.hpp"
 
 namespace pgsim {
 namespace {
-
-inline char lower(char c) { return c >= 'A' && c <= 'Z' ? char(c + ('a' - 'A')) : c; }
-
-bool iequals(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i)
-    if (lower(a[i]) != lower(b[i])) return false;
-  return true;
-}
-
-std::string quoted(std::string_view s) {
-  constexpr size_t kShown = 60;
-  return "'" + std::string(s.substr(0, kShown)) + (s.size() > kShown ? "...'" : "'");
-}
 
 // The tokens from `first` on, split again so that '(' and ')' are items of their own:
 // "pulse(0" "1)" and "pulse" "(" "0" "1" ")" both become pulse ( 0 1 ).
@@ -42,7 +30,7 @@ std::vector<std::string_view> items(const std::vector<std::string_view>& tokens,
 
 double number(std::string_view item, const char* what) {
   if (auto v = parse_spice_value(item)) return *v;
-  throw SpecError(std::string(what) + ": " + quoted(item) + " is not a finite number");
+  throw SpecError(std::string(what) + ": " + shown(item) + " is not a finite number");
 }
 
 // keyword ( n n ... ) or keyword n n ...: the numbers; `at` moves past them.
@@ -146,8 +134,8 @@ std::optional<Waveform> parse_source_spec(const std::vector<std::string_view>& t
     const bool is_pulse = iequals(word, "pulse"), is_pwl = iequals(word, "pwl");
     if (!is_pulse && !is_pwl) {
       if (is_source_spec(word))
-        throw SpecError(quoted(word) + " sources are not supported (PULSE and PWL are)");
-      throw SpecError("unexpected field " + quoted(word) + " (expected PULSE(...), PWL(...) or AC)");
+        throw SpecError(shown(word) + " sources are not supported (PULSE and PWL are)");
+      throw SpecError("unexpected field " + shown(word) + " (expected PULSE(...), PWL(...) or AC)");
     }
     if (wave) throw SpecError("a source has more than one time function");
     std::vector<double> a = arguments(it, at, is_pulse ? "PULSE" : "PWL");
@@ -189,8 +177,8 @@ std::optional<std::vector<std::string>> parse_print(const std::vector<std::strin
     const std::string_view what = it[at];
     if (!iequals(what, "v") || at + 3 >= it.size() || it[at + 1] != "(" || it[at + 3] != ")") {
       if (at + 1 < it.size() && it[at + 1] == "(" && !iequals(what, "v"))
-        throw SpecError(".print: " + quoted(what) + "(...) is not supported (only v(node) is)");
-      throw SpecError(".print: expected v(node), found " + quoted(what) +
+        throw SpecError(".print: " + shown(what) + "(...) is not supported (only v(node) is)");
+      throw SpecError(".print: expected v(node), found " + shown(what) +
                       (iequals(what, "v") ? " not followed by (node) of one node" : ""));
     }
     names.emplace_back(it[at + 2]);
