@@ -107,6 +107,20 @@ TEST_CASE("PULSE, PWL, .tran and .print are parsed into the netlist's side table
   CHECK(defaults.p == std::vector<double>{0, 1e-3, 1e-9, 1e-11, 1e-11, 1e-8, 1e-8});
 }
 
+TEST_CASE("a chunked parser's transient tables merge with shifted element indices", "[transient][parser]") {
+  Netlist first = parse("V1 a 0 1\nI1 a 0 PWL(0 0 1n 1m)\n.print tran v(a)\n");
+  Netlist second = parse("R1 a 0 1\nI2 a 0 1m PULSE(1m 2m)\n.tran 1p 1n\n.print tran v(a)\n");
+  first.transient.append(std::move(second.transient), static_cast<uint32_t>(first.elements.size()));
+  const TransientInputs& t = first.transient;
+  REQUIRE(t.waveforms.size() == 2);
+  CHECK(t.waveforms[0].element == 1);
+  CHECK(t.waveforms[1].element == 3);  // element 1 of the second chunk, after the first chunk's 2
+  CHECK(t.waveform_of(3)->kind == Waveform::Kind::Pulse);
+  REQUIRE(t.tran);
+  CHECK(t.tran->tstep == 1e-12);
+  CHECK(t.printed.size() == 2);
+}
+
 TEST_CASE("unsupported transient input is an error with file:line", "[transient][parser]") {
   auto message = [](const std::string& text) {
     try {

@@ -59,6 +59,7 @@ void run_transient(const Options& opt, Netlist& nl, RunReport& rep, Stopwatch& p
   rep.precond = opt.solver == "direct" ? direct_solver_name() : opt.precond.empty() ? "cmg" : opt.precond;
   if (rep.precond == "cmg") rep.smoother = opt.smoother;
   rep.backend = "cpu";
+  if (opt.backend == "gpu") spdlog::warn("--backend gpu: the transient analysis runs on the CPU (no GPU path for it yet)");
   const ReducedSystem dc = reduce(nl);
   rep.time.reduce = phase.lap();
   std::vector<double> x_dc(static_cast<size_t>(dc.unknowns()), 0.0);
