@@ -1,9 +1,11 @@
 // The parallel parser (src/parser/parser.cpp) equals a one-chunk parse whatever the block and
 // chunk boundaries and the thread count: names and ids, elements and their file:line, warnings,
-// the first error's text.
+// the first error's text, the transient tables (source waveforms, .tran, .print).
 #include <catch2/catch.hpp>
 #include <omp.h>
 #include <spdlog/spdlog.h>
+
+#include <fstream>
 
 #include "parser/input_error.hpp"
 #include "parser/netlist.hpp"
@@ -13,6 +15,12 @@ using namespace pgsim;
 
 namespace {
 
+std::string exact(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%a", v);
+  return text;
+}
+
 // A parse's whole outcome as text: the netlist, or the error.
 std::string outcome(const std::string& path, const ParseOptions& options) {
   std::string s;
@@ -20,13 +28,20 @@ std::string outcome(const std::string& path, const ParseOptions& options) {
     const Netlist nl = parse_netlist(path, options);
     for (uint32_t i = 0; i < nl.node_count(); ++i) s += "node " + std::string(nl.node_names[i]) + "\n";
     for (uint32_t i = 0; i < nl.element_names.size(); ++i) s += "name " + std::string(nl.element_names[i]) + "\n";
-    for (const Element& e : nl.elements) {
-      char value[32];
-      std::snprintf(value, sizeof value, "%a", e.value);
+    for (const Element& e : nl.elements)
       s += "element " + std::string(1, element_letter(e.kind)) + " " + std::to_string(e.name) + " " +
-           std::to_string(e.plus) + " " + std::to_string(e.minus) + " " + value + " " + nl.where(e.where) + "\n";
-    }
+           std::to_string(e.plus) + " " + std::to_string(e.minus) + " " + exact(e.value) + " " + nl.where(e.where) + "\n";
     for (const std::string& w : nl.warnings) s += "warning " + w + "\n";
+    const TransientInputs& t = nl.transient;
+    for (const SourceWaveform& w : t.waveforms) {
+      s += "waveform " + std::to_string(w.element) + " " + std::to_string(int(w.waveform.kind));
+      for (double p : w.waveform.p) s += " " + exact(p);
+      s += "\n";
+    }
+    if (t.tran)
+      s += "tran " + exact(t.tran->tstep) + " " + exact(t.tran->tstop) + " " + exact(t.tran->tstart) + " " +
+           exact(t.tran->tmax) + " " + nl.where({t.tran->file, t.tran->line}) + "\n";
+    for (const PrintedNode& p : t.printed) s += "print " + p.name + " " + nl.where({p.file, p.line}) + "\n";
     for (const std::string& f : nl.files) s += "file " + f + "\n";
     s += "bytes " + std::to_string(nl.bytes_read) + "\n";
   } catch (const InputError& e) {
@@ -46,13 +61,14 @@ struct QuietLog {
 TEST_CASE("a chunk or block boundary at every byte gives the one-chunk parse", "[parser]") {
   QuietLog quiet;
   test::TempDir dir;
-  dir.write("inc.sp", "* included\r\nR7 a\r\n+ c 4 ; comment\r\nR1 c 0 1\r\n.end\r\nR8 junk\n");
+  dir.write("inc.sp", "* included\r\nR7 a\r\n+ c 4 ; comment\r\nR1 c 0 1\r\n.print tran v(c)\r\n.end\r\nR8 junk\n");
   dir.write("bad_inc.sp", "R9 x y 1\nR10 x\n");
   const std::vector<std::string> netlists = {
       // continuation lines, comments, CRLF, a BOM, .include, .end, duplicates, unknown dot commands
       "\xEF\xBB\xBF* title\nR1 a b 1k\n+\n\nR2 b\n+ 0\n   + 2.5 $ tail\nV1 a 0 DC 1.8\n.foo x\n"
       "R1 a 0 3 ; dup\n.include inc.sp\nI1 B 0 1m\n.FOO\n.bar\nr2 c GND 1\nR1 c b 7\nR1 b 0 1\nR1 a c 2\nR1 b c 3\n"
-      ".end\nR3 this is not read\n",
+      ".tran 1p 1n\nI2 b 0 PULSE(0 1m 1n\n+ 2n 1n 5n 10n)\nV2 c 0 DC 1 PWL(0 1 1n 1.1)\n.print tran v(a) v(b)\n"
+      ".tran 2p 2n\n.end\nR3 this is not read\n",
       "R1 a b 1\r\nR2 b 0 2\r\n* c\r\n+ R3 b c 3\r\n\r\nV1 a 0 1\r\n",  // a '+' line continuing a comment
       "V1 a 0 1\nR1 a b 1\nR2 b c 2\n+ 3 4\nR3 c 0 1\n",                // an error on a continued line
       "V1 a 0 1\nR1 a b 1\n.include bad_inc.sp\nR2 b 0 1\n",           // an error in an included file
@@ -89,6 +105,14 @@ TEST_CASE("a chunk or block boundary at every byte gives the one-chunk parse", "
   CHECK_THAT(first, Catch::Contains("warning " + dir.file("top.sp") + ": 7 elements in all share a name with an earlier element"));
   CHECK(first.find("'.FOO'") == std::string::npos);  // one warning per command
   CHECK(first.find("R3") == std::string::npos);      // after .end
+  // Transient tables: .print nodes in file order (the include's first), the last .tran, waveforms
+  // at their elements' indices (I2 and V2 are elements 12 and 13).
+  CHECK_THAT(first, Catch::Contains("print c " + dir.file("inc.sp") + ":5\nprint a " + dir.file("top.sp") +
+                                    ":24\nprint b " + dir.file("top.sp") + ":24\n"));
+  CHECK_THAT(first, Catch::Contains(" 0x0p+0 0x0p+0 " + dir.file("top.sp") + ":25\n"));
+  CHECK(first.find(":20\n") == std::string::npos);  // the first .tran was replaced
+  CHECK_THAT(first, Catch::Contains("\nwaveform 12 0 0x0p+0 "));           // I2: PULSE
+  CHECK_THAT(first, Catch::Contains("\nwaveform 13 1 0x0p+0 0x1p+0 "));    // V2: PWL
   CHECK(first.find("R8") == std::string::npos);      // after the include's .end
   const std::string continued = outcome(dir.write("top.sp", netlists[2]), {});
   CHECK(continued == "error " + dir.file("top.sp") + ":3: element 'R2': unexpected field '3' after the value\n");
@@ -115,4 +139,33 @@ TEST_CASE("1, 2 and 5 threads parse a generated grid to the same netlist", "[par
   const std::string serial = outcome(netlist, {});
   CHECK_THAT(serial, Catch::Contains("element R"));
   for (const std::string& o : outcomes) CHECK(o == serial);
+}
+
+TEST_CASE("ibmpg1t parses to the same netlist and transient tables for any chunk size and thread count", "[parser][ibm]") {
+  QuietLog quiet;
+  const std::string netlist = test::shared_data("ibmpg1t.spice");
+  if (!std::ifstream(netlist)) {
+    WARN("no ibmpg1t data in " PGSIM_SHARED_DATA);
+    return;
+  }
+  const std::string serial = outcome(netlist, {});
+  const auto lines_starting = [&](const std::string& prefix) {
+    size_t n = 0;
+    for (size_t at = serial.find("\n" + prefix); at != std::string::npos; at = serial.find("\n" + prefix, at + 1)) ++n;
+    return n;
+  };
+  CHECK(lines_starting("tran ") == 1);
+  CHECK(lines_starting("print ") == 20);
+  CHECK(lines_starting("waveform ") > 1000);
+  const int saved = omp_get_max_threads();
+  for (int threads : {1, 2, 5})
+    for (size_t chunk : {size_t(4) << 10, size_t(64) << 10}) {
+      omp_set_num_threads(threads);
+      ParseOptions options;
+      options.chunk_bytes = chunk;
+      options.block_bytes = 1 << 20;
+      INFO("threads " << threads << ", chunk " << chunk);
+      CHECK(outcome(netlist, options) == serial);
+    }
+  omp_set_num_threads(saved);
 }
