@@ -56,3 +56,27 @@ endif()
 find_package(ZLIB REQUIRED)
 
 find_package(PNG QUIET)
+
+# MPI (Open MPI from Debian) is optional: with it `mpirun -np P pgsim ...` solves on P ranks
+# (src/dist/); without it pgsim is a plain program and refuses to run as several MPI processes.
+find_package(MPI COMPONENTS CXX QUIET)
+if(MPI_CXX_FOUND)
+  set(PGSIM_HAVE_MPI ON)
+  message(STATUS "pgsim: MPI found, mpirun -np P pgsim solves on P ranks")
+else()
+  message(STATUS "pgsim: MPI not found, pgsim runs as one process only")
+endif()
+
+# METIS partitions the distributed system (minimum edge cut); without it each rank gets an
+# equal contiguous range of rows, correct but with a larger halo.
+find_path(METIS_INCLUDE_DIR metis.h)
+find_library(METIS_LIBRARY metis)
+if(METIS_INCLUDE_DIR AND METIS_LIBRARY)
+  add_library(pgsim_metis INTERFACE)
+  target_include_directories(pgsim_metis INTERFACE ${METIS_INCLUDE_DIR})
+  target_link_libraries(pgsim_metis INTERFACE ${METIS_LIBRARY})
+  set(PGSIM_HAVE_METIS ON)
+  message(STATUS "pgsim: METIS found, the distributed system is partitioned with it")
+else()
+  message(STATUS "pgsim: METIS not found, the distributed system is split into row ranges")
+endif()

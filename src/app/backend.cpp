@@ -8,8 +8,12 @@
 #include <optional>
 #include <stdexcept>
 
+#include "app/exit_codes.hpp"
 #include "app/system_error.hpp"
 #include "parser/input_error.hpp"
+#ifdef PGSIM_HAVE_MPI
+#include "dist/distributed_solve.hpp"
+#endif
 #ifdef PGSIM_HAVE_CUDA
 #include <chrono>
 
@@ -125,6 +129,43 @@ bool solve_pcg_on_gpu(const CsrMatrix&, const std::vector<double>&, std::vector<
                       const Options&, RunReport&) {
   throw SystemError("this pgsim was built without CUDA");
 }
+#endif
+
+#ifdef PGSIM_HAVE_MPI
+void solve_pcg_distributed(dist::MpiSession& mpi, const CsrMatrix& G, const std::vector<double>& b,
+                           std::vector<double>& x, const SolveControl& control, const Options& opt, RunReport& rep) {
+  const dist::BlockPreconditioner precond{rep.precond, cmg_options(opt)};
+  mpi.announce(dist::MpiSession::kSystemFollows);
+  try {
+    dist::DistributedSolve d = dist::solve_distributed(mpi, G, b, control, precond);
+    spdlog::info("partitioned into {} ranks and sent the blocks in {:.3f} s", mpi.size(), d.partition_seconds);
+    x = std::move(d.x);
+    rep.result = d.result;
+    rep.time.setup = d.partition_seconds + d.setup_seconds;
+    rep.time.solve = d.solve_seconds;
+    rep.levels = std::move(d.levels);
+    rep.per_rank = std::move(d.per_rank);
+  } catch (const std::exception& e) {
+    spdlog::error("rank 0 failed during the distributed solve: {}", e.what());
+    mpi.abort(kExitSystem);
+  }
+}
+
+void serve_pcg_distributed(const dist::MpiSession& mpi, const Options& opt) {
+  try {
+    dist::serve_distributed({opt.precond, cmg_options(opt)});
+  } catch (const std::exception& e) {
+    spdlog::error("rank {} failed during the distributed solve: {}", mpi.rank(), e.what());
+    mpi.abort(kExitSystem);
+  }
+}
+#else
+void solve_pcg_distributed(dist::MpiSession& mpi, const CsrMatrix&, const std::vector<double>&, std::vector<double>&,
+                           const SolveControl&, const Options&, RunReport&) {
+  mpi.abort(kExitSystem);  // unreachable: without MPI every session has size 1
+}
+
+void serve_pcg_distributed(const dist::MpiSession& mpi, const Options&) { mpi.abort(kExitSystem); }
 #endif
 
 }  // namespace pgsim

@@ -9,6 +9,7 @@
 #include <iostream>
 #include <new>
 
+#include "app/backend.hpp"
 #include "app/exit_codes.hpp"
 #include "app/report.hpp"
 #include "app/run.hpp"
@@ -16,11 +17,61 @@
 #include "app/system_error.hpp"
 #include "app/version.hpp"
 #include "cmg/builder.hpp"
+#include "dist/mpi_session.hpp"
 #include "parser/input_error.hpp"
 #include "pcg/preconditioner_factory.hpp"
 
+namespace {
+
+// Rank 0, or the only process: the whole pipeline; its exit code.
+int run_pipeline(const pgsim::Options& opt, pgsim::dist::MpiSession& mpi) {
+  using namespace pgsim;
+  try {
+    RunReport report = run(opt, &mpi);
+    // With -o - or --json -, standard output holds that file alone; the tables go to stderr.
+    std::ostream& text = opt.output == "-" || opt.json == "-" ? std::cerr : std::cout;
+    if (report.ir_drop && !opt.quiet) {
+      if (report.transient) text << "worst dynamic drop and bounce over the transient run:\n";
+      text << ir_drop_text(*report.ir_drop);
+    }
+    if (report.comparison) text << comparison_text(*report.comparison);
+    if (report.transient && report.transient->comparison)
+      text << waveform_comparison_text(*report.transient->comparison);
+    if (opt.profile) text << profile_table(report);
+    text.flush();
+    if (!std::cout) throw SystemError("cannot write to standard output");
+    return kExitOk;
+  } catch (const InputError& e) {
+    spdlog::error("{}", e.what());
+    return kExitInput;
+  } catch (const SolveError& e) {
+    spdlog::error("{}", e.what());
+    return kExitNotConverged;
+  } catch (const SystemError& e) {
+    spdlog::error("{}", e.what());
+    return kExitSystem;
+  } catch (const std::bad_alloc&) {
+    spdlog::error("out of host memory");
+    return kExitSystem;
+  } catch (const std::exception& e) {
+    spdlog::error("internal error: {}", e.what());
+    return kExitSystem;
+  }
+}
+
+// Every other rank of an MPI job: its share of the PCG, or rank 0's exit code when there is none.
+int serve_rank(const pgsim::Options& opt, const pgsim::dist::MpiSession& mpi) {
+  const int status = mpi.await_announcement();
+  if (status != pgsim::dist::MpiSession::kSystemFollows) return status;
+  pgsim::serve_pcg_distributed(mpi, opt);
+  return pgsim::kExitOk;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   using namespace pgsim;
+  dist::MpiSession mpi(&argc, &argv);
   Options opt;
   CLI::App app{"pgsim: DC voltages of a power-grid SPICE netlist (R, V, I; C open, L short)"};
   app.set_version_flag("--version", version_text, "print the version, commit, build type, CUDA and OpenMP and exit");
@@ -89,7 +140,8 @@ int main(int argc, char** argv) {
     if (opt.output == "-" && opt.json == "-")
       throw CLI::ValidationError("-o - and --json -", "only one output can go to standard output");
   } catch (const CLI::ParseError& e) {
-    int code = app.exit(e);
+    // Every rank parsed the same command line and stops here alike; rank 0 speaks for them.
+    int code = mpi.is_root() ? app.exit(e) : e.get_exit_code();
     return code == 0 ? 0 : kExitInput;
   }
 
@@ -102,37 +154,14 @@ int main(int argc, char** argv) {
   auto logger = spdlog::stderr_color_mt("pgsim");
   spdlog::set_default_logger(logger);
   spdlog::set_pattern("%^%l%$: %v");
-  spdlog::set_level(opt.quiet ? spdlog::level::warn : verbose ? spdlog::level::debug : spdlog::level::info);
-
-  try {
-    RunReport report = run(opt);
-    // With -o - or --json -, standard output holds that file alone; the tables go to stderr.
-    std::ostream& text = opt.output == "-" || opt.json == "-" ? std::cerr : std::cout;
-    if (report.ir_drop && !opt.quiet) {
-      if (report.transient) text << "worst dynamic drop and bounce over the transient run:\n";
-      text << ir_drop_text(*report.ir_drop);
-    }
-    if (report.comparison) text << comparison_text(*report.comparison);
-    if (report.transient && report.transient->comparison)
-      text << waveform_comparison_text(*report.transient->comparison);
-    if (opt.profile) text << profile_table(report);
-    text.flush();
-    if (!std::cout) throw SystemError("cannot write to standard output");
-    return kExitOk;
-  } catch (const InputError& e) {
-    spdlog::error("{}", e.what());
+  const bool quiet = opt.quiet || !mpi.is_root();  // rank 0 reports for the job; the others warn only
+  spdlog::set_level(quiet ? spdlog::level::warn : verbose ? spdlog::level::debug : spdlog::level::info);
+  if (!mpi.launch_error().empty()) {
+    spdlog::error("{}", mpi.launch_error());
     return kExitInput;
-  } catch (const SolveError& e) {
-    spdlog::error("{}", e.what());
-    return kExitNotConverged;
-  } catch (const SystemError& e) {
-    spdlog::error("{}", e.what());
-    return kExitSystem;
-  } catch (const std::bad_alloc&) {
-    spdlog::error("out of host memory");
-    return kExitSystem;
-  } catch (const std::exception& e) {
-    spdlog::error("internal error: {}", e.what());
-    return kExitSystem;
   }
+  if (!mpi.is_root()) return serve_rank(opt, mpi);
+  const int code = run_pipeline(opt, mpi);
+  mpi.announce(code);  // releases the other ranks when no distributed solve started them
+  return code;
 }

@@ -30,6 +30,16 @@ std::string profile_table(const RunReport& r) {
                        l.repeats, l.visits, l.seconds, r.time.solve > 0 ? 100 * l.seconds / r.time.solve : 0.0);
     }
   }
+  if (r.ranks > 1) {
+    s += fmt::format("\n{:>5} {:>12} {:>13} {:>9} {:>12} {:>11} {:>7}\n", "rank", "unknowns", "nnz", "halo",
+                     "peak host MB", "seconds", "comm");
+    for (size_t k = 0; k < r.per_rank.size(); ++k) {
+      const auto& p = r.per_rank[k];
+      s += fmt::format("{:>5} {:>12} {:>13} {:>9} {:>12.1f} {:>11.6f} {:>6.1f}%\n", k, p.unknowns, p.nnz, p.halo,
+                       double(p.peak_host_bytes) / 1e6, p.seconds,
+                       p.seconds > 0 ? 100 * p.communication_seconds / p.seconds : 0.0);
+    }
+  }
   return s;
 }
 
@@ -104,6 +114,16 @@ void write_json(const std::string& path, const RunReport& r) {
                                    {"worst_node", c->worst_node},
                                    {"worst_time", c->worst_time}};
   }
+  j["ranks"] = r.ranks;
+  j["per_rank"] = json::array();
+  for (const auto& p : r.per_rank)
+    j["per_rank"].push_back({{"unknowns", p.unknowns},
+                             {"nnz", p.nnz},
+                             {"halo", p.halo},
+                             {"peak_host_bytes", p.peak_host_bytes},
+                             {"peak_device_bytes", p.peak_device_bytes},
+                             {"seconds", p.seconds},
+                             {"communication_seconds", p.communication_seconds}});
   OutputFile out(path);
   out.write(j.dump(2) + "\n");
   out.commit();

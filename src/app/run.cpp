@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "app/backend.hpp"
+#include "app/exit_codes.hpp"
 #include "app/export_system.hpp"
 #include "app/heatmap.hpp"
 #include "app/host_memory.hpp"
@@ -41,6 +42,24 @@ void log_memory(const char* after, int64_t nodes) {
                 double(m.peak) * per_node);
 }
 
+// The part of each run a distributed one supports for now; InputError naming what it lacks.
+void check_distributed_options(const Options& opt, int ranks) {
+  const std::string job = "mpirun with " + std::to_string(ranks) + " ranks";
+  if (opt.solver != "pcg") throw InputError(job + ": --solver " + opt.solver + " runs in one process only");
+  if (opt.backend == "gpu") throw InputError(job + ": the distributed solve runs on the CPU back end only (for now)");
+}
+
+// The whole solve as the one rank of a single-process run.
+dist::RankStats one_rank(const CsrMatrix& G, const RunReport& rep) {
+  dist::RankStats r;
+  r.unknowns = G.rows;
+  r.nnz = G.nnz();
+  r.peak_host_bytes = dist::peak_host_bytes();
+  r.peak_device_bytes = rep.peak_device_bytes;
+  r.seconds = rep.time.setup + rep.time.upload + rep.time.solve;
+  return r;
+}
+
 }  // namespace
 
 void release_elements(Netlist& netlist) {
@@ -48,12 +67,15 @@ void release_elements(Netlist& netlist) {
   netlist.element_names = NameTable();
 }
 
-RunReport run(const Options& opt) {
+RunReport run(const Options& opt, dist::MpiSession* mpi) {
   RunReport rep;
   rep.netlist = opt.netlist;
   rep.threads = omp_get_max_threads();
+  bool distributed = mpi && mpi->size() > 1;
+  if (distributed) check_distributed_options(opt, mpi->size());
   Stopwatch total, phase;
-  const bool context_ahead = gpu_likely(opt);
+  // A distributed solve runs on the CPU: no GPU context to warm up.
+  const bool context_ahead = !distributed && gpu_likely(opt);
   const GpuContextWarmUp warm_up(context_ahead);
 
   // Check the outputs and read the reference first: a bad path should fail before a long solve.
@@ -114,6 +136,7 @@ RunReport run(const Options& opt) {
     phase.lap();
     rep.result = solve_direct(sys.G, sys.b, x);
     rep.time.solve = phase.lap();
+    rep.per_rank = {one_rank(sys.G, rep)};
   } else if (opt.solver == "pcg") {
     rep.method = "pcg";
     rep.precond = opt.precond.empty() ? cpu_preconditioner_names().front() : opt.precond;
@@ -137,16 +160,30 @@ RunReport run(const Options& opt) {
     std::vector<double> x_kept(static_cast<size_t>(G.rows), 0.0);
     ProgressLine solve_progress(progress_wanted(opt.quiet));
     control.progress = solve_progress_callback(solve_progress);
-    const BackendChoice choice = choose_backend(opt.backend, G.rows, context_ahead);
-    rep.backend = choice.backend;
-    rep.backend_reason = choice.reason;
-    if (opt.backend == "auto") spdlog::info("{}: solving on the {}", choice.reason, choice.backend);
+    if (distributed && G.rows < mpi->size()) {  // a system this small is no work to share
+      spdlog::info("the PCG system has {} unknowns, fewer than the {} ranks: rank 0 solves it alone", G.rows,
+                   mpi->size());
+      mpi->announce(kExitOk);
+      distributed = false;
+    }
+    if (distributed) {
+      rep.ranks = mpi->size();
+      rep.backend_reason = "mpirun with " + std::to_string(rep.ranks) + " ranks: the distributed solve runs on the CPU";
+    } else {
+      const BackendChoice choice = choose_backend(opt.backend, G.rows, context_ahead);
+      rep.backend = choice.backend;
+      rep.backend_reason = choice.reason;
+      if (opt.backend == "auto") spdlog::info("{}: solving on the {}", choice.reason, choice.backend);
+    }
     // The GPU times its own setup, upload and solve; under --backend auto a GPU failure falls back here.
     if (rep.backend == "gpu" && !solve_pcg_on_gpu(G, b, x_kept, control, opt, rep)) {
       rep.backend = "cpu";
       rep.backend_reason = "auto: the GPU failed during the solve (see the warning)";
     }
     if (rep.backend == "gpu") {
+      phase.lap();
+    } else if (distributed) {
+      solve_pcg_distributed(*mpi, G, b, x_kept, control, opt, rep);
       phase.lap();
     } else {
       auto M = make_cpu_preconditioner(rep.precond, G, cmg_options(opt));
@@ -156,6 +193,7 @@ RunReport run(const Options& opt) {
       rep.levels = M->levels();
       rep.time.solve = phase.lap();
     }
+    if (!distributed) rep.per_rank = {one_rank(G, rep)};
     solve_progress.finish();
     log_memory("solve", rep.nodes);
     if (chains) {

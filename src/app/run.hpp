@@ -8,6 +8,8 @@
 #include "app/ir_drop.hpp"
 #include "app/options.hpp"
 #include "app/waveform_file.hpp"
+#include "dist/mpi_session.hpp"
+#include "dist/rank_stats.hpp"
 #include "pcg/preconditioner.hpp"
 #include "pcg/solve_result.hpp"
 
@@ -52,6 +54,8 @@ struct RunReport {
   std::optional<Comparison> comparison;
   std::optional<IrDropReport> ir_drop;  // transient: the worst dynamic drop over the run
   std::optional<TransientReport> transient;
+  int ranks = 1;                          // MPI ranks that solved (mpirun -np P)
+  std::vector<dist::RankStats> per_rank;  // one per rank: its share of the PCG system
 };
 
 // Frees the netlist's elements and element names (what reduce() and supply_nets() read), keeping
@@ -59,6 +63,8 @@ struct RunReport {
 void release_elements(Netlist& netlist);
 
 // Runs the pipeline; throws InputError, SolveError or SystemError (see main.cpp for exit codes).
-RunReport run(const Options& options);
+// With an MPI job of several ranks this is rank 0's side: it parses and reduces, and the PCG
+// runs on every rank (the others are in serve_pcg_distributed, app/backend.hpp).
+RunReport run(const Options& options, dist::MpiSession* mpi = nullptr);
 
 }  // namespace pgsim

@@ -5,17 +5,14 @@
 #include "pcg/vector_ops.hpp"
 
 namespace pgsim {
-namespace {
 
-// r = b - A x; returns ||r||.
-double true_residual(const CsrMatrix& A, const std::vector<double>& b, const std::vector<double>& x,
-                     std::vector<double>& r, std::vector<double>& scratch) {
-  A.multiply(x.data(), scratch.data());
-  for (size_t i = 0; i < r.size(); ++i) r[i] = b[i] - scratch[i];
-  return std::sqrt(dot(r, r));
+// The fixed-order dot of vector_ops.hpp: the same bits for any thread count.
+double CsrBackend::dot(const std::vector<double>& a, const std::vector<double>& b) const { return pgsim::dot(a, b); }
+
+SolveResult pcg_cpu(const CsrMatrix& A, const std::vector<double>& b, std::vector<double>& x,
+                    const Preconditioner& M, const SolveControl& control) {
+  return pcg(CsrBackend(A), b, x, M, control);
 }
-
-}  // namespace
 
 // One pass over A with no temporary vectors: fresh vectors the size of b cost more in page
 // faults than the pass itself (this runs once after every solve, on the whole system).
@@ -30,47 +27,6 @@ double relative_residual(const CsrMatrix& A, const std::vector<double>& b, const
     rr += ri * ri;
   }
   return std::sqrt(rr) / bnorm;
-}
-
-SolveResult pcg_cpu(const CsrMatrix& A, const std::vector<double>& b, std::vector<double>& x,
-                    const Preconditioner& M, const SolveControl& control) {
-  const size_t n = static_cast<size_t>(A.rows);
-  SolveResult result;
-  const double bnorm = std::sqrt(dot(b, b));
-  if (n == 0 || bnorm == 0.0) {
-    x.assign(n, 0.0);
-    result.converged = true;
-    return result;
-  }
-  std::vector<double> r(n), z(n), p(n), q(n);
-  double rel = true_residual(A, b, x, r, q) / bnorm;
-  int it = 0;
-  // The recurrence residual drifts from the true one near 1e-10; when it claims convergence
-  // the true residual is checked, and CG restarts from it if it is not there yet.
-  while (rel > control.tolerance && it < control.max_iterations) {
-    M.apply(r.data(), z.data());
-    p = z;
-    double rz = dot(r, z);
-    while (it < control.max_iterations) {
-      A.multiply(p.data(), q.data());
-      const double alpha = rz / dot(p, q);
-      axpy(alpha, p, x);
-      axpy(-alpha, q, r);
-      rel = std::sqrt(dot(r, r)) / bnorm;
-      ++it;
-      if (control.progress) control.progress(it, rel);
-      if (rel <= control.tolerance) break;
-      M.apply(r.data(), z.data());
-      const double rz_next = dot(r, z);
-      xpay(z, rz_next / rz, p);
-      rz = rz_next;
-    }
-    rel = true_residual(A, b, x, r, q) / bnorm;
-  }
-  result.iterations = it;
-  result.relative_residual = rel;
-  result.converged = rel <= control.tolerance;
-  return result;
 }
 
 }  // namespace pgsim

@@ -1,0 +1,112 @@
+#include "dist/distributed_solve.hpp"
+
+#include <mpi.h>
+
+#include <array>
+
+#include "dist/block_transfer.hpp"
+#include "dist/halo_backend.hpp"
+#include "dist/partition.hpp"
+#include "mna/stopwatch.hpp"
+#include "pcg/pcg.hpp"
+#include "pcg/preconditioner_factory.hpp"
+
+namespace pgsim::dist {
+namespace {
+
+// One rank's share, the same code on every rank.
+struct RankSolve {
+  SolveResult result;
+  std::vector<double> x;
+  RankStats stats;
+  double setup_seconds = 0, solve_seconds = 0;
+  std::vector<LevelStats> levels;
+};
+
+RankSolve solve_block(const RankBlock& blk, const SolveControl& control, const BlockPreconditioner& precond) {
+  RankSolve s;
+  Stopwatch watch;
+  auto M = make_cpu_preconditioner(precond.name, blk.interior, precond.cmg);
+  s.setup_seconds = watch.lap();
+  HaloBackend backend(blk, MPI_COMM_WORLD);
+  s.x.assign(static_cast<size_t>(blk.rows()), 0.0);
+  s.result = pcg(backend, blk.b, s.x, *M, control);
+  s.solve_seconds = watch.lap();
+  s.levels = M->levels();
+  s.stats.unknowns = blk.rows();
+  s.stats.nnz = blk.nnz();
+  s.stats.halo = blk.halo();
+  s.stats.peak_host_bytes = peak_host_bytes();
+  s.stats.seconds = s.setup_seconds + s.solve_seconds;
+  s.stats.communication_seconds = backend.communication_seconds();
+  return s;
+}
+
+// The stopping rule, the same on every rank: rank 0's values broadcast.
+void broadcast_control(SolveControl& control) {
+  std::array<double, 2> v{control.tolerance, double(control.max_iterations)};
+  MPI_Bcast(v.data(), 2, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  control.tolerance = v[0];
+  control.max_iterations = static_cast<int>(v[1]);
+}
+
+constexpr int kStatFields = 7;
+
+std::array<double, kStatFields> pack(const RankStats& s) {
+  return {double(s.unknowns), double(s.nnz), double(s.halo), double(s.peak_host_bytes), double(s.peak_device_bytes),
+          s.seconds, s.communication_seconds};
+}
+
+RankStats unpack(const double* v) {
+  return {int64_t(v[0]), int64_t(v[1]), int64_t(v[2]), uint64_t(v[3]), uint64_t(v[4]), v[5], v[6]};
+}
+
+}  // namespace
+
+DistributedSolve solve_distributed(const MpiSession& mpi, const CsrMatrix& G, const std::vector<double>& b,
+                                   const SolveControl& control, const BlockPreconditioner& precond) {
+  DistributedSolve out;
+  Stopwatch watch;
+  SolveControl ctl = control;
+  broadcast_control(ctl);
+  const Partition p = partition_rows(G, mpi.size());
+  for (int32_t r = 1; r < mpi.size(); ++r) send_block(extract_block(G, b, p, r), MPI_COMM_WORLD);
+  const RankBlock own = extract_block(G, b, p, 0);
+  out.partition_seconds = watch.lap();
+
+  RankSolve s = solve_block(own, ctl, precond);
+  out.result = s.result;
+  out.setup_seconds = s.setup_seconds;
+  out.solve_seconds = s.solve_seconds;
+  out.levels = std::move(s.levels);
+
+  // The solution in global order, then back to G's original order.
+  std::vector<int> counts(mpi.size()), displs(mpi.size());
+  for (int r = 0; r < mpi.size(); ++r) {
+    counts[r] = p.rows_of(r);
+    displs[r] = p.offset[r];
+  }
+  std::vector<double> x_global(static_cast<size_t>(G.rows));
+  MPI_Gatherv(s.x.data(), counts[0], MPI_DOUBLE, x_global.data(), counts.data(), displs.data(), MPI_DOUBLE, 0,
+              MPI_COMM_WORLD);
+  out.x.resize(x_global.size());
+  for (int32_t i = 0; i < G.rows; ++i) out.x[i] = x_global[p.global[i]];
+
+  const auto mine = pack(s.stats);
+  std::vector<double> all(static_cast<size_t>(kStatFields) * mpi.size());
+  MPI_Gather(mine.data(), kStatFields, MPI_DOUBLE, all.data(), kStatFields, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  for (int r = 0; r < mpi.size(); ++r) out.per_rank.push_back(unpack(&all[size_t(r) * kStatFields]));
+  return out;
+}
+
+void serve_distributed(const BlockPreconditioner& precond) {
+  SolveControl ctl;
+  broadcast_control(ctl);
+  const RankBlock own = receive_block(MPI_COMM_WORLD);
+  const RankSolve s = solve_block(own, ctl, precond);
+  MPI_Gatherv(s.x.data(), own.rows(), MPI_DOUBLE, nullptr, nullptr, nullptr, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  const auto mine = pack(s.stats);
+  MPI_Gather(mine.data(), kStatFields, MPI_DOUBLE, nullptr, 0, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+}
+
+}  // namespace pgsim::dist

@@ -1,0 +1,42 @@
+#pragma once
+// PCG on P ranks of the CPU back end: rank 0 partitions the system (partition.hpp), sends each
+// rank its block, every rank runs the one PCG iteration (pcg/pcg.hpp) over a HaloBackend with
+// a preconditioner built on its own diagonal block (block Jacobi: additive Schwarz without
+// overlap, a fixed SPD operator), and rank 0 gathers the solution in the original order.
+#include <string>
+#include <vector>
+
+#include "cmg/builder.hpp"
+#include "dist/mpi_session.hpp"
+#include "dist/rank_stats.hpp"
+#include "mna/csr.hpp"
+#include "pcg/preconditioner.hpp"
+#include "pcg/solve_result.hpp"
+
+namespace pgsim::dist {
+
+// What every rank builds its preconditioner from (each rank reads them from its own command line).
+struct BlockPreconditioner {
+  std::string name;  // a make_cpu_preconditioner name, applied to the rank's diagonal block
+  CmgOptions cmg;
+};
+
+struct DistributedSolve {
+  SolveResult result;
+  std::vector<double> x;            // the solution over G's rows, original order (rank 0)
+  std::vector<RankStats> per_rank;  // by rank
+  double partition_seconds = 0;     // partition, extract and send the blocks (rank 0)
+  double setup_seconds = 0;         // rank 0's preconditioner setup
+  double solve_seconds = 0;         // the PCG iteration
+  std::vector<LevelStats> levels;   // rank 0's preconditioner levels
+};
+
+// Rank 0 of a job of size > 1, after announce(0). `control.progress` runs on rank 0 only.
+// Requires G.rows >= mpi.size().
+DistributedSolve solve_distributed(const MpiSession& mpi, const CsrMatrix& G, const std::vector<double>& b,
+                                   const SolveControl& control, const BlockPreconditioner& precond);
+
+// Every other rank, after await_announcement() returned 0: receives its block, solves, sends back.
+void serve_distributed(const BlockPreconditioner& precond);
+
+}  // namespace pgsim::dist

@@ -1,0 +1,66 @@
+#include "dist/mpi_session.hpp"
+
+#include <cstdlib>
+#include <string>
+
+#ifdef PGSIM_HAVE_MPI
+#include <mpi.h>
+#endif
+
+namespace pgsim::dist {
+namespace {
+
+// The job size a launcher announced in the environment (Open MPI, PMIx, MPICH's Hydra); 0: none.
+int launcher_size() {
+  for (const char* var : {"OMPI_COMM_WORLD_SIZE", "PMIX_SIZE", "PMI_SIZE"})
+    if (const char* v = std::getenv(var)) return std::atoi(v);
+  return std::getenv("PMIX_RANK") ? 1 : 0;
+}
+
+}  // namespace
+
+MpiSession::MpiSession([[maybe_unused]] int* argc, [[maybe_unused]] char*** argv) {
+  const int launched = launcher_size();
+  if (launched == 0) return;
+#ifdef PGSIM_HAVE_MPI
+  MPI_Init(argc, argv);
+  initialized_ = true;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+  MPI_Comm_size(MPI_COMM_WORLD, &size_);
+#else
+  if (launched > 1)
+    launch_error_ = "started as one of " + std::to_string(launched) +
+                    " MPI processes, but this pgsim was built without MPI: run it without mpirun";
+#endif
+}
+
+MpiSession::~MpiSession() {
+#ifdef PGSIM_HAVE_MPI
+  if (initialized_) MPI_Finalize();
+#endif
+}
+
+void MpiSession::announce([[maybe_unused]] int status) {
+  if (announced_ || size_ == 1) return;
+  announced_ = true;
+#ifdef PGSIM_HAVE_MPI
+  MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
+#endif
+}
+
+int MpiSession::await_announcement() const {
+  int status = 0;
+#ifdef PGSIM_HAVE_MPI
+  MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
+#endif
+  return status;
+}
+
+void MpiSession::abort(int code) const {
+#ifdef PGSIM_HAVE_MPI
+  if (initialized_) MPI_Abort(MPI_COMM_WORLD, code);
+#endif
+  std::exit(code);
+}
+
+}  // namespace pgsim::dist

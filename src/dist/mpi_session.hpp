@@ -1,0 +1,40 @@
+#pragma once
+// This process's place in an MPI job: rank and size, MPI initialised and finalised once.
+// Without mpirun (or in a build without MPI) the process is the whole job, rank 0 of 1, and
+// MPI is never initialised: pgsim runs exactly as a plain program.
+#include <string>
+
+namespace pgsim::dist {
+
+class MpiSession {
+ public:
+  // Joins the job when mpirun (or another PMI launcher) started this process.
+  MpiSession(int* argc, char*** argv);
+  ~MpiSession();
+  MpiSession(const MpiSession&) = delete;
+  MpiSession& operator=(const MpiSession&) = delete;
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  bool is_root() const { return rank_ == 0; }
+  // Non-empty when a launcher started several processes but this build cannot join them.
+  const std::string& launch_error() const { return launch_error_; }
+
+  // Rank 0 tells every other rank how the run goes on: kSystemFollows, or the exit code the
+  // run ends with (rank 0 finished or failed without a distributed solve). The first call
+  // counts, later ones do nothing, so the exit path may call it after a successful start.
+  static constexpr int kSystemFollows = -1;
+  void announce(int status);
+  // Other ranks: the status rank 0 announced.
+  int await_announcement() const;
+  // Ends every rank of the job with `code` (a failure in the middle of collective work, where
+  // the other ranks would otherwise wait forever). Without MPI: std::exit(code).
+  [[noreturn]] void abort(int code) const;
+
+ private:
+  int rank_ = 0, size_ = 1;
+  bool initialized_ = false, announced_ = false;
+  std::string launch_error_;
+};
+
+}  // namespace pgsim::dist
