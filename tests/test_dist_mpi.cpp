@@ -146,7 +146,7 @@ TEST_CASE("mpirun -np 1 writes the same bytes as a run without mpirun", "[dist][
   CHECK((test::read_text(dir.file("v1.txt")) == test::read_text(dir.file("m1.txt"))));
 }
 
-TEST_CASE("mpirun -np 2: a bad netlist or an unsupported option ends every rank with exit 2; a tiny system solves",
+TEST_CASE("mpirun -np 2: a bad netlist or an unsupported option ends every rank with exit 2, a tiny system solves",
           "[dist][mpi]") {
   skip_without_mpirun();
   test::TempDir dir;

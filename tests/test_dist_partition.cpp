@@ -54,7 +54,7 @@ TEST_CASE("partition: every row is owned by exactly one rank, each rank's rows c
   }
 }
 
-TEST_CASE("partition: halo ranges and send lists agree between neighbours; blocks hold all of G", "[dist]") {
+TEST_CASE("partition: halo ranges and send lists agree between neighbours, blocks hold all of G", "[dist]") {
   const CsrMatrix G = grid_matrix();
   const std::vector<double> b = test::random_vector(size_t(G.rows), 3);
   for (int32_t parts : {2, 3, 4}) {
