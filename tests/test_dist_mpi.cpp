@@ -20,12 +20,12 @@ void skip_without_mpirun() {
 #endif
 }
 
+#if defined(PGSIM_MPIRUN)
 int run_command(const std::string& cmd, const std::string& log) {
   const int status = std::system((cmd + " >\"" + log + "\" 2>&1").c_str());
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-#if defined(PGSIM_MPIRUN)
 // pgsim on `ranks` MPI processes, one OpenMP thread each (the CI machine has 2 cores). CI runs as
 // root, which mpirun refuses without --allow-run-as-root; --oversubscribe: more ranks than cores.
 // `timeout`: a rank left waiting would otherwise hang the test.
@@ -34,7 +34,6 @@ int mpirun_pgsim(int ranks, const std::string& args, const std::string& log) {
                          std::to_string(ranks) + " \"" PGSIM_EXE "\" " + args,
                      log);
 }
-#endif
 
 // One net, a 150 x 150 mesh (22,500 nodes) with resistances varied by position, a pad every 10
 // crossings and a load at every node: any split of it into ranks cuts wires, so the halo is
@@ -79,6 +78,7 @@ std::string layout(const std::string& text) {
   }
   return out;
 }
+#endif
 
 }  // namespace
 
