@@ -1,13 +1,10 @@
 #include "app/voltage_file.hpp"
 
-#include <cerrno>
 #include <charconv>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <sstream>
 
 #include "app/output_file.hpp"
+#include "app/reference_file.hpp"
 #include "app/system_error.hpp"
 #include "mna/parallel_text.hpp"
 #include "parser/input_error.hpp"
@@ -32,12 +29,7 @@ void write_voltages(const std::string& path, const Netlist& netlist, const std::
 }
 
 std::vector<NamedValue> read_voltages(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw InputError("cannot read voltage file '" + path + "': it is a directory");
-  errno = 0;
-  std::ifstream in(path);
-  if (!in)
-    throw InputError("cannot open voltage file '" + path + "': " + (errno ? std::strerror(errno) : "not readable"));
+  std::ifstream in = open_reference_file(path, "voltage file");
   std::vector<NamedValue> values;
   std::string line;
   unsigned number = 0;

@@ -3,15 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <sstream>
 #include <unordered_map>
 
 #include "app/output_file.hpp"
+#include "app/reference_file.hpp"
 #include "app/system_error.hpp"
 #include "parser/input_error.hpp"
 #include "parser/spice_value.hpp"
@@ -48,12 +45,7 @@ void write_waveforms(const std::string& path, const std::vector<NodeWaveform>& w
 }
 
 std::vector<NodeWaveform> read_waveforms(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw InputError("cannot read waveform file '" + path + "': it is a directory");
-  errno = 0;
-  std::ifstream in(path);
-  if (!in)
-    throw InputError("cannot open waveform file '" + path + "': " + (errno ? std::strerror(errno) : "not readable"));
+  std::ifstream in = open_reference_file(path, "waveform file");
   std::vector<NodeWaveform> out;
   bool open = false;
   std::string line;
