@@ -11,7 +11,7 @@
 #include "app/exit_codes.hpp"
 #include "app/export_system.hpp"
 #include "app/heatmap.hpp"
-#include "app/host_memory.hpp"
+#include "mna/host_memory.hpp"
 #include "app/output_file.hpp"
 #include "app/png_writer.hpp"
 #include "app/progress.hpp"
@@ -54,7 +54,7 @@ dist::RankStats one_rank(const CsrMatrix& G, const RunReport& rep) {
   dist::RankStats r;
   r.unknowns = G.rows;
   r.nnz = G.nnz();
-  r.peak_host_bytes = dist::peak_host_bytes();
+  r.peak_host_bytes = host_memory().peak;
   r.peak_device_bytes = rep.peak_device_bytes;
   r.seconds = rep.time.setup + rep.time.upload + rep.time.solve;
   return r;

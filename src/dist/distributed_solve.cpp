@@ -7,6 +7,7 @@
 #include "dist/block_transfer.hpp"
 #include "dist/halo_backend.hpp"
 #include "dist/partition.hpp"
+#include "mna/host_memory.hpp"
 #include "mna/stopwatch.hpp"
 #include "pcg/pcg.hpp"
 #include "pcg/preconditioner_factory.hpp"
@@ -36,7 +37,7 @@ RankSolve solve_block(const RankBlock& blk, const SolveControl& control, const B
   s.stats.unknowns = blk.rows();
   s.stats.nnz = blk.nnz();
   s.stats.halo = blk.halo();
-  s.stats.peak_host_bytes = peak_host_bytes();
+  s.stats.peak_host_bytes = host_memory().peak;
   s.stats.seconds = s.setup_seconds + s.solve_seconds;
   s.stats.communication_seconds = backend.communication_seconds();
   return s;

@@ -14,7 +14,4 @@ struct RankStats {
   double communication_seconds = 0;  // of which waiting for halo messages and all-reduces
 };
 
-// The peak resident set size of this process so far, in bytes (getrusage).
-uint64_t peak_host_bytes();
-
 }  // namespace pgsim::dist

@@ -1,4 +1,4 @@
-#include "app/host_memory.hpp"
+#include "mna/host_memory.hpp"
 
 #include <fstream>
 #include <string>
