@@ -292,7 +292,8 @@ int main(int argc, char** argv) {
     bool fit, grid;
   };
   for (const TailCase c : {TailCase{0, 8, 512, false, false}, TailCase{6144, 8, 512, false, false},
-                           TailCase{6144, 8, 2048, false, false}, TailCase{6144, 16, 2048, true, false},
+                           TailCase{6144, 8, 2048, false, false}, TailCase{1000, 16, 2048, true, false},
+                           TailCase{6144, 16, 2048, true, false},
                            TailCase{12000, 8, 2048, true, false}, TailCase{12000, 16, 2048, false, false},
                            TailCase{12000, 16, 2048, true, false}, TailCase{50000, 16, 2048, true, false},
                            TailCase{6144, 8, 2048, true, true}, TailCase{12000, 8, 2048, true, true},
