@@ -43,29 +43,16 @@ TEST_CASE("device CMG cycle equals the reference cycle") {
     REQUIRE(h.levels.size() >= 4);
     const std::vector<double> r = test::random_vector(size_t(G.rows), rng);
     const std::vector<double> want = test::reference_cmg(h, r);
-    // No tail, the small levels in the tail, all in the tail; in one block, a cluster of 8 or of
-    // 16 (where the device schedules one), or a cooperative grid; the tail's lane groups at their
-    // fixed widths or fitted to its threads (1 lane per item on level 0 with one block, up to 32);
-    // lane groups of the grid launches widened on small levels (every level here) or fixed.
-    struct TailCase {
-      int32_t rows;
-      int blocks;
-      bool fit, grid;
-    };
-    for (const TailCase t : {TailCase{0, 8, false, false}, TailCase{300, 8, false, false},
-                             TailCase{1 << 30, 1, false, false}, TailCase{1 << 30, 8, false, false},
-                             TailCase{1 << 30, 1, true, false}, TailCase{300, 16, true, false},
-                             TailCase{1 << 30, 16, false, false}, TailCase{1 << 30, 16, true, false},
-                             TailCase{300, 8, true, true}, TailCase{1 << 30, 8, false, true}})
+    // No tail, the small levels in the tail, all in the tail; in one block or a cluster of 8;
+    // lane groups widened on small levels (every level here) or the fixed widths.
+    for (auto [tail_rows, blocks] : {std::pair{0, 8}, std::pair{300, 8}, std::pair{1 << 30, 1}, std::pair{1 << 30, 8}})
       for (bool widen : {true, false}) {
         gpu::CmgDeviceOptions opt;
-        opt.tail_rows = t.rows;
-        opt.tail_blocks = t.blocks;
-        opt.tail_fit_lanes = t.fit;
-        opt.tail_grid = t.grid;
+        opt.tail_rows = tail_rows;
+        opt.tail_blocks = blocks;
         opt.widen_lanes = widen;
-        INFO("pad " << pad << ", repeats " << repeats << ", tail_rows " << t.rows << ", tail_blocks " << t.blocks
-                    << ", tail_fit_lanes " << t.fit << ", tail_grid " << t.grid << ", widen_lanes " << widen);
+        INFO("pad " << pad << ", repeats " << repeats << ", tail_rows " << tail_rows << ", tail_blocks " << blocks
+                    << ", widen_lanes " << widen);
         CHECK(test::relative_difference(test::device_apply(h, opt, r), want) < 1e-12);
         opt.float_values = true;
         CHECK(test::relative_difference(test::device_apply(h, opt, r), want) < 1e-5);
@@ -129,43 +116,5 @@ TEST_CASE("GPU PCG with the device CMG solves to the direct solution, and profil
     if (profile)
       for (const auto& l : rep.levels) CHECK(l.seconds >= 0);
     if (profile) CHECK(rep.levels[0].seconds > 0);
-  }
-}
-
-TEST_CASE("GPU PCG in CUDA graphs with every tail launch gives the iterations and solution of no tail") {
-  test::skip_without_gpu();
-  std::mt19937 rng(14);
-  const CsrMatrix G = test::grid_sdd(70, 60, 2, rng);  // a ground hub: long items on every level
-  const CmgHierarchy h = test::naive_hierarchy(G, 50, 2, rng);
-  const std::vector<double> b = test::random_vector(size_t(G.rows), rng);
-  auto A = gpu::make_device_spmv(gpu::SpmvLayout::csr, G);
-  gpu::DeviceBuffer<double> db(b), dx(b.size());
-  gpu::GpuPcg pcg(G.rows, true);
-  SolveControl control;
-  control.tolerance = 1e-10;
-  auto solve = [&](const gpu::CmgDeviceOptions& opt) {
-    auto M = gpu::make_device_cmg(h, opt);
-    PGSIM_CUDA(cudaMemset(dx.data(), 0, dx.size() * sizeof(double)));
-    const SolveResult r = pcg.solve(*A, db.data(), dx.data(), *M, control);
-    CHECK(r.converged);
-    return std::pair{r.iterations, dx.download()};
-  };
-  gpu::CmgDeviceOptions none;
-  none.tail_rows = 0;
-  const auto [iterations, x] = solve(none);
-  struct TailCase {
-    int blocks;
-    bool fit, grid;
-  };
-  for (const TailCase t : {TailCase{8, false, false}, TailCase{16, true, false}, TailCase{8, true, true}}) {
-    gpu::CmgDeviceOptions opt;
-    opt.tail_rows = 1 << 30;
-    opt.tail_blocks = t.blocks;
-    opt.tail_fit_lanes = t.fit;
-    opt.tail_grid = t.grid;
-    INFO("tail_blocks " << t.blocks << ", tail_fit_lanes " << t.fit << ", tail_grid " << t.grid);
-    const auto [it, xt] = solve(opt);
-    CHECK(it == iterations);
-    CHECK(test::relative_difference(xt, x) < 1e-9);
   }
 }

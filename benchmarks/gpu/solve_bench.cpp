@@ -1,7 +1,7 @@
 // solve_bench: the GPU CMG-PCG solve of one netlist against its baselines, in one run.
 // Usage: solve_bench NETLIST [--tol 1e-8] [--reps 5] [--v-cycle-rows R] [--v-cycle-ratio Q] [--coarse-rows R]
 //        (CmgOptions)
-//        [--tail-rows R] [--tail-blocks B] [--tail-max-coarse C] [--tail-fit-lanes] [--tail-grid]
+//        [--tail-rows R] [--tail-blocks B] [--tail-max-coarse C]
 //        (CmgDeviceOptions of gpu-cmg, its variants and the profile)
 //        [--no-cycle-sweep]  (skip the v_cycle_rows / v_cycle_ratio sweep)
 //        [--setup-only]  (hierarchy + upload --reps times with their phase breakdown, no solves)
@@ -175,8 +175,6 @@ int main(int argc, char** argv) {
   for (int i = 2; i < argc; ++i) {
     if (std::string(argv[i]) == "--setup-only") setup_only = true;
     if (std::string(argv[i]) == "--no-cycle-sweep") cycle_sweep = false;
-    if (std::string(argv[i]) == "--tail-fit-lanes") device.tail_fit_lanes = true;
-    if (std::string(argv[i]) == "--tail-grid") device.tail_grid = true;
     if (i + 1 == argc) break;
     if (std::string(argv[i]) == "--tol") tol = std::atof(argv[i + 1]);
     if (std::string(argv[i]) == "--reps") reps = std::atoi(argv[i + 1]);
@@ -277,57 +275,48 @@ int main(int argc, char** argv) {
               "gpu-cmg per iteration = %.2fx its floor\n\n",
               iteration_bytes(G, h, 8) / 1e6, iteration_bytes(G, h, 4) / 1e6, bw / 1e9, per_it / floor_it);
 
-  // Where the tail kernel should start, on how many blocks, how wide its lane groups are, and
-  // a cluster against a cooperative grid: solve time for each against its byte floor (the tail
-  // moves the same bytes as the launches it replaces).
-  std::printf("tail kernel (levels with at most tail_rows rows run in one launch: a cluster of tail_blocks blocks, "
-              "or with grid a cooperative launch over every SM; if the coarsest has at most tail_max_coarse rows; "
-              "fit: lane groups fitted to the launch's threads; cluster limit on this device %d blocks):\n",
-              gpu::tail_blocks_limit());
+  // Where the tail kernel should start, and with how many blocks: solve time for each against
+  // its byte floor (the tail moves the same bytes as the launches it replaces).
+  std::printf("tail kernel (levels with at most tail_rows rows run in one cluster of tail_blocks blocks, if the "
+              "coarsest has at most tail_max_coarse rows):\n");
   const gpu::CmgDeviceOptions defaults;
   struct TailCase {
     int32_t rows;
     int blocks;
     int32_t max_coarse;
-    bool fit, grid;
   };
-  for (const TailCase c : {TailCase{0, 8, 512, false, false}, TailCase{6144, 8, 512, false, false},
-                           TailCase{6144, 8, 2048, false, false}, TailCase{1000, 16, 2048, true, false},
-                           TailCase{6144, 16, 2048, true, false},
-                           TailCase{12000, 8, 2048, true, false}, TailCase{12000, 16, 2048, false, false},
-                           TailCase{12000, 16, 2048, true, false}, TailCase{50000, 16, 2048, true, false},
-                           TailCase{6144, 8, 2048, true, true}, TailCase{12000, 8, 2048, true, true},
-                           TailCase{50000, 8, 2048, true, true}}) {
+  for (const TailCase c : {TailCase{0, 8, 1024}, TailCase{6144, 1, 1024}, TailCase{6144, 8, 512},
+                           TailCase{6144, 8, 1024}, TailCase{6144, 8, 2048}, TailCase{65536, 8, 1024}}) {
     gpu::CmgDeviceOptions o;
     o.tail_rows = c.rows;
     o.tail_blocks = c.blocks;
     o.tail_max_coarse = c.max_coarse;
-    o.tail_fit_lanes = c.fit;
-    o.tail_grid = c.grid;
     const Timed t = time_device_cmg(o);
     const bool is_default = c.rows == defaults.tail_rows && c.blocks == defaults.tail_blocks &&
-                            c.max_coarse == defaults.tail_max_coarse && c.fit == defaults.tail_fit_lanes &&
-                            c.grid == defaults.tail_grid;
+                            c.max_coarse == defaults.tail_max_coarse;
     const double us = t.seconds * 1e6 / std::max(1, t.result.iterations);
-    const std::string launch = c.grid ? "grid" : "blocks " + std::to_string(c.blocks);
-    std::printf("  tail_rows %6d, %-9s, tail_max_coarse %4d, fit %d: %d iterations, solve %.3f ms, %.1f us/iteration "
+    std::printf("  tail_rows %6d, tail_blocks %d, tail_max_coarse %4d: %d iterations, solve %.3f ms, %.1f us/iteration "
                 "(%.2fx floor)%s\n",
-                c.rows, launch.c_str(), c.max_coarse, int(c.fit), t.result.iterations, t.seconds * 1e3, us,
-                us / (floor_it * 1e6), is_default ? " (default)" : "");
+                c.rows, c.blocks, c.max_coarse, t.result.iterations, t.seconds * 1e3, us, us / (floor_it * 1e6),
+                is_default ? " (default)" : "");
   }
   std::printf("\n");
 
   // The repeats policy at the bottom (CmgOptions::v_cycle_rows, v_cycle_ratio): iterations
   // against time per iteration, each a fresh hierarchy of the same system.
-  std::printf("v_cycle_rows / v_cycle_ratio (t_l = 1 where the next level has at most v_cycle_rows rows or at most "
-              "1/v_cycle_ratio of level 0's):\n");
+  if (cycle_sweep)
+    std::printf("v_cycle_rows / v_cycle_ratio (t_l = 1 where the next level has at most v_cycle_rows rows or at most "
+                "1/v_cycle_ratio of level 0's):\n");
   const CmgOptions cmg_defaults;
   struct CycleCase {
     int32_t rows, ratio;
   };
-  for (const CycleCase c : cycle_sweep ? std::vector<CycleCase>{CycleCase{0, 0}, CycleCase{2000, 0}, CycleCase{4000, 0}, CycleCase{8000, 0},
-                            CycleCase{30000, 0}, CycleCase{150000, 0}, CycleCase{2000, 128}, CycleCase{2000, 256},
-                            CycleCase{2000, 512}, CycleCase{2000, 1024}} : std::vector<CycleCase>{}) {
+  std::vector<CycleCase> cycle_cases = {CycleCase{0, 0},      CycleCase{2000, 0},   CycleCase{4000, 0},
+                                        CycleCase{8000, 0},   CycleCase{30000, 0},  CycleCase{150000, 0},
+                                        CycleCase{2000, 128}, CycleCase{2000, 256}, CycleCase{2000, 512},
+                                        CycleCase{2000, 1024}};
+  if (!cycle_sweep) cycle_cases.clear();
+  for (const CycleCase c : cycle_cases) {
     CmgOptions o = cmg_options;
     o.v_cycle_rows = c.rows;
     o.v_cycle_ratio = c.ratio;

@@ -6,7 +6,6 @@
 #include <array>
 #include <stdexcept>
 #include <string>
-#include <type_traits>
 #include <vector>
 
 #include "gpu/coarse_inverse.hpp"
@@ -65,9 +64,7 @@ struct LevelView {
   const int32_t* cl = nullptr;    // cluster of each row
   const int32_t* color_rows = nullptr;  // sgs: each colour's rows, its long rows (> kLongRow) first
   LongItems long_rows, long_clusters;  // rows with more than kLongRow, clusters with more than kLongCluster nonzeros
-  // Lanes per cluster and per row (host side for the grid launches; read by the tail kernel on the
-  // tail's levels), per row of the dense coarse inverse on the coarsest level.
-  int restrict_lanes = kRestrictLanes, prolong_lanes = kProlongLanes, coarse_lanes = kCoarseLanes;
+  int restrict_lanes = kRestrictLanes, prolong_lanes = kProlongLanes;  // per cluster, per row (host side)
   double* b = nullptr;            // right-hand side of this level's cycle
   double* x[2] = {nullptr, nullptr};
 };
@@ -460,112 +457,72 @@ __global__ void coarse_kernel(int32_t n, const double* inv, const double* b, dou
   coarse_item<W>(n, inv, b, x, i, lane, active, f);
 }
 
-// ---- the tail: all remaining levels in one launch ---------------------------------------------
-// By default one thread-block cluster: its blocks run at once on neighbouring SMs and meet at a
-// hardware barrier (cluster.sync, far cheaper than a kernel boundary), so each step of the small
-// levels costs a barrier instead of a launch, and the coarse solve still reads with several SMs.
-// With CmgDeviceOptions::tail_grid, a cooperative launch of one block per SM over the whole
-// device instead, the steps separated by grid barriers: every SM, a costlier barrier.
-template <bool Grid>
-struct TailGroup {
-  __device__ int rank() const {
-    if constexpr (Grid)
-      return int(blockIdx.x);
-    else
-      return int(cg::this_cluster().block_rank());
-  }
-  __device__ int blocks() const {
-    if constexpr (Grid)
-      return int(gridDim.x);
-    else
-      return int(cg::this_cluster().num_blocks());
-  }
-  __device__ void sync() const {
-    if constexpr (Grid)
-      cg::this_grid().sync();
-    else
-      cg::this_cluster().sync();
-  }
-};
+// ---- the tail: all remaining levels in one thread-block cluster -----------------------------
+// A cluster's blocks run at once on neighbouring SMs and meet at a hardware barrier
+// (cluster.sync, far cheaper than a kernel boundary), so each step of the small levels costs a
+// barrier instead of a launch, and the coarse solve still reads with several SMs.
 
-// Calls f(item, lane, active) for items [0, count), W lanes each, over the whole group; every
+// Calls f(item, lane, active) for items [0, count), W lanes each, over the whole cluster; every
 // warp runs the same number of rounds, so the lane-group shuffles always have the whole warp.
-template <int W, bool Grid, class F>
-__device__ inline void block_items(TailGroup<Grid> g, int32_t count, F f) {
-  const int t = g.rank() * int(blockDim.x) + int(threadIdx.x);
-  const int group = t / W, lane = t % W, groups = g.blocks() * int(blockDim.x) / W;
+template <int W, class F>
+__device__ inline void block_items(int32_t count, F f) {
+  const auto cluster = cg::this_cluster();
+  const int t = int(cluster.block_rank() * blockDim.x + threadIdx.x);
+  const int group = t / W, lane = t % W, groups = int(cluster.num_blocks() * blockDim.x) / W;
   for (int32_t base = 0; base < count; base += groups) f(base + group, lane, base + group < count);
 }
 
-// Long-item chunks spread over the group's blocks.
-template <bool Grid, class F>
-__device__ inline void group_chunks(TailGroup<Grid> g, int32_t chunks, F f) {
-  for (int32_t q = g.rank(); q < chunks; q += g.blocks()) f(q);
-}
-
-// f(std::integral_constant<int, W>()) for the lane width W (1, 2, 4, ..., 32) equal to `lanes`:
-// the tail's widths are the level's, known at run time, and the lane-group code is compiled per W.
+// Long-item chunks spread over the cluster's blocks.
 template <class F>
-__device__ inline void with_lanes(int lanes, F f) {
-  switch (lanes) {
-    case 1: f(std::integral_constant<int, 1>()); break;
-    case 2: f(std::integral_constant<int, 2>()); break;
-    case 4: f(std::integral_constant<int, 4>()); break;
-    case 8: f(std::integral_constant<int, 8>()); break;
-    case 16: f(std::integral_constant<int, 16>()); break;
-    default: f(std::integral_constant<int, 32>()); break;
-  }
+__device__ inline void cluster_chunks(int32_t chunks, F f) {
+  const auto cluster = cg::this_cluster();
+  for (int32_t q = int32_t(cluster.block_rank()); q < chunks; q += int32_t(cluster.num_blocks())) f(q);
 }
 
-template <class V, bool First, bool Grid>
-__device__ void tail_restrict(TailGroup<Grid> g, const LevelView<V>& L, const double* xin, double* child_b) {
-  with_lanes(L.restrict_lanes, [&](auto width) {
-    constexpr int W = decltype(width)::value;
-    block_items<W>(g, L.clusters, [&](int32_t c, int lane, bool a) {
-      restrict_item<V, First, W>(L, xin, child_b, c, lane, restrict_fetch<V, First, W>(L, c, lane, a));
-    });
+template <class V, bool First>
+__device__ void tail_restrict(const LevelView<V>& L, const double* xin, double* child_b) {
+  block_items<kRestrictLanes>(L.clusters, [&](int32_t c, int lane, bool a) {
+    restrict_item<V, First, kRestrictLanes>(L, xin, child_b, c, lane,
+                                            restrict_fetch<V, First, kRestrictLanes>(L, c, lane, a));
   });
-  group_chunks(g, L.long_clusters.chunks, [&](int32_t q) {
+  cluster_chunks(L.long_clusters.chunks, [&](int32_t q) {
     restrict_long<V, First>(L, xin, child_b, q, chunk_fetch<V, First, false>(L, L.long_clusters, q));
   });
 }
 
-template <class V, bool Grid>
-__device__ void tail_restrict(TailGroup<Grid> g, const LevelView<V>& L, const LevelView<V>& C, int k) {
+template <class V>
+__device__ void tail_restrict(const LevelView<V>& L, const LevelView<V>& C, int k) {
   if (k == 0)
-    tail_restrict<V, true>(g, L, nullptr, C.b);
+    tail_restrict<V, true>(L, nullptr, C.b);
   else
-    tail_restrict<V, false>(g, L, L.x[(k - 1) % 2], C.b);
+    tail_restrict<V, false>(L, L.x[(k - 1) % 2], C.b);
 }
 
-template <class V, bool First, bool Grid>
-__device__ void tail_prolong(TailGroup<Grid> g, const LevelView<V>& L, const double* xin, const double* z,
-                             double* xout) {
-  with_lanes(L.prolong_lanes, [&](auto width) {
-    constexpr int W = decltype(width)::value;
-    block_items<W>(g, L.rows, [&](int32_t i, int lane, bool a) {
-      prolong_item<V, First, W>(L, xin, z, xout, i, lane, prolong_fetch<V, First, W>(L, i, lane, a));
-    });
+template <class V, bool First>
+__device__ void tail_prolong(const LevelView<V>& L, const double* xin, const double* z, double* xout) {
+  block_items<kProlongLanes>(L.rows, [&](int32_t i, int lane, bool a) {
+    prolong_item<V, First, kProlongLanes>(L, xin, z, xout, i, lane,
+                                          prolong_fetch<V, First, kProlongLanes>(L, i, lane, a));
   });
-  group_chunks(g, L.long_rows.chunks, [&](int32_t q) {
+  cluster_chunks(L.long_rows.chunks, [&](int32_t q) {
     prolong_long<V, First>(L, xin, z, xout, q, chunk_fetch<V, First, true>(L, L.long_rows, q));
   });
 }
 
-template <class V, bool Grid>
-__device__ void tail_prolong(TailGroup<Grid> g, const LevelView<V>& L, const LevelView<V>& C, int k) {
+template <class V>
+__device__ void tail_prolong(const LevelView<V>& L, const LevelView<V>& C, int k) {
   if (k == 0)
-    tail_prolong<V, true>(g, L, nullptr, result_of(C), L.x[0]);
+    tail_prolong<V, true>(L, nullptr, result_of(C), L.x[0]);
   else
-    tail_prolong<V, false>(g, L, L.x[(k - 1) % 2], result_of(C), L.x[k % 2]);
+    tail_prolong<V, false>(L, L.x[(k - 1) % 2], result_of(C), L.x[k % 2]);
 }
 
 // The cycle from level `first` to the coarsest, as a loop over an explicit stack of visit
-// counters (the recursion of hierarchy.hpp unrolled). Control flow is uniform over the group.
-template <class V, bool Grid>
+// counters (the recursion of hierarchy.hpp unrolled). Control flow is uniform over the cluster.
+template <class V>
 __global__ void __launch_bounds__(kTailBlock) tail_kernel(const LevelView<V>* levels, int first, int coarsest,
                                                           const double* coarse_inv) {
-  const TailGroup<Grid> g;
+  const auto cluster = cg::this_cluster();
   chained_kernel_start();
   int visit[kMaxLevels];
   int l = first;
@@ -575,28 +532,26 @@ __global__ void __launch_bounds__(kTailBlock) tail_kernel(const LevelView<V>* le
     const LevelView<V> L = levels[l];
     if (down) {
       if (l == coarsest) {
-        with_lanes(L.coarse_lanes, [&](auto width) {
-          constexpr int W = decltype(width)::value;
-          block_items<W>(g, L.rows, [&](int32_t i, int lane, bool a) {
-            coarse_item<W>(L.rows, coarse_inv, L.b, L.x[0], i, lane, a, coarse_fetch<W>(L.rows, coarse_inv, i, lane, a));
-          });
+        block_items<kCoarseLanes>(L.rows, [&](int32_t i, int lane, bool a) {
+          coarse_item<kCoarseLanes>(L.rows, coarse_inv, L.b, L.x[0], i, lane, a,
+                                    coarse_fetch<kCoarseLanes>(L.rows, coarse_inv, i, lane, a));
         });
-        g.sync();
+        cluster.sync();
         if (l == first) return;
         down = false;
         --l;
         continue;
       }
-      tail_restrict(g, L, levels[l + 1], visit[l]);
-      g.sync();
+      tail_restrict(L, levels[l + 1], visit[l]);
+      cluster.sync();
       visit[++l] = 0;
       continue;
     }
-    tail_prolong(g, L, levels[l + 1], visit[l]);
-    g.sync();
+    tail_prolong(L, levels[l + 1], visit[l]);
+    cluster.sync();
     if (++visit[l] < L.repeats) {
-      tail_restrict(g, L, levels[l + 1], visit[l]);
-      g.sync();
+      tail_restrict(L, levels[l + 1], visit[l]);
+      cluster.sync();
       visit[++l] = 0;
       down = true;
       continue;
@@ -734,14 +689,13 @@ template <class V>
 class DeviceCmg final : public DevicePreconditioner {
  public:
   DeviceCmg(const CmgHierarchy& h, const CmgDeviceOptions& opt)
-      : n_(h.n), ground_(h.level0_ground), sgs_(h.smoother == CmgSmoother::sgs), profile_(opt.profile), pdl_(opt.dependent_launches), fetch_early_(opt.fetch_early), tail_grid_(opt.tail_grid), tail_blocks_(opt.tail_blocks), partials_(kReduceBlocks),
+      : n_(h.n), ground_(h.level0_ground), sgs_(h.smoother == CmgSmoother::sgs), profile_(opt.profile), pdl_(opt.dependent_launches), fetch_early_(opt.fetch_early), tail_blocks_(opt.tail_blocks), partials_(kReduceBlocks),
         finished_(1) {
     CmgUploadTimes times;
     Stopwatch total, phase;
     const int L = int(h.levels.size());
     if (L == 0 || L > kMaxLevels) throw std::invalid_argument("CMG hierarchy has " + std::to_string(L) + " levels");
-    if (tail_blocks_ < 1 || tail_blocks_ > 16) throw std::invalid_argument("tail_blocks must be 1 to 16");
-    tail_blocks_ = std::min(tail_blocks_, tail_blocks_limit());
+    if (tail_blocks_ < 1 || tail_blocks_ > 8) throw std::invalid_argument("tail_blocks must be 1 to 8");
     if (h.levels[0].A.rows != h.n + 1 || int32_t(h.level0_of_unknown.size()) != h.n)
       throw std::invalid_argument("CMG level 0 does not match the system: " + std::to_string(h.levels[0].A.rows) +
                                   " vertices for " + std::to_string(h.n) + " unknowns");
@@ -760,11 +714,6 @@ class DeviceCmg final : public DevicePreconditioner {
     PGSIM_CUDA(cudaGetDevice(&device));
     PGSIM_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
     PGSIM_CUDA(cudaDeviceGetAttribute(&threads_per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, device));
-    if (tail_grid_) {
-      int per_sm = 0;
-      PGSIM_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, tail_kernel<V, true>, kTailBlock, 0));
-      tail_blocks_ = std::max(1, per_sm) * sms;
-    }
     const int64_t resident = opt.widen_lanes ? int64_t(sms) * threads_per_sm : 0;
 
     // Device memory first, then every copy queued through one staging pair.
@@ -819,20 +768,6 @@ class DeviceCmg final : public DevicePreconditioner {
     tail_first_ = views_[size_t(coarsest_)].rows <= opt.tail_max_coarse && !sgs_ ? coarsest_ : coarsest_ + 1;
     while (tail_first_ <= coarsest_ && tail_first_ > 0 && views_[size_t(tail_first_) - 1].rows <= opt.tail_rows)
       --tail_first_;
-    if (opt.tail_fit_lanes) {
-      // A tail step's time is its lanes' chains of dependent loads, one chain per round over the
-      // cluster's threads: as few rounds as the level allows, then as wide groups as still fit.
-      const int64_t threads = int64_t(tail_blocks_) * kTailBlock;
-      for (int l = tail_first_; l <= coarsest_; ++l) {
-        LevelView<V>& v = views_[size_t(l)];
-        if (l < coarsest_) {
-          v.restrict_lanes = lanes_for(v.clusters, 1, threads);
-          v.prolong_lanes = lanes_for(v.rows, 1, threads);
-        } else {
-          v.coarse_lanes = lanes_for(v.rows, 1, threads);
-        }
-      }
-    }
     views_dev_ = DeviceBuffer<LevelView<V>>(views_);
     double visits = 1;
     for (auto& st : stats_) {
@@ -949,28 +884,22 @@ class DeviceCmg final : public DevicePreconditioner {
   void cycle(int l, cudaStream_t stream) {
     const LevelView<V>& L = views_[size_t(l)];
     if (l >= tail_first_) {
-      // One launch for the rest of the hierarchy; its time is booked on its first level.
+      // One block for the rest of the hierarchy; its time is booked on its first level.
       timed(l, stream, [&] {
         cudaLaunchConfig_t config{};
         config.gridDim = dim3(unsigned(tail_blocks_));
         config.blockDim = dim3(kTailBlock);
         config.stream = stream;
         cudaLaunchAttribute attributes[2]{};
-        if (tail_grid_) {  // all blocks resident at once (a grid barrier needs them): not a dependent launch
-          attributes[0].id = cudaLaunchAttributeCooperative;
-          attributes[0].val.cooperative = 1;
-        } else {
-          attributes[0].id = cudaLaunchAttributeClusterDimension;
-          attributes[0].val.clusterDim.x = unsigned(tail_blocks_);
-          attributes[0].val.clusterDim.y = attributes[0].val.clusterDim.z = 1;
-        }
+        attributes[0].id = cudaLaunchAttributeClusterDimension;
+        attributes[0].val.clusterDim.x = unsigned(tail_blocks_);
+        attributes[0].val.clusterDim.y = attributes[0].val.clusterDim.z = 1;
         attributes[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
         attributes[1].val.programmaticStreamSerializationAllowed = 1;
         config.attrs = attributes;
-        config.numAttrs = pdl_ && !tail_grid_ ? 2 : 1;
-        PGSIM_CUDA(cudaLaunchKernelEx(&config, tail_grid_ ? tail_kernel<V, true> : tail_kernel<V, false>,
-                                      static_cast<const LevelView<V>*>(views_dev_.data()), l, coarsest_,
-                                      static_cast<const double*>(coarse_inv_.data())));
+        config.numAttrs = pdl_ ? 2 : 1;
+        PGSIM_CUDA(cudaLaunchKernelEx(&config, tail_kernel<V>, static_cast<const LevelView<V>*>(views_dev_.data()), l,
+                                      coarsest_, static_cast<const double*>(coarse_inv_.data())));
       });
       PGSIM_CUDA_LAUNCH();
       return;
@@ -1055,7 +984,6 @@ class DeviceCmg final : public DevicePreconditioner {
   bool profile_;
   bool pdl_;  // launches as programmatic dependent launches (CmgDeviceOptions::dependent_launches)
   bool fetch_early_;  // CmgDeviceOptions::fetch_early
-  bool tail_grid_;    // CmgDeviceOptions::tail_grid
   int coarsest_ = 0, tail_first_ = 0, tail_blocks_ = 1;
   DeviceBuffer<int32_t> map_;
   DeviceBuffer<double> partials_;
@@ -1072,35 +1000,6 @@ class DeviceCmg final : public DevicePreconditioner {
 
 }  // namespace
 
-int tail_blocks_limit() {
-  // Cluster sizes above 8 must be allowed per kernel first; the device may still schedule fewer
-  // (a cluster's blocks share one GPC).
-  static const int limit = [] {
-    if (cudaFuncSetAttribute(tail_kernel<double, false>, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != cudaSuccess ||
-        cudaFuncSetAttribute(tail_kernel<float, false>, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != cudaSuccess) {
-      (void)cudaGetLastError();
-      return 8;
-    }
-    for (int blocks = 16; blocks > 8; --blocks) {
-      cudaLaunchConfig_t config{};
-      config.gridDim = dim3(unsigned(blocks));
-      config.blockDim = dim3(kTailBlock);
-      cudaLaunchAttribute attribute{};
-      attribute.id = cudaLaunchAttributeClusterDimension;
-      attribute.val.clusterDim.x = unsigned(blocks);
-      attribute.val.clusterDim.y = attribute.val.clusterDim.z = 1;
-      config.attrs = &attribute;
-      config.numAttrs = 1;
-      int clusters = 0;
-      if (cudaOccupancyMaxActiveClusters(&clusters, tail_kernel<double, false>, &config) == cudaSuccess && clusters > 0)
-        return blocks;
-      (void)cudaGetLastError();
-    }
-    return 8;
-  }();
-  return limit;
-}
-
 void load_cmg_kernels() {
   using V = double;
   load_kernels(restrict_kernel<V, true, 8>, restrict_kernel<V, true, 16>, restrict_kernel<V, true, 32>,
@@ -1108,7 +1007,7 @@ void load_cmg_kernels() {
                prolong_kernel<V, true, 4>, prolong_kernel<V, true, 8>, prolong_kernel<V, true, 16>,
                prolong_kernel<V, true, 32>, prolong_kernel<V, false, 4>, prolong_kernel<V, false, 8>,
                prolong_kernel<V, false, 16>, prolong_kernel<V, false, 32>, gauss_seidel_kernel<V, kSmoothLanes>,
-               prolong_add_kernel, coarse_kernel<kCoarseLanes>, tail_kernel<V, false>, tail_kernel<V, true>, scatter_in, gather_out,
+               prolong_add_kernel, coarse_kernel<kCoarseLanes>, tail_kernel<V>, scatter_in, gather_out,
                cluster_of_rows);
 }
 

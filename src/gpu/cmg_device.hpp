@@ -33,16 +33,9 @@ struct CmgUploadTimes {
 
 struct CmgDeviceOptions {
   int32_t tail_rows = 6144;        // levels with at most this many rows run in the tail kernel
-  int tail_blocks = 8;             // blocks (of 1024 threads) in the tail kernel's cluster, 1 to 16; above 8 a
-                                   // non-portable cluster size, lowered to tail_blocks_limit() where the device
-                                   // cannot schedule it
+  int tail_blocks = 8;             // blocks (of 1024 threads) in the tail kernel's cluster, 1 to 8
   int32_t tail_max_coarse = 512;   // largest coarsest level the tail takes: its few blocks read the
                                    // whole dense inverse (8 rows^2 bytes) on every visit
-  bool tail_fit_lanes = false;     // tail levels: the lane group of each level's items (clusters, rows, coarse
-                                   // rows) as wide as lets them all fill the cluster's threads in one round
-                                   // (1 to 32 lanes); false: 8 per cluster, 4 per row, 32 per coarse row
-  bool tail_grid = false;          // the tail as a cooperative launch of one block per SM over the whole device,
-                                   // grid barriers between its steps (tail_blocks then unused)
   bool float_values = false;       // matrix values and invD in float32 (vectors stay double)
   bool widen_lanes = true;         // small levels: up to a warp per cluster / row (false: fixed widths)
   bool dependent_launches = true;  // each kernel of the cycle may be scheduled while the one before
@@ -55,9 +48,6 @@ struct CmgDeviceOptions {
 };
 
 std::unique_ptr<DevicePreconditioner> make_device_cmg(const CmgHierarchy& h, const CmgDeviceOptions& options);
-
-// The most blocks the device runs at once in one tail kernel cluster (at most 16).
-int tail_blocks_limit();
 
 // Loads the kernels of the double-valued cycle, both smoothers (launch.cuh load_kernels).
 void load_cmg_kernels();
