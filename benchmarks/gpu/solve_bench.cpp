@@ -1,6 +1,9 @@
 // solve_bench: the GPU CMG-PCG solve of one netlist against its baselines, in one run.
 // Usage: solve_bench NETLIST [--tol 1e-8] [--reps 5] [--v-cycle-rows R] [--v-cycle-ratio Q] [--coarse-rows R]
 //        (CmgOptions)
+//        [--tail-rows R] [--tail-blocks B] [--tail-max-coarse C]
+//        (CmgDeviceOptions of gpu-cmg, its variants and the profile)
+//        [--no-cycle-sweep]  (skip the v_cycle_rows / v_cycle_ratio sweep)
 //        [--setup-only]  (hierarchy + upload --reps times with their phase breakdown, no solves)
 // Pipeline as in pgsim: parse, reduce, chain elimination, CMG hierarchy on the CPU, one upload.
 // Then, all from this run:
@@ -56,7 +59,8 @@ struct Setup {
   double hierarchy = 0, spmv = 0, vectors = 0, upload = 0;
 };
 
-Setup setup(const CsrMatrix& G, const std::vector<double>& b, const CmgOptions& options) {
+Setup setup(const CsrMatrix& G, const std::vector<double>& b, const CmgOptions& options,
+            const gpu::CmgDeviceOptions& device) {
   Setup s;
   auto t0 = Clock::now();
   s.h = build_cmg_hierarchy(G, options, &s.build);
@@ -65,7 +69,7 @@ Setup setup(const CsrMatrix& G, const std::vector<double>& b, const CmgOptions& 
   s.A = gpu::make_device_spmv(gpu::SpmvLayout::csr, G);
   PGSIM_CUDA(cudaDeviceSynchronize());
   s.spmv = since(t0);
-  gpu::CmgDeviceOptions o;
+  gpu::CmgDeviceOptions o = device;
   o.upload_times = &s.cmg;
   s.M = gpu::make_device_cmg(s.h, o);
   const auto t1 = Clock::now();
@@ -166,15 +170,20 @@ int main(int argc, char** argv) {
   double tol = 1e-8;
   int reps = 5;
   CmgOptions cmg_options;
-  bool setup_only = false;
+  gpu::CmgDeviceOptions device;
+  bool setup_only = false, cycle_sweep = true;
   for (int i = 2; i < argc; ++i) {
     if (std::string(argv[i]) == "--setup-only") setup_only = true;
+    if (std::string(argv[i]) == "--no-cycle-sweep") cycle_sweep = false;
     if (i + 1 == argc) break;
     if (std::string(argv[i]) == "--tol") tol = std::atof(argv[i + 1]);
     if (std::string(argv[i]) == "--reps") reps = std::atoi(argv[i + 1]);
     if (std::string(argv[i]) == "--v-cycle-rows") cmg_options.v_cycle_rows = std::atoi(argv[i + 1]);
     if (std::string(argv[i]) == "--v-cycle-ratio") cmg_options.v_cycle_ratio = std::atoi(argv[i + 1]);
     if (std::string(argv[i]) == "--coarse-rows") cmg_options.coarse_rows = std::atoi(argv[i + 1]);
+    if (std::string(argv[i]) == "--tail-rows") device.tail_rows = std::atoi(argv[i + 1]);
+    if (std::string(argv[i]) == "--tail-blocks") device.tail_blocks = std::atoi(argv[i + 1]);
+    if (std::string(argv[i]) == "--tail-max-coarse") device.tail_max_coarse = std::atoi(argv[i + 1]);
   }
   std::string why;
   if (!gpu::device_available(&why)) {
@@ -195,10 +204,10 @@ int main(int argc, char** argv) {
   if (setup_only) {
     std::printf("%s: %d unknowns -> %d after chain elimination (%.3f s), %d OpenMP threads\n", argv[1], sys.G.rows,
                 G.rows, t_elim, omp_get_max_threads());
-    for (int r = 0; r < reps; ++r) print_setup(setup(G, kept.b, cmg_options));
+    for (int r = 0; r < reps; ++r) print_setup(setup(G, kept.b, cmg_options, device));
     return 0;
   }
-  Setup first = setup(G, kept.b, cmg_options);
+  Setup first = setup(G, kept.b, cmg_options, device);
   const CmgHierarchy& h = first.h;
   auto& A = first.A;
   auto& M = first.M;
@@ -226,7 +235,7 @@ int main(int argc, char** argv) {
     auto variant = gpu::make_device_cmg(h, options);
     return time_gpu(pcg, *A, *variant, db, dx, control, reps);
   };
-  gpu::CmgDeviceOptions f32, narrow, serial, late;
+  gpu::CmgDeviceOptions f32 = device, narrow = device, serial = device, late = device;
   f32.float_values = true;
   narrow.widen_lanes = false;
   serial.dependent_launches = false;
@@ -266,7 +275,8 @@ int main(int argc, char** argv) {
               "gpu-cmg per iteration = %.2fx its floor\n\n",
               iteration_bytes(G, h, 8) / 1e6, iteration_bytes(G, h, 4) / 1e6, bw / 1e9, per_it / floor_it);
 
-  // Where the tail kernel should start, and with how many blocks: solve time for each.
+  // Where the tail kernel should start, and with how many blocks: solve time for each against
+  // its byte floor (the tail moves the same bytes as the launches it replaces).
   std::printf("tail kernel (levels with at most tail_rows rows run in one cluster of tail_blocks blocks, if the "
               "coarsest has at most tail_max_coarse rows):\n");
   const gpu::CmgDeviceOptions defaults;
@@ -284,27 +294,34 @@ int main(int argc, char** argv) {
     const Timed t = time_device_cmg(o);
     const bool is_default = c.rows == defaults.tail_rows && c.blocks == defaults.tail_blocks &&
                             c.max_coarse == defaults.tail_max_coarse;
-    std::printf("  tail_rows %6d, tail_blocks %d, tail_max_coarse %4d: %d iterations, solve %.3f ms%s\n", c.rows,
-                c.blocks, c.max_coarse, t.result.iterations, t.seconds * 1e3, is_default ? " (default)" : "");
+    const double us = t.seconds * 1e6 / std::max(1, t.result.iterations);
+    std::printf("  tail_rows %6d, tail_blocks %d, tail_max_coarse %4d: %d iterations, solve %.3f ms, %.1f us/iteration "
+                "(%.2fx floor)%s\n",
+                c.rows, c.blocks, c.max_coarse, t.result.iterations, t.seconds * 1e3, us, us / (floor_it * 1e6),
+                is_default ? " (default)" : "");
   }
   std::printf("\n");
 
   // The repeats policy at the bottom (CmgOptions::v_cycle_rows, v_cycle_ratio): iterations
   // against time per iteration, each a fresh hierarchy of the same system.
-  std::printf("v_cycle_rows / v_cycle_ratio (t_l = 1 where the next level has at most v_cycle_rows rows or at most "
-              "1/v_cycle_ratio of level 0's):\n");
+  if (cycle_sweep)
+    std::printf("v_cycle_rows / v_cycle_ratio (t_l = 1 where the next level has at most v_cycle_rows rows or at most "
+                "1/v_cycle_ratio of level 0's):\n");
   const CmgOptions cmg_defaults;
   struct CycleCase {
     int32_t rows, ratio;
   };
-  for (const CycleCase c : {CycleCase{0, 0}, CycleCase{2000, 0}, CycleCase{4000, 0}, CycleCase{8000, 0},
-                            CycleCase{30000, 0}, CycleCase{150000, 0}, CycleCase{2000, 128}, CycleCase{2000, 256},
-                            CycleCase{2000, 512}, CycleCase{2000, 1024}}) {
+  std::vector<CycleCase> cycle_cases = {CycleCase{0, 0},      CycleCase{2000, 0},   CycleCase{4000, 0},
+                                        CycleCase{8000, 0},   CycleCase{30000, 0},  CycleCase{150000, 0},
+                                        CycleCase{2000, 128}, CycleCase{2000, 256}, CycleCase{2000, 512},
+                                        CycleCase{2000, 1024}};
+  if (!cycle_sweep) cycle_cases.clear();
+  for (const CycleCase c : cycle_cases) {
     CmgOptions o = cmg_options;
     o.v_cycle_rows = c.rows;
     o.v_cycle_ratio = c.ratio;
     const CmgHierarchy hs = build_cmg_hierarchy(G, o);
-    auto Ms = gpu::make_device_cmg(hs, {});
+    auto Ms = gpu::make_device_cmg(hs, device);
     const Timed t = time_gpu(pcg, *A, *Ms, db, dx, control, reps);
     std::string repeats;
     for (const auto& l : hs.levels) repeats += (repeats.empty() ? "" : ",") + std::to_string(l.repeats);
@@ -317,7 +334,7 @@ int main(int argc, char** argv) {
   std::printf("\n");
 
   // Per-level kernel time: one solve with per-kernel CUDA events (no graphs).
-  gpu::CmgDeviceOptions profiled;
+  gpu::CmgDeviceOptions profiled = device;
   profiled.profile = true;
   auto Mp = gpu::make_device_cmg(h, profiled);
   gpu::GpuPcg pcg_p(G.rows, false);
