@@ -28,15 +28,16 @@ struct RankSolve {
 };
 
 // The block preconditioner, with the global coarse correction where it applies (the same
-// decision on every rank: it depends on the command line only).
-// `two`: the two-level preconditioner when there is one, else null.
+// decision on every rank: it depends on the command line only). `two`: the two-level
+// preconditioner when there is one, else null.
 std::unique_ptr<Preconditioner> make_preconditioner(const RankBlock& blk, const BlockPreconditioner& precond,
                                                     const TwoLevelPreconditioner*& two) {
-  auto M = make_cpu_preconditioner(precond.name, blk.interior, precond.cmg);
-  const auto* cmg = dynamic_cast<const CmgPreconditioner*>(M.get());
-  if (cmg == nullptr || precond.coarse_layers < 0) return M;
-  const CoarseSpace space = build_coarse_space(blk, cmg->hierarchy(), precond.coarse_layers);
-  auto with_coarse = std::make_unique<TwoLevelPreconditioner>(std::move(M), blk, space, MPI_COMM_WORLD);
+  if (precond.name != "cmg" || precond.coarse_layers < 0)
+    return make_cpu_preconditioner(precond.name, blk.interior, precond.cmg);
+  CmgHierarchy h = build_cmg_hierarchy(softened_block(blk, kCutDiagonalShare), precond.cmg);
+  const CoarseSpace space = build_coarse_space(blk, h, precond.coarse_layers);
+  auto with_coarse = std::make_unique<TwoLevelPreconditioner>(std::make_unique<CmgPreconditioner>(std::move(h)), blk,
+                                                              space, MPI_COMM_WORLD);
   two = with_coarse.get();
   return with_coarse;
 }

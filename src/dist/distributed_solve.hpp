@@ -23,7 +23,7 @@ struct BlockPreconditioner {
   // With name "cmg": the global coarse correction (two_level.hpp) whose coarse space keeps the
   // rows within this many links of the cut alone (coarse_space.hpp); < 0: none, block CMG only.
   // Other preconditioners have no hierarchy to aggregate by and run without one.
-  int coarse_layers = 3;
+  int coarse_layers = 0;
 };
 
 struct DistributedSolve {

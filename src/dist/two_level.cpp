@@ -83,6 +83,19 @@ int to_int(size_t n, const char* what) {
 
 }  // namespace
 
+CsrMatrix softened_block(const RankBlock& block, double cut_share) {
+  CsrMatrix A = block.interior;
+  const CsrMatrix& B = block.boundary;
+  for (int32_t k = 0; k < B.rows; ++k) {
+    double cut = 0;
+    for (int32_t e = B.ptr[k]; e < B.ptr[k + 1]; ++e) cut -= B.val[e];  // off-diagonals are <= 0
+    const int32_t i = block.boundary_rows[k];
+    for (int32_t e = A.ptr[i]; e < A.ptr[i + 1]; ++e)
+      if (A.col[e] == i) A.val[e] -= (1 - cut_share) * cut;
+  }
+  return A;
+}
+
 TwoLevelPreconditioner::TwoLevelPreconditioner(std::unique_ptr<Preconditioner> local, const RankBlock& block,
                                                const CoarseSpace& space, MPI_Comm comm)
     : local_(std::move(local)), comm_(comm), count_(space.count), factor_(std::make_unique<Factor>()) {
