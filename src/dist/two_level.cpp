@@ -75,6 +75,33 @@ CsrMatrix rows_of_gz(const RankBlock& block, const std::vector<int32_t>& own, co
   return gz;
 }
 
+struct Triple {
+  int32_t row, col;
+  double val;
+};
+
+// The lower triangle of this rank's rows of E = Z^T (G Z): per (coarse row, coarse column), the
+// sum over the rows i of the coarse row of (G Z)[i][column]; sorted, one entry per pair.
+std::vector<Triple> rows_of_e(const std::vector<int32_t>& unknown_of_row, const CsrMatrix& gz) {
+  std::vector<Triple> all;
+  for (int32_t i = 0; i < gz.rows; ++i) {
+    const int32_t u = unknown_of_row[i];
+    if (u < 0) continue;
+    for (int32_t k = gz.ptr[i]; k < gz.ptr[i + 1]; ++k)
+      if (gz.col[k] <= u) all.push_back({u, gz.col[k], gz.val[k]});
+  }
+  std::sort(all.begin(), all.end(),
+            [](const Triple& a, const Triple& b) { return a.row != b.row ? a.row < b.row : a.col < b.col; });
+  std::vector<Triple> merged;
+  for (const Triple& t : all) {
+    if (!merged.empty() && merged.back().row == t.row && merged.back().col == t.col)
+      merged.back().val += t.val;
+    else
+      merged.push_back(t);
+  }
+  return merged;
+}
+
 int to_int(size_t n, const char* what) {
   if (n > size_t(std::numeric_limits<int>::max()))
     throw std::length_error(std::string("coarse correction: ") + what + " beyond 2^31 entries");
@@ -118,17 +145,17 @@ TwoLevelPreconditioner::TwoLevelPreconditioner(std::unique_ptr<Preconditioner> l
     if (u >= 0) u += first_;
   gz_ = rows_of_gz(block, unknown_of_row_, halo_values(block, unknown_of_row_, comm_));
 
-  // This rank's rows of E = Z^T (G Z): row c sums the G Z rows of c's rows. As (row, column,
-  // value) triplets, gathered on every rank in rank order (so every rank factors the same E).
+  // This rank's rows of E = Z^T (G Z), lower triangle: row c sums the G Z rows of c's rows,
+  // merged here (a rank's rows of G Z repeat each column many times). The ranks' rows of E are
+  // disjoint, so all ranks' entries, gathered in rank order, are E exactly: every rank factors
+  // the same matrix.
+  const std::vector<Triple> merged = rows_of_e(unknown_of_row_, gz_);
   std::vector<int32_t> my_rows, my_cols;
   std::vector<double> my_vals;
-  for (int32_t i = 0; i < block.rows(); ++i) {
-    if (unknown_of_row_[i] < 0) continue;
-    for (int32_t k = gz_.ptr[i]; k < gz_.ptr[i + 1]; ++k) {
-      my_rows.push_back(unknown_of_row_[i]);
-      my_cols.push_back(gz_.col[k]);
-      my_vals.push_back(gz_.val[k]);
-    }
+  for (const Triple& t : merged) {
+    my_rows.push_back(t.row);
+    my_cols.push_back(t.col);
+    my_vals.push_back(t.val);
   }
   const int mine = to_int(my_rows.size(), "coarse matrix entries of one rank");
   std::vector<int> entries(static_cast<size_t>(ranks)), at(static_cast<size_t>(ranks), 0);
@@ -151,8 +178,8 @@ TwoLevelPreconditioner::TwoLevelPreconditioner(std::unique_ptr<Preconditioner> l
   u_.resize(static_cast<size_t>(block.rows()));
   if (global_count_ == 0) return;  // no coarse unknown anywhere (every row tied to a pad): M alone
   std::vector<Eigen::Triplet<double, int64_t>> lower;
-  for (size_t k = 0; k < total; ++k)
-    if (cols[k] <= rows[k]) lower.emplace_back(rows[k], cols[k], vals[k]);
+  lower.reserve(total);
+  for (size_t k = 0; k < total; ++k) lower.emplace_back(rows[k], cols[k], vals[k]);
   Eigen::SparseMatrix<double, Eigen::ColMajor, int64_t> E(global_count_, global_count_);
   E.setFromTriplets(lower.begin(), lower.end());
   factor_->llt.compute(E);
