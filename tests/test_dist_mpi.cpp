@@ -150,6 +150,19 @@ TEST_CASE("mpirun -np 4: the global coarse correction keeps CMG's iterations nea
   CHECK(worst <= 1e-9);
 }
 
+TEST_CASE("mpirun -np 3: the two-level preconditioner is a fixed SPD operator, exact on its coarse space", "[dist][mpi]") {
+  // tests/dist_two_level_check.cpp, on 3 ranks (each rank with two neighbours).
+  skip_without_mpirun();
+  test::TempDir dir;
+  const int rc = run_command("timeout 300 \"" PGSIM_MPIRUN "\" --allow-run-as-root --oversubscribe -x OMP_NUM_THREADS=1 "
+                             "-np 3 \"" PGSIM_TWO_LEVEL_CHECK "\"",
+                             dir.file("check.log"));
+  const std::string log = test::read_text(dir.file("check.log"));
+  CAPTURE(log);
+  CHECK(rc == 0);
+  CHECK(log.find("two-level checks passed on 3 ranks") != std::string::npos);
+}
+
 TEST_CASE("mpirun -np 2 with Jacobi: the single-process iteration count (the SpMV and dots are the same)", "[dist][mpi]") {
   // Point Jacobi is the same operator however the rows are split, so any difference in the
   // iterations would be a fault of the halo exchange or the reductions.
