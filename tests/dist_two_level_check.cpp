@@ -19,7 +19,6 @@
 #include "dist/partition.hpp"
 #include "dist/two_level.hpp"
 #include "grid_system.hpp"
-#include "mna/chain_elimination.hpp"
 #include "test_util.hpp"
 
 using namespace pgsim;
@@ -43,11 +42,7 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);
   {
-    test::GridShape shape;
-    shape.nx = 60;
-    shape.ny = 40;
-    const test::GridSystem grid = test::make_grid_system(shape);
-    const EliminatedSystem sys = eliminate_chains(grid.G, grid.b);
+    const EliminatedSystem sys = test::make_eliminated_grid(60, 40);
     // Every rank partitions the same G the same way (deterministic) and takes its own block.
     const Partition p = partition_rows(sys.G, ranks);
     const RankBlock blk = extract_block(sys.G, sys.b, p, rank);

@@ -9,20 +9,11 @@
 #include "cmg/builder.hpp"
 #include "dist/coarse_space.hpp"
 #include "grid_system.hpp"
-#include "mna/chain_elimination.hpp"
 
 using namespace pgsim;
 using namespace pgsim::dist;
 
 namespace {
-
-EliminatedSystem grid() {
-  test::GridShape shape;
-  shape.nx = 80;
-  shape.ny = 60;
-  const test::GridSystem sys = test::make_grid_system(shape);
-  return eliminate_chains(sys.G, sys.b);
-}
 
 // Each local row's link distance to the nearest boundary row inside the block (breadth-first).
 std::vector<int> distance_to_cut(const RankBlock& blk) {
@@ -45,7 +36,7 @@ std::vector<int> distance_to_cut(const RankBlock& blk) {
 }  // namespace
 
 TEST_CASE("coarse space: rows near the cut alone, the others by coarsest aggregate", "[dist]") {
-  const EliminatedSystem sys = grid();
+  const EliminatedSystem sys = test::make_eliminated_grid(80, 60);
   for (int32_t parts : {2, 4}) {
     const Partition p = partition_rows(sys.G, parts);
     for (int32_t rank = 0; rank < parts; ++rank) {
