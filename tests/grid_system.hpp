@@ -8,6 +8,7 @@
 #include <random>
 #include <vector>
 
+#include "mna/chain_elimination.hpp"
 #include "mna/csr.hpp"
 
 namespace pgsim::test {
@@ -85,6 +86,16 @@ inline GridSystem make_grid_system(const GridShape& s) {
     }
   }
   return sys;
+}
+
+// The system the distributed PCG partitions: an nx x ny grid (other shape fields at their
+// defaults) with its wire chains eliminated.
+inline EliminatedSystem make_eliminated_grid(int32_t nx, int32_t ny) {
+  GridShape shape;
+  shape.nx = nx;
+  shape.ny = ny;
+  const GridSystem sys = make_grid_system(shape);
+  return eliminate_chains(sys.G, sys.b);
 }
 
 }  // namespace pgsim::test

@@ -8,7 +8,6 @@
 
 #include "dist/partition.hpp"
 #include "grid_system.hpp"
-#include "mna/chain_elimination.hpp"
 #include "test_util.hpp"
 
 using namespace pgsim;
@@ -16,13 +15,7 @@ using namespace pgsim::dist;
 
 namespace {
 
-CsrMatrix grid_matrix() {
-  test::GridShape shape;
-  shape.nx = 60;
-  shape.ny = 40;
-  const test::GridSystem sys = test::make_grid_system(shape);
-  return eliminate_chains(sys.G, sys.b).G;  // the system the distributed PCG partitions
-}
+CsrMatrix grid_matrix() { return test::make_eliminated_grid(60, 40).G; }
 
 }  // namespace
 

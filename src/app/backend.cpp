@@ -132,13 +132,22 @@ bool solve_pcg_on_gpu(const CsrMatrix&, const std::vector<double>&, std::vector<
 #endif
 
 #ifdef PGSIM_HAVE_MPI
+namespace {
+dist::BlockPreconditioner block_preconditioner(const std::string& name, const Options& opt) {
+  return {name, cmg_options(opt), opt.coarse_layers};
+}
+}  // namespace
+
 void solve_pcg_distributed(dist::MpiSession& mpi, const CsrMatrix& G, const std::vector<double>& b,
                            std::vector<double>& x, const SolveControl& control, const Options& opt, RunReport& rep) {
-  const dist::BlockPreconditioner precond{rep.precond, cmg_options(opt)};
+  const dist::BlockPreconditioner precond = block_preconditioner(rep.precond, opt);
   mpi.announce(dist::MpiSession::kSystemFollows);
   try {
     dist::DistributedSolve d = dist::solve_distributed(mpi, G, b, control, precond);
     spdlog::info("partitioned into {} ranks and sent the blocks in {:.3f} s", mpi.size(), d.partition_seconds);
+    if (d.coarse_unknowns > 0)
+      spdlog::info("global coarse correction: {} coarse unknowns, {} entries in their Cholesky factor (on every rank)",
+                   d.coarse_unknowns, d.coarse_factor_nnz);
     x = std::move(d.x);
     rep.result = d.result;
     rep.time.setup = d.partition_seconds + d.setup_seconds;
@@ -153,7 +162,7 @@ void solve_pcg_distributed(dist::MpiSession& mpi, const CsrMatrix& G, const std:
 
 void serve_pcg_distributed(const dist::MpiSession& mpi, const Options& opt) {
   try {
-    dist::serve_distributed({opt.precond, cmg_options(opt)});
+    dist::serve_distributed(block_preconditioner(opt.precond, opt));
   } catch (const std::exception& e) {
     spdlog::error("rank {} failed during the distributed solve: {}", mpi.rank(), e.what());
     mpi.abort(kExitSystem);

@@ -103,6 +103,11 @@ int main(int argc, char** argv) {
                  "smoother of --precond cmg: jacobi (damped Jacobi) or sgs (multicolour symmetric Gauss-Seidel)")
       ->check(CLI::IsMember(cmg_smoother_names()))
       ->capture_default_str();
+  auto* coarse_layers = app.add_option("--coarse-layers", opt.coarse_layers,
+                 "under mpirun with --precond cmg: the global coarse correction keeps the rows within N links of a "
+                 "cut between ranks as coarse unknowns of their own; -1: no coarse correction (block CMG only)")
+      ->check(CLI::Range(-1, 1000))
+      ->capture_default_str();
   app.add_option("--tol", opt.tolerance, "stop when ||b - Gx|| <= tol ||b||")
       ->check(CLI::Range(1e-16, 1.0))
       ->capture_default_str();
@@ -135,6 +140,8 @@ int main(int argc, char** argv) {
     // Options of one preconditioner given with another would be silently ignored.
     if (smoother->count() > 0 && opt.precond != "cmg")
       throw CLI::ValidationError("--smoother", "applies to --precond cmg only, not " + opt.precond);
+    if (coarse_layers->count() > 0 && opt.precond != "cmg")
+      throw CLI::ValidationError("--coarse-layers", "applies to --precond cmg only, not " + opt.precond);
     if (trsv->count() > 0 && opt.precond != "ic0")
       throw CLI::ValidationError("--trsv", "applies to --precond ic0 only, not " + opt.precond);
     if (opt.output == "-" && opt.json == "-")

@@ -16,6 +16,7 @@ struct Options {
   std::string trsv;          // GPU triangular solves of ic0 (see gpu/sptrsv.hpp); empty: the default
   std::string spmv;          // GPU SpMV layout of G (seg | csr | cusparse); empty: the default
   std::string smoother = "jacobi";  // CMG smoother: jacobi | sgs (cmg/builder.hpp)
+  int coarse_layers = 0;     // under mpirun, CMG's global coarse correction (dist/coarse_space.hpp); -1: none
   double tolerance = 1e-10;
   int max_iterations = 5000;
   std::string export_prefix;  // --export-system: write the reduced system; empty: do not

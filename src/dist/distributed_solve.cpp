@@ -4,9 +4,11 @@
 
 #include <array>
 
+#include "cmg/cmg_preconditioner.hpp"
 #include "dist/block_transfer.hpp"
 #include "dist/halo_backend.hpp"
 #include "dist/partition.hpp"
+#include "dist/two_level.hpp"
 #include "mna/host_memory.hpp"
 #include "mna/stopwatch.hpp"
 #include "pcg/pcg.hpp"
@@ -22,12 +24,29 @@ struct RankSolve {
   RankStats stats;
   double setup_seconds = 0, solve_seconds = 0;
   std::vector<LevelStats> levels;
+  int64_t coarse_unknowns = 0, coarse_factor_nnz = 0;
 };
+
+// The block preconditioner, with the global coarse correction where it applies (the same
+// decision on every rank: it depends on the command line only). `two`: the two-level
+// preconditioner when there is one, else null.
+std::unique_ptr<Preconditioner> make_preconditioner(const RankBlock& blk, const BlockPreconditioner& precond,
+                                                    const TwoLevelPreconditioner*& two) {
+  if (precond.name != "cmg" || precond.coarse_layers < 0)
+    return make_cpu_preconditioner(precond.name, blk.interior, precond.cmg);
+  CmgHierarchy h = build_cmg_hierarchy(softened_block(blk, kCutDiagonalShare), precond.cmg);
+  const CoarseSpace space = build_coarse_space(blk, h, precond.coarse_layers);
+  auto with_coarse = std::make_unique<TwoLevelPreconditioner>(std::make_unique<CmgPreconditioner>(std::move(h)), blk,
+                                                              space, MPI_COMM_WORLD);
+  two = with_coarse.get();
+  return with_coarse;
+}
 
 RankSolve solve_block(const RankBlock& blk, const SolveControl& control, const BlockPreconditioner& precond) {
   RankSolve s;
   Stopwatch watch;
-  auto M = make_cpu_preconditioner(precond.name, blk.interior, precond.cmg);
+  const TwoLevelPreconditioner* two = nullptr;
+  auto M = make_preconditioner(blk, precond, two);
   s.setup_seconds = watch.lap();
   HaloBackend backend(blk, MPI_COMM_WORLD);
   s.x.assign(static_cast<size_t>(blk.rows()), 0.0);
@@ -40,6 +59,11 @@ RankSolve solve_block(const RankBlock& blk, const SolveControl& control, const B
   s.stats.peak_host_bytes = host_memory().peak;
   s.stats.seconds = s.setup_seconds + s.solve_seconds;
   s.stats.communication_seconds = backend.communication_seconds();
+  if (two != nullptr) {
+    s.stats.communication_seconds += two->communication_seconds();
+    s.coarse_unknowns = two->coarse_unknowns();
+    s.coarse_factor_nnz = two->coarse_factor_nnz();
+  }
   return s;
 }
 
@@ -80,6 +104,8 @@ DistributedSolve solve_distributed(const MpiSession& mpi, const CsrMatrix& G, co
   out.setup_seconds = s.setup_seconds;
   out.solve_seconds = s.solve_seconds;
   out.levels = std::move(s.levels);
+  out.coarse_unknowns = s.coarse_unknowns;
+  out.coarse_factor_nnz = s.coarse_factor_nnz;
 
   // The solution in global order, then back to G's original order.
   std::vector<int> counts(mpi.size()), displs(mpi.size());

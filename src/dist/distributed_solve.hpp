@@ -2,7 +2,8 @@
 // PCG on P ranks of the CPU back end: rank 0 partitions the system (partition.hpp), sends each
 // rank its block, every rank runs the one PCG iteration (pcg/pcg.hpp) over a HaloBackend with
 // a preconditioner built on its own diagonal block (block Jacobi: additive Schwarz without
-// overlap, a fixed SPD operator), and rank 0 gathers the solution in the original order.
+// overlap, a fixed SPD operator) and, for CMG, the global coarse correction of two_level.hpp;
+// rank 0 gathers the solution in the original order.
 #include <string>
 #include <vector>
 
@@ -19,6 +20,10 @@ namespace pgsim::dist {
 struct BlockPreconditioner {
   std::string name;  // a make_cpu_preconditioner name, applied to the rank's diagonal block
   CmgOptions cmg;
+  // With name "cmg": the global coarse correction (two_level.hpp) whose coarse space keeps the
+  // rows within this many links of the cut alone (coarse_space.hpp); < 0: none, block CMG only.
+  // Other preconditioners have no hierarchy to aggregate by and run without one.
+  int coarse_layers = 0;
 };
 
 struct DistributedSolve {
@@ -29,6 +34,8 @@ struct DistributedSolve {
   double setup_seconds = 0;         // rank 0's preconditioner setup
   double solve_seconds = 0;         // the PCG iteration
   std::vector<LevelStats> levels;   // rank 0's preconditioner levels
+  int64_t coarse_unknowns = 0;      // of the global coarse correction; 0: none
+  int64_t coarse_factor_nnz = 0;    // entries of its Cholesky factor (held by every rank)
 };
 
 // Rank 0 of a job of size > 1, after announce(0). `control.progress` runs on rank 0 only.

@@ -11,7 +11,7 @@ struct RankStats {
   uint64_t peak_host_bytes = 0;    // the process's peak resident memory (rank 0: parse and reduce included)
   uint64_t peak_device_bytes = 0;  // GPU memory at its peak; 0 on the CPU back end
   double seconds = 0;              // preconditioner setup and PCG on this rank
-  double communication_seconds = 0;  // of which waiting for halo messages and all-reduces
+  double communication_seconds = 0;  // of which waiting for halo messages and collectives (dots, coarse correction)
 };
 
 }  // namespace pgsim::dist
