@@ -64,6 +64,8 @@ uint64_t NameTable::hash(std::string_view s) {
   return h ^ (h >> 29);
 }
 
+bool NameTable::same(std::string_view a, std::string_view b) { return equal_lower(a, b); }
+
 size_t NameTable::slot_of(const Shard& shard, std::string_view name, uint64_t h, const Resolver* resolver) const {
   const size_t mask = shard.slots.size() - 1;
   const uint32_t tag = static_cast<uint32_t>(h >> 32);
@@ -146,6 +148,9 @@ void NameTable::rehash(Shard& shard, size_t slot_count, const Resolver* resolver
 void NameTable::reserve(size_t names, size_t chars) {
   arena_.reserve(chars);
   offsets_.reserve(names + 1);
+}
+
+void NameTable::reserve_index(size_t names) {
   for (Shard& shard : shards_) {
     size_t want = shard.slots.size();
     while (want < 2 * (names / kShards + 1)) want *= 2;
@@ -154,11 +159,6 @@ void NameTable::reserve(size_t names, size_t chars) {
 }
 
 void NameTable::drop_index() { std::vector<Shard>().swap(shards_); }
-
-void NameTable::shrink_to_fit() {
-  arena_.shrink_to_fit();
-  offsets_.shrink_to_fit();
-}
 
 size_t NameTable::bytes() const {
   size_t b = arena_.capacity() + offsets_.capacity() * sizeof(uint64_t);

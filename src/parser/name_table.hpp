@@ -29,6 +29,8 @@ class NameTable {
 
   // Hash of `name`, the same for every spelling that matches case-insensitively.
   static uint64_t hash(std::string_view name);
+  // True when a and b are the same name (ASCII case ignored), as the table matches names.
+  static bool same(std::string_view a, std::string_view b);
   // The shard that holds names of hash h (bits the slot index does not use below 2^26 slots).
   static size_t shard_of(uint64_t h) { return (h >> 26) & (kShards - 1); }
 
@@ -42,11 +44,12 @@ class NameTable {
     return {arena_.data() + offsets_[id], offsets_[id + 1] - offsets_[id]};
   }
   uint32_t size() const { return static_cast<uint32_t>(offsets_.size() - 1); }
+  // Room for `names` names of `chars` characters in all (capacity: not written until used).
   void reserve(size_t names, size_t chars);
+  // An index for `names` names (written at once: every slot is set empty).
+  void reserve_index(size_t names);
   // Frees the hash index (the names stay readable by id); intern() and find() are not allowed after.
   void drop_index();
-  // Gives back the arena's and the offsets' spare capacity.
-  void shrink_to_fit();
   // Bytes held (arena, offsets and index), for memory accounting.
   size_t bytes() const;
 
