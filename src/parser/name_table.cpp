@@ -6,39 +6,10 @@
 namespace pgsim {
 namespace {
 
-// Eight bytes with ASCII 'A'..'Z' lower-cased (SWAR: no per-byte branches). Bytes >= 0x80
-// are left alone: names match case-insensitively in ASCII only.
-inline uint64_t lower8(uint64_t w) {
-  constexpr uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
-  const uint64_t ascii = ~w & high;                 // high bit set where the byte is < 0x80
-  const uint64_t low7 = w & ~high;
-  const uint64_t ge_a = (low7 + (0x80 - 'A') * ones) & high;  // byte >= 'A'
-  const uint64_t gt_z = (low7 + (0x7f - 'Z') * ones) & high;  // byte > 'Z'
-  const uint64_t upper = ge_a & ~gt_z & ascii;
-  return w | (upper >> 2);                          // 0x80 >> 2 == 0x20, the case bit
-}
-
 inline uint64_t mix(uint64_t h, uint64_t w) {
   h ^= w;
   h *= 0x9e3779b97f4a7c15ull;
   return h ^ (h >> 32);
-}
-
-// Eight bytes at a time; the last, partial word is zero-padded on both sides.
-bool equal_lower(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  size_t i = 0;
-  for (; i + 8 <= a.size(); i += 8) {
-    uint64_t x, y;
-    std::memcpy(&x, a.data() + i, 8);
-    std::memcpy(&y, b.data() + i, 8);
-    if (x != y && lower8(x) != lower8(y)) return false;  // most matches are spelled alike
-  }
-  if (i == a.size()) return true;
-  uint64_t x = 0, y = 0;
-  std::memcpy(&x, a.data() + i, a.size() - i);
-  std::memcpy(&y, b.data() + i, a.size() - i);
-  return lower8(x) == lower8(y);
 }
 
 }  // namespace
@@ -64,14 +35,12 @@ uint64_t NameTable::hash(std::string_view s) {
   return h ^ (h >> 29);
 }
 
-bool NameTable::same(std::string_view a, std::string_view b) { return equal_lower(a, b); }
-
 size_t NameTable::slot_of(const Shard& shard, std::string_view name, uint64_t h, const Resolver* resolver) const {
   const size_t mask = shard.slots.size() - 1;
   const uint32_t tag = static_cast<uint32_t>(h >> 32);
   for (size_t s = h & mask;; s = (s + 1) & mask) {
     const Slot& slot = shard.slots[s];
-    if (slot.id == npos || (slot.tag == tag && equal_lower(name_of(slot.id, resolver), name))) return s;
+    if (slot.id == npos || (slot.tag == tag && same(name_of(slot.id, resolver), name))) return s;
   }
 }
 
@@ -94,7 +63,7 @@ uint32_t NameTable::intern(std::string_view name, uint64_t h) {
   if (shard.slots[s].id != npos) return shard.slots[s].id;
   if (size() >= kProvisional) throw std::length_error("more than 2^31 names");
   const uint32_t id = size();
-  arena_.append(name);
+  arena_.insert(arena_.end(), name.begin(), name.end());
   offsets_.push_back(arena_.size());
   insert(shard, s, h, id, nullptr);
   return id;
@@ -160,10 +129,5 @@ void NameTable::reserve_index(size_t names) {
 
 void NameTable::drop_index() { std::vector<Shard>().swap(shards_); }
 
-size_t NameTable::bytes() const {
-  size_t b = arena_.capacity() + offsets_.capacity() * sizeof(uint64_t);
-  for (const Shard& shard : shards_) b += shard.slots.capacity() * sizeof(Slot);
-  return b;
-}
 
 }  // namespace pgsim

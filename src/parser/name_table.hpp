@@ -14,9 +14,12 @@
 // shards at once, while nobody appends names. extend() and place() then append the new names in id
 // order (any thread may place any name), and settle() replaces each provisional id by the final one.
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "default_init.hpp"
 
 namespace pgsim {
 
@@ -29,8 +32,23 @@ class NameTable {
 
   // Hash of `name`, the same for every spelling that matches case-insensitively.
   static uint64_t hash(std::string_view name);
-  // True when a and b are the same name (ASCII case ignored), as the table matches names.
-  static bool same(std::string_view a, std::string_view b);
+  // True when a and b are the same name (ASCII case ignored), as the table matches names. Eight
+  // bytes at a time; the last, partial word is zero-padded on both sides.
+  static bool same(std::string_view a, std::string_view b) {
+    if (a.size() != b.size()) return false;
+    size_t i = 0;
+    for (; i + 8 <= a.size(); i += 8) {
+      uint64_t x, y;
+      std::memcpy(&x, a.data() + i, 8);
+      std::memcpy(&y, b.data() + i, 8);
+      if (x != y && lower8(x) != lower8(y)) return false;  // most matches are spelled alike
+    }
+    if (i == a.size()) return true;
+    uint64_t x = 0, y = 0;
+    std::memcpy(&x, a.data() + i, a.size() - i);
+    std::memcpy(&y, b.data() + i, a.size() - i);
+    return lower8(x) == lower8(y);
+  }
   // The shard that holds names of hash h (bits the slot index does not use below 2^26 slots).
   static size_t shard_of(uint64_t h) { return (h >> 26) & (kShards - 1); }
 
@@ -50,8 +68,6 @@ class NameTable {
   void reserve_index(size_t names);
   // Frees the hash index (the names stay readable by id); intern() and find() are not allowed after.
   void drop_index();
-  // Bytes held (arena, offsets and index), for memory accounting.
-  size_t bytes() const;
 
   // --- bulk interning (see the header comment) ---
   // The text of provisional entry `key` (the id without kProvisional).
@@ -74,6 +90,17 @@ class NameTable {
   uint64_t arena_bytes() const { return offsets_.back(); }
 
  private:
+  // Eight bytes with ASCII 'A'..'Z' lower-cased (SWAR: no per-byte branches). Bytes >= 0x80
+  // are left alone: names match case-insensitively in ASCII only.
+  static uint64_t lower8(uint64_t w) {
+    constexpr uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
+    const uint64_t ascii = ~w & high;  // high bit set where the byte is < 0x80
+    const uint64_t low7 = w & ~high;
+    const uint64_t ge_a = (low7 + (0x80 - 'A') * ones) & high;  // byte >= 'A'
+    const uint64_t gt_z = (low7 + (0x7f - 'Z') * ones) & high;  // byte > 'Z'
+    const uint64_t upper = ge_a & ~gt_z & ascii;
+    return w | (upper >> 2);  // 0x80 >> 2 == 0x20, the case bit
+  }
   struct Slot {
     uint32_t tag = 0;      // the hash's upper 32 bits
     uint32_t id = npos;    // npos: empty
@@ -89,8 +116,8 @@ class NameTable {
   void insert(Shard& shard, size_t slot, uint64_t h, uint32_t id, const Resolver* resolver);
   void rehash(Shard& shard, size_t slot_count, const Resolver* resolver);
 
-  std::string arena_;
-  std::vector<uint64_t> offsets_{0};
+  FillVector<char> arena_;
+  FillVector<uint64_t> offsets_ = FillVector<uint64_t>(1, 0);
   std::vector<Shard> shards_ = std::vector<Shard>(kShards);
 };
 

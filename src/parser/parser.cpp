@@ -44,6 +44,7 @@ namespace {
 
 constexpr size_t kDefaultChunkBytes = 1u << 20;
 constexpr uint32_t kParallelNames = 1u << 16;  // fewer names are interned on one thread
+constexpr size_t kAhead = 8;  // table slots prefetched ahead, to overlap their cache misses
 
 // Runs f(i) for i in [0, n), on all threads when `parallel` (small work is not worth waking them);
 // the first exception is rethrown here.
@@ -289,8 +290,13 @@ uint32_t Parser::enter(ChunkResult* chunks, size_t count, uint32_t file, uint32_
   parallel_for(count + NameTable::kShards, parallel, [&](size_t task) {
     if (task >= count) {
       const size_t s = task - count;
-      for (int t = 0; t < 2; ++t)
-        for (const ChunkNames::Entry& first : firsts_[t][s]) tables_[t]->settle(first.hash, first.index, runs[t].id(first.index));
+      for (int t = 0; t < 2; ++t) {
+        const std::vector<ChunkNames::Entry>& firsts = firsts_[t][s];
+        for (size_t k = 0; k < firsts.size(); ++k) {
+          if (k + kAhead < firsts.size()) tables_[t]->prefetch(firsts[k + kAhead].hash);
+          tables_[t]->settle(firsts[k].hash, firsts[k].index, runs[t].id(firsts[k].index));
+        }
+      }
       return;
     }
     const size_t c = task;
@@ -340,7 +346,6 @@ void Parser::intern(RunNames (&runs)[2], size_t count, bool parallel) {
         ChunkNames& n = chunks[c].names[t];
         const ChunkNames::Entry* entry = n.by_shard.data() + n.shard_begin[s];
         const size_t m = n.shard_begin[s + 1] - n.shard_begin[s];
-        constexpr size_t kAhead = 8;  // overlap the table misses of the next names
         for (size_t k = 0; k < std::min(m, kAhead); ++k) table.prefetch(entry[k].hash);
         for (size_t k = 0; k < m; ++k) {
           if (k + kAhead < m) table.prefetch(entry[k + kAhead].hash);
