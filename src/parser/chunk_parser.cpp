@@ -341,24 +341,28 @@ void group_by_shard(ChunkNames& n, const std::vector<uint64_t>& hashes) {
 
 }  // namespace
 
-ChunkResult parse_chunk(const char* begin, const char* end, bool file_start) {
+void parse_chunk(const char* begin, const char* end, bool file_start, ChunkResult& r) {
   thread_local Scratch scratch;
-  ChunkResult r;
   r.text = begin;
+  r.elements.clear();
+  for (ChunkNames& n : r.names) n.names.clear();
+  r.events.clear();
+  r.transient = TransientInputs();
+  r.error.reset();
+  r.lines = 0;
+  r.stop = begin;
   const auto bytes = static_cast<size_t>(end - begin);
   if (bytes > UINT32_MAX) {
     r.error = ChunkError{1, "a line (with its '+' continuations) longer than 4 GiB"};
-    r.stop = begin;
-    return r;
+    for (auto& h : scratch.hashes) h.clear();
+  } else {
+    // IBM-style lines are ~40 bytes.
+    const size_t guess = bytes / 32 + 4;
+    r.elements.reserve(guess);
+    for (ChunkNames& n : r.names) n.names.reserve(guess);
+    ChunkParser(r, scratch, bytes).parse(begin, end, file_start);
   }
-  // IBM-style lines are ~40 bytes.
-  const size_t guess = bytes / 32 + 4;
-  r.elements.reserve(guess);
-  r.names[ChunkResult::kElementNames].names.reserve(guess);
-  r.names[ChunkResult::kNodeNames].names.reserve(guess);
-  ChunkParser(r, scratch, bytes).parse(begin, end, file_start);
   for (int t = 0; t < 2; ++t) group_by_shard(r.names[t], scratch.hashes[t]);
-  return r;
 }
 
 size_t last_cut(const char* text, size_t lo, size_t hi, size_t limit) {

@@ -94,9 +94,11 @@ struct ChunkResult {
   }
 };
 
-// Parses [begin, end) (at most 4 GiB, or it is an error). `file_start`: the chunk starts a file (a
-// UTF-8 byte-order mark is skipped, and a '+' line there has nothing to continue).
-ChunkResult parse_chunk(const char* begin, const char* end, bool file_start);
+// Parses [begin, end) (at most 4 GiB, or it is an error) into `r`, replacing what it held (its
+// arrays' capacity is kept: the parser hands each block's chunks the previous block's results, so
+// that their memory is not given back and paged in again block after block). `file_start`: the
+// chunk starts a file (a UTF-8 byte-order mark is skipped, and a '+' line there has nothing to continue).
+void parse_chunk(const char* begin, const char* end, bool file_start, ChunkResult& r);
 
 // The last line start s in (lo, hi] whose line is not a '+' continuation, judged from the bytes
 // [.., limit); 0 when there is none (a start whose first non-blank byte lies at or past `limit`

@@ -36,17 +36,17 @@ uint64_t NameTable::hash(std::string_view s) {
 }
 
 size_t NameTable::slot_of(const Shard& shard, std::string_view name, uint64_t h, const Resolver* resolver) const {
-  const size_t mask = shard.slots.size() - 1;
-  const uint32_t tag = static_cast<uint32_t>(h >> 32);
-  for (size_t s = h & mask;; s = (s + 1) & mask) {
+  const uint32_t tag = tag_of(h);
+  const size_t n = shard.slots.size();
+  for (size_t s = home(tag, n);; s = s + 1 == n ? 0 : s + 1) {
     const Slot& slot = shard.slots[s];
     if (slot.id == npos || (slot.tag == tag && same(name_of(slot.id, resolver), name))) return s;
   }
 }
 
-void NameTable::insert(Shard& shard, size_t slot, uint64_t h, uint32_t id, const Resolver* resolver) {
-  shard.slots[slot] = {static_cast<uint32_t>(h >> 32), id};
-  if (2 * ++shard.used > shard.slots.size()) rehash(shard, 2 * shard.slots.size(), resolver);
+void NameTable::insert(Shard& shard, size_t slot, uint64_t h, uint32_t id) {
+  shard.slots[slot] = {tag_of(h), id};
+  if (2 * ++shard.used > shard.slots.size()) rehash(shard, 2 * shard.slots.size());
 }
 
 uint32_t NameTable::find(std::string_view name) const {
@@ -65,28 +65,28 @@ uint32_t NameTable::intern(std::string_view name, uint64_t h) {
   const uint32_t id = size();
   arena_.insert(arena_.end(), name.begin(), name.end());
   offsets_.push_back(arena_.size());
-  insert(shard, s, h, id, nullptr);
+  insert(shard, s, h, id);
   return id;
 }
 
 void NameTable::prefetch(uint64_t h) const {
   const Shard& shard = shards_[shard_of(h)];
-  __builtin_prefetch(&shard.slots[h & (shard.slots.size() - 1)]);
+  __builtin_prefetch(&shard.slots[home(tag_of(h), shard.slots.size())]);
 }
 
 uint32_t NameTable::lookup_or_reserve(std::string_view name, uint64_t h, uint32_t key, const Resolver& resolver) {
   Shard& shard = shards_[shard_of(h)];
   const size_t s = slot_of(shard, name, h, &resolver);
   if (shard.slots[s].id != npos) return shard.slots[s].id;
-  insert(shard, s, h, key | kProvisional, &resolver);
+  insert(shard, s, h, key | kProvisional);
   return npos;
 }
 
 void NameTable::settle(uint64_t h, uint32_t key, uint32_t id) {
   Shard& shard = shards_[shard_of(h)];
-  const size_t mask = shard.slots.size() - 1;
-  size_t s = h & mask;
-  while (shard.slots[s].id != (key | kProvisional)) s = (s + 1) & mask;  // it is there: no empty slot first
+  const size_t n = shard.slots.size();
+  size_t s = home(tag_of(h), n);
+  while (shard.slots[s].id != (key | kProvisional)) s = s + 1 == n ? 0 : s + 1;  // it is there: no empty slot first
   shard.slots[s].id = id;
 }
 
@@ -101,15 +101,13 @@ void NameTable::place(uint32_t id, uint64_t offset, std::string_view name) {
   offsets_[id + 1] = offset + name.size();
 }
 
-void NameTable::rehash(Shard& shard, size_t slot_count, const Resolver* resolver) {
+void NameTable::rehash(Shard& shard, size_t slot_count) {
   std::vector<Slot> old(slot_count);
   old.swap(shard.slots);
-  const size_t mask = slot_count - 1;
   for (const Slot& slot : old) {
     if (slot.id == npos) continue;
-    const uint64_t h = hash(name_of(slot.id, resolver));
-    size_t s = h & mask;
-    while (shard.slots[s].id != npos) s = (s + 1) & mask;
+    size_t s = home(slot.tag, slot_count);
+    while (shard.slots[s].id != npos) s = s + 1 == slot_count ? 0 : s + 1;
     shard.slots[s] = slot;
   }
 }
@@ -120,11 +118,11 @@ void NameTable::reserve(size_t names, size_t chars) {
 }
 
 void NameTable::reserve_index(size_t names) {
-  for (Shard& shard : shards_) {
-    size_t want = shard.slots.size();
-    while (want < 2 * (names / kShards + 1)) want *= 2;
-    if (want > shard.slots.size()) rehash(shard, want, nullptr);
-  }
+  const size_t want = 2 * (names / kShards + 1);
+  // Shards on all threads: a big index is as long to write as a block of netlist to parse.
+#pragma omp parallel for schedule(static) if (want * kShards >= (1u << 20))
+  for (size_t s = 0; s < kShards; ++s)
+    if (want > shards_[s].slots.size()) rehash(shards_[s], want);
 }
 
 void NameTable::drop_index() { std::vector<Shard>().swap(shards_); }

@@ -5,8 +5,9 @@
 //
 // Ids are dense (0, 1, 2, ... in the order names were added) and name i keeps the spelling it
 // was first added with. The index: 2^kShardBits shards chosen by hash bits; each shard is an
-// open-addressing table whose slots hold a name's id and 32 more bits of its hash, so a probe
-// compares names only when those bits agree.
+// open-addressing table (linear probing, at most half full) whose slots hold a name's id and the
+// upper 32 bits of its hash, its tag: a probe compares names only when tags agree, and the tag
+// alone gives a name's place in its shard, so a shard grows without reading names.
 //
 // Bulk (parallel) interning, used by the parser: a shard may hold *provisional* entries, ids with
 // the kProvisional bit set that stand for a name not yet in the arena, whose text a resolver gives.
@@ -49,8 +50,8 @@ class NameTable {
     std::memcpy(&y, b.data() + i, a.size() - i);
     return lower8(x) == lower8(y);
   }
-  // The shard that holds names of hash h (bits the slot index does not use below 2^26 slots).
-  static size_t shard_of(uint64_t h) { return (h >> 26) & (kShards - 1); }
+  // The shard that holds names of hash h (bits that the tag, which places a name in its shard, does not hold).
+  static size_t shard_of(uint64_t h) { return (h >> (32 - kShardBits)) & (kShards - 1); }
 
   // Id of `name`, matched case-insensitively; inserts it (keeping this spelling) if new.
   uint32_t intern(std::string_view name) { return intern(name, hash(name)); }
@@ -106,15 +107,19 @@ class NameTable {
     uint32_t id = npos;    // npos: empty
   };
   struct alignas(64) Shard {
-    std::vector<Slot> slots = std::vector<Slot>(16);  // power of two, at most half full
+    std::vector<Slot> slots = std::vector<Slot>(16);  // at most half full
     size_t used = 0;
   };
   std::string_view name_of(uint32_t id, const Resolver* resolver) const {
     return id & kProvisional ? resolver->name(resolver->context, id & ~kProvisional) : (*this)[id];
   }
   size_t slot_of(const Shard& shard, std::string_view name, uint64_t h, const Resolver* resolver) const;
-  void insert(Shard& shard, size_t slot, uint64_t h, uint32_t id, const Resolver* resolver);
-  void rehash(Shard& shard, size_t slot_count, const Resolver* resolver);
+  void insert(Shard& shard, size_t slot, uint64_t h, uint32_t id);
+  void rehash(Shard& shard, size_t slot_count);
+  static uint32_t tag_of(uint64_t h) { return static_cast<uint32_t>(h >> 32); }
+  // A name's first slot to probe: from its tag alone (so growing a shard reads no names), by
+  // multiply-shift, so a shard can have any size (no rounding up to a power of two).
+  static size_t home(uint32_t tag, size_t slot_count) { return static_cast<size_t>((uint64_t(tag) * slot_count) >> 32); }
 
   FillVector<char> arena_;
   FillVector<uint64_t> offsets_ = FillVector<uint64_t>(1, 0);

@@ -27,6 +27,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <deque>
 #include <exception>
 #include <filesystem>
 #include <future>
@@ -127,6 +128,7 @@ class Parser {
   NameTable* tables_[2] = {&nl_.element_names, &nl_.node_names};  // indexed like ChunkResult::names
   // Per table and shard, the run's first appearances: their hashes and keys (Entry::index is the key).
   std::vector<ChunkNames::Entry> firsts_[2][NameTable::kShards];
+  std::deque<std::vector<ChunkResult>> results_;  // by include depth (a deque: parse_block holds one while an include adds the next)
   std::unordered_set<std::string> warned_;
   uint64_t duplicates_ = 0;
 };
@@ -220,16 +222,20 @@ bool Parser::parse_block(const char* text, size_t size, uint32_t file, uint32_t&
     ranges.emplace_back(b, e);
     b = e;
   }
-  std::vector<ChunkResult> chunks(ranges.size());
+  // Results of the previous block at this include depth, reused (chunk_parser.hpp says why).
+  if (results_.size() <= static_cast<size_t>(depth)) results_.resize(static_cast<size_t>(depth) + 1);
+  std::vector<ChunkResult>& chunks = results_[static_cast<size_t>(depth)];
+  if (chunks.size() < ranges.size()) chunks.resize(ranges.size());
   parallel_for(ranges.size(), ranges.size() > 1, [&](size_t i) {
-    chunks[i] = parse_chunk(text + ranges[i].first, text + ranges[i].second, file_start && i == 0);
+    parse_chunk(text + ranges[i].first, text + ranges[i].second, file_start && i == 0, chunks[i]);
   });
-  for (size_t i = 0; i < chunks.size();) {
+  const size_t count = ranges.size();
+  for (size_t i = 0; i < count;) {
     size_t j = i;
-    while (j < chunks.size() && !chunks[j].stopped_early()) ++j;
-    const size_t last = std::min(j + 1, chunks.size());
+    while (j < count && !chunks[j].stopped_early()) ++j;
+    const size_t last = std::min(j + 1, count);
     const uint32_t last_base = enter(&chunks[i], last - i, file, line_base);
-    if (j == chunks.size()) break;
+    if (j == count) break;
     const ChunkResult& stopped = chunks[j];
     if (stopped.error) throw ParseError(nl_.files[file], last_base + stopped.error->line, stopped.error->message);
     const ChunkEvent& event = stopped.events.back();
@@ -240,7 +246,7 @@ bool Parser::parse_block(const char* text, size_t size, uint32_t file, uint32_t&
     include(event, file, last_base + event.line, depth);
     // The rest of the chunk, after the .include line.
     ranges[j].first = static_cast<size_t>(stopped.stop - text);
-    chunks[j] = parse_chunk(text + ranges[j].first, text + ranges[j].second, false);
+    parse_chunk(text + ranges[j].first, text + ranges[j].second, false, chunks[j]);
     i = j;
   }
   nl_.bytes_read += size;
@@ -449,13 +455,14 @@ Netlist parse(Input& input, const std::string& name, const ParseOptions& options
   Netlist netlist;
   // Arrays: room for lines of 28 bytes (IBM-style lines are ~40), more than almost any netlist
   // needs, so they are not copied to grow: capacity that is never written costs no memory. Hash
-  // indexes are written when made: sized for IBM-style lines, about one new node per element.
+  // indexes are written when made: sized for IBM-style lines (about one new node per element),
+  // with some room, since growing one costs a pass over it.
   const uint64_t size = input.total();
   netlist.elements.reserve(size / 28);
   netlist.node_names.reserve(size / 28, size / 4);
   netlist.element_names.reserve(size / 28, size / 4);
-  netlist.node_names.reserve_index(size / 60);
-  netlist.element_names.reserve_index(size / 40);
+  netlist.node_names.reserve_index(size / 52);
+  netlist.element_names.reserve_index(size / 34);
   Parser parser(netlist, options);
   parser.parse_stream(input, name, 0);
   parser.finish(name);
