@@ -4,25 +4,31 @@
 // whatever the block and chunk sizes and the thread count):
 // 1. Blocks. A file is read through NetlistInput in blocks of about chunk_bytes x 2 x threads.
 //    A block is cut at its last line start that is not a '+' continuation; the tail after the
-//    cut is carried into the next block. The text is never held whole.
+//    cut is carried into the next block, which another thread reads while this one is parsed.
+//    The text is never held whole (two blocks at a time).
 // 2. Chunks. The block is split at such line starts into chunks of about chunk_bytes, parsed
-//    at once on all threads (chunk_parser.hpp): elements with their names as hashed views, dot
-//    commands as events, the chunk's first error. A chunk stops after an .include or .end line.
+//    at once on all threads (chunk_parser.hpp): elements, dot commands as events, the chunk's
+//    first error, and its names with their hashes: every element name, and each node name once
+//    (later occurrences in the chunk refer to the first), grouped by NameTable shard. A chunk
+//    stops after an .include or .end line.
 // 3. Entering, in file order, a run of chunks up to the first that stopped early:
-//    a. Interning (one thread per NameTable shard): each shard walks its occurrences (chunks
-//       in order, occurrences in order) and looks each name up; a name not yet in the table is
-//       entered as provisional, keyed by the occurrence's index in the run: that occurrence is
-//       the name's first appearance, and later occurrences get the key.
+//    a. Interning (one thread per NameTable shard): each shard walks its names (chunks in
+//       order, names in chunk order) and looks each up; a name not yet in the table is entered
+//       as provisional, keyed by its index over the run: that is the name's first appearance,
+//       and later chunks' names find the key.
 //    b. Ids: a prefix sum over the first appearances of each chunk, in file order, gives each
 //       its id (the table's size plus its rank), so nodes and element names are numbered by
 //       first appearance exactly as a serial parse numbers them; the names are appended to the
-//       tables' arenas in parallel, occurrences holding a key take the id of the one it names,
-//       and each shard replaces its provisional entries by the ids.
-//    c. Elements are copied into the netlist in parallel with their file:line; warnings
-//       (duplicate element names, unknown control lines) follow in file order.
+//       tables' arenas in parallel.
+//    c. Names holding a key take the id of the one it names and elements are copied into the
+//       netlist with their file:line, per chunk, while each shard replaces its provisional
+//       entries by the ids; then warnings (duplicate element names, unknown control lines)
+//       follow in file order.
 //    Then the stopping chunk's reason: its error is thrown (with the file line its chunk
 //    started at plus its line in the chunk), .end ends the file, an .include is read
 //    (recursively, the same way) before the rest of the chunk is parsed and entered.
+// Memory is touched once where it can be: arrays that threads fill are resized without zeroing
+// (default_init.hpp), chunk results and blocks are reused from block to block.
 #include <omp.h>
 #include <spdlog/spdlog.h>
 
@@ -291,7 +297,7 @@ uint32_t Parser::enter(ChunkResult* chunks, size_t count, uint32_t file, uint32_
     line_base += chunks[c].lines;
   }
   nl_.elements.resize(element_base[count]);
-  // d. Per chunk: names first seen in an earlier chunk of the run take its id, and the elements
+  // c. Per chunk: names first seen in an earlier chunk of the run take its id, and the elements
   // are copied; per shard (at the same time): provisional table entries become the ids.
   parallel_for(count + NameTable::kShards, parallel, [&](size_t task) {
     if (task >= count) {
@@ -338,7 +344,7 @@ uint32_t Parser::enter(ChunkResult* chunks, size_t count, uint32_t file, uint32_
   return line_bases[count - 1];
 }
 
-// Steps a to c of the header comment; step d is enter()'s.
+// Steps a and b of the header comment; step c is enter()'s.
 void Parser::intern(RunNames (&runs)[2], size_t count, bool parallel) {
   ChunkResult* chunks = runs[0].chunks;
   // a. First appearances, one thread per shard.
@@ -384,7 +390,7 @@ void Parser::intern(RunNames (&runs)[2], size_t count, bool parallel) {
     for (size_t c = 0; c < count; ++c) base[c + 1].names[t] += base[c].names[t], base[c + 1].bytes[t] += base[c].bytes[t];
     tables_[t]->extend(base[count].names[t] - base[0].names[t], base[count].bytes[t] - base[0].bytes[t]);
   }
-  // c. Per chunk: first appearances take their ids and their names go into the arenas; an element
+  // Per chunk: first appearances take their ids and their names go into the arenas; an element
   // whose name is not a first appearance is a duplicate.
   parallel_for(count, parallel && count > 1, [&](size_t c) {
     ChunkResult& r = chunks[c];
