@@ -18,7 +18,7 @@ threads=("$@")
 export OMP_WAIT_POLICY=passive
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
-for ((r = 0; r < rounds; ++r))
+for ((r = 0; r < rounds; ++r)); do
   for t in "${threads[@]}"; do
     for side in before after; do
       build=$before
@@ -27,6 +27,7 @@ for ((r = 0; r < rounds; ++r))
       /usr/bin/time -f "$side $t %e %U %S" -a -o "$out" "$build/benchmarks/bench_parse" "$netlist" 1 "$t" >/dev/null
     done
   done
+done
 python3 - "$out" "$netlist" <<'PY'
 import statistics, sys
 runs = {}
