@@ -118,8 +118,6 @@ class ChunkParser {
   bool stop_ = false;
 };
 
-// Splits [p, end) into whitespace-separated tokens, stopping at a ';' comment or a '$'
-// comment that starts a token. Rejects control characters (binary input).
 ChunkParser::ChunkParser(ChunkResult& out, Scratch& scratch, size_t bytes) : out_(out), scratch_(scratch) {
   // Room for a node name every 32 bytes at most half full (IBM-style lines are ~40 bytes with
   // two nodes, most of them seen twice); grown when a chunk has more.
@@ -130,6 +128,8 @@ ChunkParser::ChunkParser(ChunkResult& out, Scratch& scratch, size_t bytes) : out
   for (auto& h : scratch_.hashes) h.clear();
 }
 
+// Splits [p, end) into whitespace-separated tokens, stopping at a ';' comment or a '$'
+// comment that starts a token. Rejects control characters (binary input).
 void ChunkParser::tokenize(const char* p, const char* end) {
   const uint8_t* cls = kByteClasses.of;
   while (p < end) {
