@@ -5,7 +5,11 @@
 #include <omp.h>
 #include <spdlog/spdlog.h>
 
+#include <array>
+#include <cctype>
 #include <fstream>
+#include <map>
+#include <random>
 
 #include "parser/input_error.hpp"
 #include "parser/netlist.hpp"
@@ -166,6 +170,73 @@ TEST_CASE("ibmpg1t parses to the same netlist and transient tables for any chunk
       options.block_bytes = 1 << 20;
       INFO("threads " << threads << ", chunk " << chunk);
       CHECK(outcome(netlist, options) == serial);
+    }
+  omp_set_num_threads(saved);
+}
+
+TEST_CASE("node and element ids follow first appearance, case-insensitively, for any chunk size and thread count", "[parser]") {
+  // Random names from small pools in random case (so a chunk meets a node many times, in several
+  // spellings, and meets nodes and element names that earlier chunks met first), checked against
+  // a plain serial numbering written here: first spelling kept, ids in order of first appearance,
+  // "gnd" ground, a duplicate-name count.
+  QuietLog quiet;
+  std::mt19937 rng(7);
+  const auto spell = [&](std::string name) {
+    for (char& c : name)
+      if (rng() % 2) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    return name;
+  };
+  std::vector<std::string> nodes{"0"}, names;
+  std::map<std::string, uint32_t> node_id{{"0", 0}}, name_id;
+  std::vector<std::array<uint32_t, 3>> elements;
+  size_t duplicates = 0;
+  const auto lower = [](std::string s) {
+    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+  };
+  const auto node = [&](const std::string& spelt) -> uint32_t {
+    if (lower(spelt) == "gnd") return 0;
+    const auto [it, added] = node_id.emplace(lower(spelt), static_cast<uint32_t>(nodes.size()));
+    if (added) nodes.push_back(spelt);
+    return it->second;
+  };
+  std::string text;
+  for (int i = 0; i < 3000; ++i) {
+    const std::string name = spell("r" + std::to_string(rng() % 2500));
+    const std::string a = spell(rng() % 50 == 0 ? "gnd" : "n" + std::to_string(rng() % 700));
+    const std::string b = spell(rng() % 50 == 0 ? "0" : "n" + std::to_string(rng() % 700));
+    text += name + " " + a + " " + b + " " + std::to_string(1 + rng() % 9) + "\n";
+    const auto [it, added] = name_id.emplace(lower(name), static_cast<uint32_t>(names.size()));
+    if (added) names.push_back(name);
+    duplicates += !added;
+    const uint32_t plus = node(a);
+    elements.push_back({it->second, plus, node(b)});
+  }
+  REQUIRE(duplicates > 100);
+  test::TempDir dir;
+  const std::string path = dir.write("random.sp", text);
+  const int saved = omp_get_max_threads();
+  for (int threads : {1, 2, 5})
+    for (size_t chunk : {size_t(0), size_t(64), size_t(4096)}) {
+      omp_set_num_threads(threads);
+      ParseOptions options;
+      options.chunk_bytes = chunk;
+      options.block_bytes = chunk ? 8 * chunk : 0;
+      INFO("threads " << threads << ", chunk " << chunk);
+      const Netlist nl = parse_netlist(path, options);
+      REQUIRE(nl.node_count() == nodes.size());
+      for (uint32_t i = 0; i < nodes.size(); ++i) REQUIRE(nl.node_names[i] == nodes[i]);
+      REQUIRE(nl.element_names.size() == names.size());
+      for (uint32_t i = 0; i < names.size(); ++i) REQUIRE(nl.element_names[i] == names[i]);
+      REQUIRE(nl.elements.size() == elements.size());
+      for (size_t k = 0; k < elements.size(); ++k) {
+        REQUIRE(nl.elements[k].name == elements[k][0]);
+        REQUIRE(nl.elements[k].plus == elements[k][1]);
+        REQUIRE(nl.elements[k].minus == elements[k][2]);
+        REQUIRE(nl.elements[k].where.line == k + 1);
+      }
+      REQUIRE(!nl.warnings.empty());
+      CHECK_THAT(nl.warnings.back(), Catch::Contains(std::to_string(duplicates) + " elements in all share a name"));
     }
   omp_set_num_threads(saved);
 }

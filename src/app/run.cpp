@@ -63,7 +63,7 @@ dist::RankStats one_rank(const CsrMatrix& G, const RunReport& rep) {
 }  // namespace
 
 void release_elements(Netlist& netlist) {
-  std::vector<Element>().swap(netlist.elements);
+  decltype(netlist.elements)().swap(netlist.elements);
   netlist.element_names = NameTable();
 }
 

@@ -74,9 +74,15 @@ struct Failure {
   std::string message;
 };
 
+// Per-thread scratch, kept from chunk to chunk so that no chunk allocates (and page-faults) it anew.
+struct Scratch {
+  std::vector<uint32_t> slots;      // the chunk's node-name index: name index + 1, 0 when empty
+  std::vector<uint64_t> hashes[2];  // hash of each ChunkNames::names entry, per table
+};
+
 class ChunkParser {
  public:
-  explicit ChunkParser(ChunkResult& out) : out_(out) {}
+  ChunkParser(ChunkResult& out, Scratch& scratch, size_t bytes);
   void parse(const char* p, const char* end, bool file_start);
 
  private:
@@ -85,7 +91,9 @@ class ChunkParser {
   void element(char letter);
   // The number in an element's value field: the token, or what follows the `R=` of OpenROAD's form.
   static std::string_view value_text(ElementKind kind, std::string_view name, std::string_view token);
-  void add_name(std::string_view name);
+  void add_name(int table, std::string_view name, uint64_t h);
+  uint32_t node(std::string_view name);
+  void grow_index();
   void dot_command();
   [[noreturn]] static void fail(std::string message) { throw Failure{std::move(message)}; }
   template <class F>
@@ -103,10 +111,22 @@ class ChunkParser {
   }
 
   ChunkResult& out_;
+  Scratch& scratch_;
+  size_t mask_;  // scratch_.slots.size() - 1
   std::vector<std::string_view> tokens_;
   uint32_t line_ = 0;  // the logical line's first physical line
   bool stop_ = false;
 };
+
+ChunkParser::ChunkParser(ChunkResult& out, Scratch& scratch, size_t bytes) : out_(out), scratch_(scratch) {
+  // Room for a node name every 32 bytes at most half full (IBM-style lines are ~40 bytes with
+  // two nodes, most of them seen twice); grown when a chunk has more.
+  size_t slots = 64;
+  while (slots < bytes / 16) slots *= 2;
+  scratch_.slots.assign(slots, 0);
+  mask_ = slots - 1;
+  for (auto& h : scratch_.hashes) h.clear();
+}
 
 // Splits [p, end) into whitespace-separated tokens, stopping at a ';' comment or a '$'
 // comment that starts a token. Rejects control characters (binary input).
@@ -215,10 +235,10 @@ void ChunkParser::element(char letter) {
          shown(tokens_[vi]) + " across them");
   if (waveform)
     out_.transient.waveforms.push_back({static_cast<uint32_t>(out_.elements.size()), std::move(*waveform)});
-  out_.elements.push_back({*value, line_, kind});
-  add_name(name);
-  add_name(plus);
-  add_name(minus);
+  const uint64_t h = NameTable::hash(name);
+  const uint32_t p = node(plus), m = node(minus);
+  out_.elements.push_back({*value, line_, p, m, kind});
+  add_name(ChunkResult::kElementNames, name, h);
 }
 
 std::string_view ChunkParser::value_text(ElementKind kind, std::string_view name, std::string_view token) {
@@ -236,13 +256,39 @@ std::string_view ChunkParser::value_text(ElementKind kind, std::string_view name
   fail("element " + shown(name) + ": unexpected " + shown(token) + ": " + kForm[static_cast<int>(kind)]);
 }
 
-void ChunkParser::add_name(std::string_view name) {
-  const bool element_name = out_.names.size() % 3 == 0;
-  out_.names.push_back(name);
-  // "gnd" is ground without being a name of the table ("0" is the table's id 0).
-  const bool ground = !element_name && iequals(name, "gnd");
-  out_.hashes.push_back(ground ? 0 : NameTable::hash(name));
-  out_.ids.push_back(ground ? Netlist::ground : NameTable::npos);
+void ChunkParser::add_name(int table, std::string_view name, uint64_t h) {
+  out_.names[table].names.push_back({static_cast<uint32_t>(name.data() - out_.text), static_cast<uint32_t>(name.size())});
+  scratch_.hashes[table].push_back(h);
+}
+
+// The index of node `name` among the chunk's node names, added at its first occurrence.
+uint32_t ChunkParser::node(std::string_view name) {
+  if (name.size() == 3 && iequals(name, "gnd")) return ChunkElement::kGround;  // "0" is the table's id 0
+  const uint64_t h = NameTable::hash(name);
+  const std::vector<uint64_t>& hashes = scratch_.hashes[ChunkResult::kNodeNames];
+  for (size_t s = h & mask_;; s = (s + 1) & mask_) {
+    const uint32_t v = scratch_.slots[s];
+    if (v == 0) {
+      const auto index = static_cast<uint32_t>(hashes.size());
+      scratch_.slots[s] = index + 1;
+      add_name(ChunkResult::kNodeNames, name, h);
+      if (2 * hashes.size() > scratch_.slots.size()) grow_index();
+      return index;
+    }
+    if (hashes[v - 1] == h && NameTable::same(out_.name(ChunkResult::kNodeNames, v - 1), name)) return v - 1;
+  }
+}
+
+void ChunkParser::grow_index() {
+  std::vector<uint32_t>& slots = scratch_.slots;
+  slots.assign(2 * slots.size(), 0);
+  mask_ = slots.size() - 1;
+  const std::vector<uint64_t>& hashes = scratch_.hashes[ChunkResult::kNodeNames];
+  for (uint32_t i = 0; i < hashes.size(); ++i) {
+    size_t s = hashes[i] & mask_;
+    while (slots[s]) s = (s + 1) & mask_;
+    slots[s] = i + 1;
+  }
 }
 
 void ChunkParser::dot_command() {
@@ -282,31 +328,41 @@ void ChunkParser::dot_command() {
   event(ChunkEvent::UnknownControl, cmd);
 }
 
-// Groups the chunk's interned occurrences by shard (a counting sort, so file order is kept).
-void group_by_shard(ChunkResult& r) {
-  r.shard_begin.assign(NameTable::kShards + 1, 0);
-  for (size_t o = 0; o < r.ids.size(); ++o)
-    if (r.ids[o] == NameTable::npos) ++r.shard_begin[NameTable::shard_of(r.hashes[o]) + 1];
-  for (size_t s = 0; s < NameTable::kShards; ++s) r.shard_begin[s + 1] += r.shard_begin[s];
-  r.by_shard.resize(r.shard_begin.back());
-  std::vector<uint32_t> next(r.shard_begin.begin(), r.shard_begin.end() - 1);
-  for (size_t o = 0; o < r.ids.size(); ++o)
-    if (r.ids[o] == NameTable::npos) r.by_shard[next[NameTable::shard_of(r.hashes[o])]++] = static_cast<uint32_t>(o);
+// Groups a chunk's names by shard (a counting sort, so chunk order is kept within each shard).
+void group_by_shard(ChunkNames& n, const std::vector<uint64_t>& hashes) {
+  n.shard_begin.assign(NameTable::kShards + 1, 0);
+  for (uint64_t h : hashes) ++n.shard_begin[NameTable::shard_of(h) + 1];
+  for (size_t s = 0; s < NameTable::kShards; ++s) n.shard_begin[s + 1] += n.shard_begin[s];
+  n.by_shard.resize(hashes.size());
+  std::vector<uint32_t> next(n.shard_begin.begin(), n.shard_begin.end() - 1);
+  for (uint32_t i = 0; i < hashes.size(); ++i) n.by_shard[next[NameTable::shard_of(hashes[i])]++] = {hashes[i], i};
+  n.ids.resize(hashes.size());
 }
 
 }  // namespace
 
-ChunkResult parse_chunk(const char* begin, const char* end, bool file_start) {
-  ChunkResult r;
-  // IBM-style lines are ~40 bytes.
-  const size_t guess = static_cast<size_t>(end - begin) / 32 + 4;
-  r.elements.reserve(guess);
-  r.names.reserve(3 * guess);
-  r.hashes.reserve(3 * guess);
-  r.ids.reserve(3 * guess);
-  ChunkParser(r).parse(begin, end, file_start);
-  group_by_shard(r);
-  return r;
+void parse_chunk(const char* begin, const char* end, bool file_start, ChunkResult& r) {
+  thread_local Scratch scratch;
+  r.text = begin;
+  r.elements.clear();
+  for (ChunkNames& n : r.names) n.names.clear();
+  r.events.clear();
+  r.transient = TransientInputs();
+  r.error.reset();
+  r.lines = 0;
+  r.stop = begin;
+  const auto bytes = static_cast<size_t>(end - begin);
+  if (bytes > UINT32_MAX) {
+    r.error = ChunkError{1, "a line (with its '+' continuations) longer than 4 GiB"};
+    for (auto& h : scratch.hashes) h.clear();
+  } else {
+    // IBM-style lines are ~40 bytes.
+    const size_t guess = bytes / 32 + 4;
+    r.elements.reserve(guess);
+    for (ChunkNames& n : r.names) n.names.reserve(guess);
+    ChunkParser(r, scratch, bytes).parse(begin, end, file_start);
+  }
+  for (int t = 0; t < 2; ++t) group_by_shard(r.names[t], scratch.hashes[t]);
 }
 
 size_t last_cut(const char* text, size_t lo, size_t hi, size_t limit) {

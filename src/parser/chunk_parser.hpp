@@ -23,10 +23,41 @@
 
 namespace pgsim {
 
-// An element as its line gives it; its three names are in ChunkResult::names.
+// A name as the chunk's text spells it.
+struct ChunkName {
+  uint32_t offset;  // from the chunk's first byte
+  uint32_t size;
+};
+
+// The names of a chunk bound for one NameTable (element names, or node names), each once per
+// chunk for nodes: a node's later occurrences in the chunk refer to its first (ChunkElement::plus
+// and minus), so interning looks up each node name once per chunk, not once per occurrence.
+struct ChunkNames {
+  // A name's hash and index, grouped by NameTable shard (see below).
+  struct Entry {
+    uint64_t hash;
+    uint32_t index;
+  };
+  // In order of first appearance in the chunk (element names: one per element, in element order).
+  std::vector<ChunkName> names;
+  // Once interned: each name's id; NameTable::npos while it is the first appearance of a name new
+  // to the table, or a provisional id (NameTable::kProvisional) for one first seen in an earlier
+  // chunk of the same run, until the parser settles it.
+  std::vector<uint32_t> ids;
+  // Names grouped by NameTable shard, in chunk order within each: by_shard[shard_begin[s] ..
+  // shard_begin[s + 1]), stored together so that a shard's pass over a chunk reads one run of memory.
+  std::vector<Entry> by_shard;
+  std::vector<uint32_t> shard_begin;
+};
+
+// An element as its line gives it; its name is ChunkResult::names[kElementNames].names at the
+// element's index.
 struct ChunkElement {
+  static constexpr uint32_t kGround = UINT32_MAX;  // a node spelt "gnd" (any case): id 0, not a table name
   double value;
-  uint32_t line;  // within the chunk
+  uint32_t line;   // within the chunk
+  uint32_t plus;   // index into the chunk's node names, or kGround
+  uint32_t minus;
   ElementKind kind;
   bool duplicate = false;  // set when names are interned: an earlier element has this name
 };
@@ -45,17 +76,10 @@ struct ChunkError {
 };
 
 struct ChunkResult {
-  // Interned names: per element three occurrences (element name, plus node, minus node), views
-  // into the text, their hashes and, once interned, their ids. A ground name ("gnd") has id 0 from
-  // the start and is in no shard list.
+  static constexpr int kElementNames = 0, kNodeNames = 1;
+  const char* text = nullptr;  // the chunk's first byte: names are views into it
   std::vector<ChunkElement> elements;
-  std::vector<std::string_view> names;
-  std::vector<uint64_t> hashes;
-  std::vector<uint32_t> ids;
-  // Occurrences grouped by NameTable shard, in file order within each: by_shard[shard_begin[s] ..
-  // shard_begin[s + 1]).
-  std::vector<uint32_t> by_shard;
-  std::vector<uint32_t> shard_begin;
+  ChunkNames names[2];  // [kElementNames], [kNodeNames]
   std::vector<ChunkEvent> events;
   // Source waveforms (element indices within the chunk), .tran and .print (lines within the
   // chunk, file 0): the parser shifts them and merges them with TransientInputs::append.
@@ -64,11 +88,17 @@ struct ChunkResult {
   uint32_t lines = 0;          // physical lines begun before `stop`
   const char* stop = nullptr;  // where reading stopped: the chunk end, after an .include or .end line, or at the error
   bool stopped_early() const { return error.has_value() || (!events.empty() && events.back().kind != ChunkEvent::UnknownControl); }
+  std::string_view name(int table, uint32_t index) const {
+    const ChunkName& n = names[table].names[index];
+    return {text + n.offset, n.size};
+  }
 };
 
-// Parses [begin, end). `file_start`: the chunk starts a file (a UTF-8 byte-order mark is skipped, and
-// a '+' line there has nothing to continue).
-ChunkResult parse_chunk(const char* begin, const char* end, bool file_start);
+// Parses [begin, end) (at most 4 GiB, or it is an error) into `r`, replacing what it held (its
+// arrays' capacity is kept: the parser hands each block's chunks the previous block's results, so
+// that their memory is not given back and paged in again block after block). `file_start`: the
+// chunk starts a file (a UTF-8 byte-order mark is skipped, and a '+' line there has nothing to continue).
+void parse_chunk(const char* begin, const char* end, bool file_start, ChunkResult& r);
 
 // The last line start s in (lo, hi] whose line is not a '+' continuation, judged from the bytes
 // [.., limit); 0 when there is none (a start whose first non-blank byte lies at or past `limit`

@@ -6,39 +6,10 @@
 namespace pgsim {
 namespace {
 
-// Eight bytes with ASCII 'A'..'Z' lower-cased (SWAR: no per-byte branches). Bytes >= 0x80
-// are left alone: names match case-insensitively in ASCII only.
-inline uint64_t lower8(uint64_t w) {
-  constexpr uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
-  const uint64_t ascii = ~w & high;                 // high bit set where the byte is < 0x80
-  const uint64_t low7 = w & ~high;
-  const uint64_t ge_a = (low7 + (0x80 - 'A') * ones) & high;  // byte >= 'A'
-  const uint64_t gt_z = (low7 + (0x7f - 'Z') * ones) & high;  // byte > 'Z'
-  const uint64_t upper = ge_a & ~gt_z & ascii;
-  return w | (upper >> 2);                          // 0x80 >> 2 == 0x20, the case bit
-}
-
 inline uint64_t mix(uint64_t h, uint64_t w) {
   h ^= w;
   h *= 0x9e3779b97f4a7c15ull;
   return h ^ (h >> 32);
-}
-
-// Eight bytes at a time; the last, partial word is zero-padded on both sides.
-bool equal_lower(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  size_t i = 0;
-  for (; i + 8 <= a.size(); i += 8) {
-    uint64_t x, y;
-    std::memcpy(&x, a.data() + i, 8);
-    std::memcpy(&y, b.data() + i, 8);
-    if (x != y && lower8(x) != lower8(y)) return false;  // most matches are spelled alike
-  }
-  if (i == a.size()) return true;
-  uint64_t x = 0, y = 0;
-  std::memcpy(&x, a.data() + i, a.size() - i);
-  std::memcpy(&y, b.data() + i, a.size() - i);
-  return lower8(x) == lower8(y);
 }
 
 }  // namespace
@@ -65,17 +36,17 @@ uint64_t NameTable::hash(std::string_view s) {
 }
 
 size_t NameTable::slot_of(const Shard& shard, std::string_view name, uint64_t h, const Resolver* resolver) const {
-  const size_t mask = shard.slots.size() - 1;
-  const uint32_t tag = static_cast<uint32_t>(h >> 32);
-  for (size_t s = h & mask;; s = (s + 1) & mask) {
+  const uint32_t tag = tag_of(h);
+  const size_t n = shard.slots.size();
+  for (size_t s = home(tag, n);; s = s + 1 == n ? 0 : s + 1) {
     const Slot& slot = shard.slots[s];
-    if (slot.id == npos || (slot.tag == tag && equal_lower(name_of(slot.id, resolver), name))) return s;
+    if (slot.id == npos || (slot.tag == tag && same(name_of(slot.id, resolver), name))) return s;
   }
 }
 
-void NameTable::insert(Shard& shard, size_t slot, uint64_t h, uint32_t id, const Resolver* resolver) {
-  shard.slots[slot] = {static_cast<uint32_t>(h >> 32), id};
-  if (2 * ++shard.used > shard.slots.size()) rehash(shard, 2 * shard.slots.size(), resolver);
+void NameTable::insert(Shard& shard, size_t slot, uint64_t h, uint32_t id) {
+  shard.slots[slot] = {tag_of(h), id};
+  if (2 * ++shard.used > shard.slots.size()) rehash(shard, 2 * shard.slots.size());
 }
 
 uint32_t NameTable::find(std::string_view name) const {
@@ -92,30 +63,30 @@ uint32_t NameTable::intern(std::string_view name, uint64_t h) {
   if (shard.slots[s].id != npos) return shard.slots[s].id;
   if (size() >= kProvisional) throw std::length_error("more than 2^31 names");
   const uint32_t id = size();
-  arena_.append(name);
+  arena_.insert(arena_.end(), name.begin(), name.end());
   offsets_.push_back(arena_.size());
-  insert(shard, s, h, id, nullptr);
+  insert(shard, s, h, id);
   return id;
 }
 
 void NameTable::prefetch(uint64_t h) const {
   const Shard& shard = shards_[shard_of(h)];
-  __builtin_prefetch(&shard.slots[h & (shard.slots.size() - 1)]);
+  __builtin_prefetch(&shard.slots[home(tag_of(h), shard.slots.size())]);
 }
 
 uint32_t NameTable::lookup_or_reserve(std::string_view name, uint64_t h, uint32_t key, const Resolver& resolver) {
   Shard& shard = shards_[shard_of(h)];
   const size_t s = slot_of(shard, name, h, &resolver);
   if (shard.slots[s].id != npos) return shard.slots[s].id;
-  insert(shard, s, h, key | kProvisional, &resolver);
+  insert(shard, s, h, key | kProvisional);
   return npos;
 }
 
 void NameTable::settle(uint64_t h, uint32_t key, uint32_t id) {
   Shard& shard = shards_[shard_of(h)];
-  const size_t mask = shard.slots.size() - 1;
-  size_t s = h & mask;
-  while (shard.slots[s].id != (key | kProvisional)) s = (s + 1) & mask;  // it is there: no empty slot first
+  const size_t n = shard.slots.size();
+  size_t s = home(tag_of(h), n);
+  while (shard.slots[s].id != (key | kProvisional)) s = s + 1 == n ? 0 : s + 1;  // it is there: no empty slot first
   shard.slots[s].id = id;
 }
 
@@ -130,15 +101,13 @@ void NameTable::place(uint32_t id, uint64_t offset, std::string_view name) {
   offsets_[id + 1] = offset + name.size();
 }
 
-void NameTable::rehash(Shard& shard, size_t slot_count, const Resolver* resolver) {
+void NameTable::rehash(Shard& shard, size_t slot_count) {
   std::vector<Slot> old(slot_count);
   old.swap(shard.slots);
-  const size_t mask = slot_count - 1;
   for (const Slot& slot : old) {
     if (slot.id == npos) continue;
-    const uint64_t h = hash(name_of(slot.id, resolver));
-    size_t s = h & mask;
-    while (shard.slots[s].id != npos) s = (s + 1) & mask;
+    size_t s = home(slot.tag, slot_count);
+    while (shard.slots[s].id != npos) s = s + 1 == slot_count ? 0 : s + 1;
     shard.slots[s] = slot;
   }
 }
@@ -146,24 +115,17 @@ void NameTable::rehash(Shard& shard, size_t slot_count, const Resolver* resolver
 void NameTable::reserve(size_t names, size_t chars) {
   arena_.reserve(chars);
   offsets_.reserve(names + 1);
-  for (Shard& shard : shards_) {
-    size_t want = shard.slots.size();
-    while (want < 2 * (names / kShards + 1)) want *= 2;
-    if (want > shard.slots.size()) rehash(shard, want, nullptr);
-  }
+}
+
+void NameTable::reserve_index(size_t names) {
+  const size_t want = 2 * (names / kShards + 1);
+  // Shards on all threads: a big index is as long to write as a block of netlist to parse.
+#pragma omp parallel for schedule(static) if (want * kShards >= (1u << 20))
+  for (size_t s = 0; s < kShards; ++s)
+    if (want > shards_[s].slots.size()) rehash(shards_[s], want);
 }
 
 void NameTable::drop_index() { std::vector<Shard>().swap(shards_); }
 
-void NameTable::shrink_to_fit() {
-  arena_.shrink_to_fit();
-  offsets_.shrink_to_fit();
-}
-
-size_t NameTable::bytes() const {
-  size_t b = arena_.capacity() + offsets_.capacity() * sizeof(uint64_t);
-  for (const Shard& shard : shards_) b += shard.slots.capacity() * sizeof(Slot);
-  return b;
-}
 
 }  // namespace pgsim

@@ -5,8 +5,9 @@
 //
 // Ids are dense (0, 1, 2, ... in the order names were added) and name i keeps the spelling it
 // was first added with. The index: 2^kShardBits shards chosen by hash bits; each shard is an
-// open-addressing table whose slots hold a name's id and 32 more bits of its hash, so a probe
-// compares names only when those bits agree.
+// open-addressing table (linear probing, at most half full) whose slots hold a name's id and the
+// upper 32 bits of its hash, its tag: a probe compares names only when tags agree, and the tag
+// alone gives a name's place in its shard, so a shard grows without reading names.
 //
 // Bulk (parallel) interning, used by the parser: a shard may hold *provisional* entries, ids with
 // the kProvisional bit set that stand for a name not yet in the arena, whose text a resolver gives.
@@ -14,9 +15,12 @@
 // shards at once, while nobody appends names. extend() and place() then append the new names in id
 // order (any thread may place any name), and settle() replaces each provisional id by the final one.
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "default_init.hpp"
 
 namespace pgsim {
 
@@ -29,8 +33,25 @@ class NameTable {
 
   // Hash of `name`, the same for every spelling that matches case-insensitively.
   static uint64_t hash(std::string_view name);
-  // The shard that holds names of hash h (bits the slot index does not use below 2^26 slots).
-  static size_t shard_of(uint64_t h) { return (h >> 26) & (kShards - 1); }
+  // True when a and b are the same name (ASCII case ignored), as the table matches names. Eight
+  // bytes at a time; the last, partial word is zero-padded on both sides.
+  static bool same(std::string_view a, std::string_view b) {
+    if (a.size() != b.size()) return false;
+    size_t i = 0;
+    for (; i + 8 <= a.size(); i += 8) {
+      uint64_t x, y;
+      std::memcpy(&x, a.data() + i, 8);
+      std::memcpy(&y, b.data() + i, 8);
+      if (x != y && lower8(x) != lower8(y)) return false;  // most matches are spelled alike
+    }
+    if (i == a.size()) return true;
+    uint64_t x = 0, y = 0;
+    std::memcpy(&x, a.data() + i, a.size() - i);
+    std::memcpy(&y, b.data() + i, a.size() - i);
+    return lower8(x) == lower8(y);
+  }
+  // The shard that holds names of hash h (bits that the tag, which places a name in its shard, does not hold).
+  static size_t shard_of(uint64_t h) { return (h >> (32 - kShardBits)) & (kShards - 1); }
 
   // Id of `name`, matched case-insensitively; inserts it (keeping this spelling) if new.
   uint32_t intern(std::string_view name) { return intern(name, hash(name)); }
@@ -42,13 +63,12 @@ class NameTable {
     return {arena_.data() + offsets_[id], offsets_[id + 1] - offsets_[id]};
   }
   uint32_t size() const { return static_cast<uint32_t>(offsets_.size() - 1); }
+  // Room for `names` names of `chars` characters in all (capacity: not written until used).
   void reserve(size_t names, size_t chars);
+  // An index for `names` names (written at once: every slot is set empty).
+  void reserve_index(size_t names);
   // Frees the hash index (the names stay readable by id); intern() and find() are not allowed after.
   void drop_index();
-  // Gives back the arena's and the offsets' spare capacity.
-  void shrink_to_fit();
-  // Bytes held (arena, offsets and index), for memory accounting.
-  size_t bytes() const;
 
   // --- bulk interning (see the header comment) ---
   // The text of provisional entry `key` (the id without kProvisional).
@@ -71,23 +91,38 @@ class NameTable {
   uint64_t arena_bytes() const { return offsets_.back(); }
 
  private:
+  // Eight bytes with ASCII 'A'..'Z' lower-cased (SWAR: no per-byte branches). Bytes >= 0x80
+  // are left alone: names match case-insensitively in ASCII only.
+  static uint64_t lower8(uint64_t w) {
+    constexpr uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
+    const uint64_t ascii = ~w & high;  // high bit set where the byte is < 0x80
+    const uint64_t low7 = w & ~high;
+    const uint64_t ge_a = (low7 + (0x80 - 'A') * ones) & high;  // byte >= 'A'
+    const uint64_t gt_z = (low7 + (0x7f - 'Z') * ones) & high;  // byte > 'Z'
+    const uint64_t upper = ge_a & ~gt_z & ascii;
+    return w | (upper >> 2);  // 0x80 >> 2 == 0x20, the case bit
+  }
   struct Slot {
     uint32_t tag = 0;      // the hash's upper 32 bits
     uint32_t id = npos;    // npos: empty
   };
   struct alignas(64) Shard {
-    std::vector<Slot> slots = std::vector<Slot>(16);  // power of two, at most half full
+    std::vector<Slot> slots = std::vector<Slot>(16);  // at most half full
     size_t used = 0;
   };
   std::string_view name_of(uint32_t id, const Resolver* resolver) const {
     return id & kProvisional ? resolver->name(resolver->context, id & ~kProvisional) : (*this)[id];
   }
   size_t slot_of(const Shard& shard, std::string_view name, uint64_t h, const Resolver* resolver) const;
-  void insert(Shard& shard, size_t slot, uint64_t h, uint32_t id, const Resolver* resolver);
-  void rehash(Shard& shard, size_t slot_count, const Resolver* resolver);
+  void insert(Shard& shard, size_t slot, uint64_t h, uint32_t id);
+  void rehash(Shard& shard, size_t slot_count);
+  static uint32_t tag_of(uint64_t h) { return static_cast<uint32_t>(h >> 32); }
+  // A name's first slot to probe: from its tag alone (so growing a shard reads no names), by
+  // multiply-shift, so a shard can have any size (no rounding up to a power of two).
+  static size_t home(uint32_t tag, size_t slot_count) { return static_cast<size_t>((uint64_t(tag) * slot_count) >> 32); }
 
-  std::string arena_;
-  std::vector<uint64_t> offsets_{0};
+  FillVector<char> arena_;
+  FillVector<uint64_t> offsets_ = FillVector<uint64_t>(1, 0);
   std::vector<Shard> shards_ = std::vector<Shard>(kShards);
 };
 

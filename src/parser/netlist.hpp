@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "default_init.hpp"
 #include "name_table.hpp"
 #include "waveform.hpp"
 
@@ -13,10 +14,11 @@ enum class ElementKind : uint8_t { Resistor, VoltageSource, CurrentSource, Capac
 
 char element_letter(ElementKind kind);
 
-// Where an element was written, for messages.
+// Where an element was written, for messages. Trivial (no default member values), so that the
+// parser's resize of Netlist::elements leaves them unwritten until it fills them.
 struct SourceLocation {
-  uint32_t file = 0;  // index into Netlist::files
-  uint32_t line = 0;
+  uint32_t file;  // index into Netlist::files
+  uint32_t line;
 };
 
 struct Element {
@@ -33,7 +35,7 @@ struct Netlist {
 
   NameTable node_names;     // id 0 is ground ("0"); "gnd" maps to it too
   NameTable element_names;
-  std::vector<Element> elements;
+  FillVector<Element> elements;
   std::vector<std::string> files;  // the top file first, then every .include
   std::vector<std::string> warnings;  // as logged while parsing, in file order
   TransientInputs transient;          // source waveforms, .tran, .print (parser/waveform.hpp)
@@ -49,7 +51,7 @@ struct ParseOptions {
   void (*progress)(uint64_t done, uint64_t total, void* user) = nullptr;
   void* progress_user = nullptr;
   // Text is read in blocks of block_bytes and parsed in chunks of about chunk_bytes on all threads
-  // (0: the defaults, 4 MB chunks and blocks of 2 chunks per thread). Any sizes give the same
+  // (0: the defaults, 1 MB chunks and blocks of 2 chunks per thread, the next block read while one is parsed). Any sizes give the same
   // Netlist, warnings and errors; tests set them tiny to put boundaries everywhere.
   size_t block_bytes = 0;
   size_t chunk_bytes = 0;

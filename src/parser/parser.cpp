@@ -4,31 +4,40 @@
 // whatever the block and chunk sizes and the thread count):
 // 1. Blocks. A file is read through NetlistInput in blocks of about chunk_bytes x 2 x threads.
 //    A block is cut at its last line start that is not a '+' continuation; the tail after the
-//    cut is carried into the next block. The text is never held whole.
+//    cut is carried into the next block, which another thread reads while this one is parsed.
+//    The text is never held whole (two blocks at a time).
 // 2. Chunks. The block is split at such line starts into chunks of about chunk_bytes, parsed
-//    at once on all threads (chunk_parser.hpp): elements with their names as hashed views, dot
-//    commands as events, the chunk's first error. A chunk stops after an .include or .end line.
+//    at once on all threads (chunk_parser.hpp): elements, dot commands as events, the chunk's
+//    first error, and its names with their hashes: every element name, and each node name once
+//    (later occurrences in the chunk refer to the first), grouped by NameTable shard. A chunk
+//    stops after an .include or .end line.
 // 3. Entering, in file order, a run of chunks up to the first that stopped early:
-//    a. Interning (one thread per NameTable shard): each shard walks its occurrences (chunks
-//       in order, occurrences in order) and looks each name up; a name not yet in the table is
-//       entered as provisional, keyed by the occurrence's index in the run: that occurrence is
-//       the name's first appearance, and later occurrences get the key.
+//    a. Interning (one thread per NameTable shard): each shard walks its names (chunks in
+//       order, names in chunk order) and looks each up; a name not yet in the table is entered
+//       as provisional, keyed by its index over the run: that is the name's first appearance,
+//       and later chunks' names find the key.
 //    b. Ids: a prefix sum over the first appearances of each chunk, in file order, gives each
 //       its id (the table's size plus its rank), so nodes and element names are numbered by
 //       first appearance exactly as a serial parse numbers them; the names are appended to the
-//       tables' arenas in parallel, occurrences holding a key take the id of the one it names,
-//       and each shard replaces its provisional entries by the ids.
-//    c. Elements are copied into the netlist in parallel with their file:line; warnings
-//       (duplicate element names, unknown control lines) follow in file order.
+//       tables' arenas in parallel.
+//    c. Names holding a key take the id of the one it names and elements are copied into the
+//       netlist with their file:line, per chunk, while each shard replaces its provisional
+//       entries by the ids; then warnings (duplicate element names, unknown control lines)
+//       follow in file order.
 //    Then the stopping chunk's reason: its error is thrown (with the file line its chunk
 //    started at plus its line in the chunk), .end ends the file, an .include is read
 //    (recursively, the same way) before the rest of the chunk is parsed and entered.
+// Memory is touched once where it can be: arrays that threads fill are resized without zeroing
+// (default_init.hpp), chunk results and blocks are reused from block to block.
 #include <omp.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <deque>
 #include <exception>
 #include <filesystem>
+#include <future>
+#include <memory>
 #include <mutex>
 #include <unordered_set>
 
@@ -40,8 +49,9 @@
 namespace pgsim {
 namespace {
 
-constexpr size_t kDefaultChunkBytes = 4u << 20;
-constexpr uint32_t kParallelOccurrences = 1u << 16;  // fewer names are interned on one thread
+constexpr size_t kDefaultChunkBytes = 1u << 20;
+constexpr uint32_t kParallelNames = 1u << 16;  // fewer names are interned on one thread
+constexpr size_t kAhead = 8;  // table slots prefetched ahead, to overlap their cache misses
 
 // Runs f(i) for i in [0, n), on all threads when `parallel` (small work is not worth waking them);
 // the first exception is rethrown here.
@@ -79,17 +89,23 @@ class TextInput {
   size_t pos_ = 0;
 };
 
-// A run of chunks being entered: occurrence keys (index over the run) to chunks.
-struct Run {
+// The names of a run of chunks (being entered) bound for one table, keyed by their index over
+// the run: chunk by chunk, in each chunk's order, so a smaller key means earlier in the file.
+struct RunNames {
   ChunkResult* chunks;
-  std::vector<uint32_t> occ_base;  // first key of each chunk, and the total
+  int table;
+  std::vector<uint32_t> base;  // first key of each chunk, and the total
   size_t chunk_of(uint32_t key) const {
-    return static_cast<size_t>(std::upper_bound(occ_base.begin(), occ_base.end(), key) - occ_base.begin()) - 1;
+    return static_cast<size_t>(std::upper_bound(base.begin(), base.end(), key) - base.begin()) - 1;
+  }
+  uint32_t& id(uint32_t key) const {
+    const size_t c = chunk_of(key);
+    return chunks[c].names[table].ids[key - base[c]];
   }
   static std::string_view name(const void* run, uint32_t key) {
-    const Run& r = *static_cast<const Run*>(run);
+    const RunNames& r = *static_cast<const RunNames*>(run);
     const size_t c = r.chunk_of(key);
-    return r.chunks[c].names[key - r.occ_base[c]];
+    return r.chunks[c].name(r.table, key - r.base[c]);
   }
 };
 
@@ -104,7 +120,7 @@ class Parser {
  private:
   bool parse_block(const char* text, size_t size, uint32_t file, uint32_t& line_base, bool file_start, int depth);
   uint32_t enter(ChunkResult* chunks, size_t count, uint32_t file, uint32_t& line_base);
-  void intern(Run& run, size_t count, bool parallel);
+  void intern(RunNames (&runs)[2], size_t count, bool parallel);
   void warnings(const ChunkResult& chunk, size_t first_element, uint32_t file, uint32_t line_base, uint32_t duplicates);
   void include(const ChunkEvent& event, uint32_t file, uint32_t line, int depth);
   void warn(std::string message) {
@@ -115,38 +131,88 @@ class Parser {
 
   Netlist& nl_;
   const ParseOptions& options_;
-  std::vector<std::vector<uint32_t>> firsts_ = std::vector<std::vector<uint32_t>>(NameTable::kShards);
+  NameTable* tables_[2] = {&nl_.element_names, &nl_.node_names};  // indexed like ChunkResult::names
+  // Per table and shard, the run's first appearances: their hashes and keys (Entry::index is the key).
+  std::vector<ChunkNames::Entry> firsts_[2][NameTable::kShards];
+  std::deque<std::vector<ChunkResult>> results_;  // by include depth (a deque: parse_block holds one while an include adds the next)
   std::unordered_set<std::string> warned_;
   uint64_t duplicates_ = 0;
+};
+
+// A block of netlist text: whole logical lines [0, cut) to parse, and the start of the next
+// block's first line after them. Its bytes are left uninitialised until read into (std::string's
+// resize would zero, and page in, the whole block at every parse, however small the file).
+class Block {
+ public:
+  const char* data() const { return data_.get(); }
+  size_t cut() const { return cut_; }
+  bool eof() const { return eof_; }
+  // Reads from `input` (`capacity` bytes at a time) after the bytes held, until the block holds a
+  // cut: its last line start that is not a '+' continuation, or the file's end.
+  template <class Input>
+  void fill(Input& input, size_t capacity) {
+    cut_ = 0;
+    while (!eof_ && !cut_) {
+      if (size_ == capacity_) reserve(std::max(capacity, 2 * capacity_));  // a logical line longer than a block
+      const size_t want = capacity_ - size_;
+      const size_t got = input.read(data_.get() + size_, want);
+      size_ += got;
+      eof_ = got < want;
+      if (!eof_) cut_ = last_cut(data_.get(), 0, size_, size_);
+    }
+    if (eof_) cut_ = size_;
+  }
+  // Starts this block with what `before` holds after its cut.
+  void follow(const Block& before) {
+    size_ = 0;
+    reserve(before.size_ - before.cut_);
+    std::copy(before.data() + before.cut_, before.data() + before.size_, data_.get());
+    size_ = before.size_ - before.cut_;
+    eof_ = before.eof_;
+  }
+
+ private:
+  void reserve(size_t n) {
+    if (n <= capacity_) return;
+    std::unique_ptr<char[]> bigger(new char[n]);
+    std::copy_n(data_.get(), size_, bigger.get());
+    data_ = std::move(bigger);
+    capacity_ = n;
+  }
+  std::unique_ptr<char[]> data_;
+  size_t size_ = 0, capacity_ = 0, cut_ = 0;
+  bool eof_ = false;
 };
 
 template <class Input>
 void Parser::parse_stream(Input& input, const std::string& path, int depth) {
   const uint32_t file = static_cast<uint32_t>(nl_.files.size());
   nl_.files.push_back(path);
-  const size_t block = options_.block_bytes ? options_.block_bytes
-                                            : chunk_bytes() * 2 * static_cast<size_t>(std::max(1, omp_get_max_threads()));
-  std::string buffer;
+  const size_t block_bytes = options_.block_bytes ? options_.block_bytes
+                                                  : chunk_bytes() * 2 * static_cast<size_t>(std::max(1, omp_get_max_threads()));
+  // The block being parsed, and the next one, read meanwhile on another thread.
+  Block current, next;
+  current.fill(input, block_bytes);
   uint32_t line_base = 0;
-  bool eof = false, file_start = true;
-  while (true) {
-    // Read until the buffer holds a cut (a logical line longer than a block takes several reads).
-    size_t cut = 0;
-    while (!eof && !cut) {
-      const size_t old = buffer.size();
-      buffer.resize(old + block);
-      const size_t got = input.read(buffer.data() + old, block);
-      buffer.resize(old + got);
-      eof = got < block;
-      if (!eof) cut = last_cut(buffer.data(), 0, buffer.size(), buffer.size());
-    }
-    if (eof) cut = buffer.size();
-    if (cut == 0) break;
-    const bool ended = parse_block(buffer.data(), cut, file, line_base, file_start, depth);
+  bool file_start = true;
+  while (current.cut() > 0) {
+    std::future<void> reading;
+    if (!current.eof())
+      reading = std::async(std::launch::async, [&] {
+        next.follow(current);
+        next.fill(input, block_bytes);
+      });
+    const bool ended = parse_block(current.data(), current.cut(), file, line_base, file_start, depth);
     file_start = false;
+    if (reading.valid()) {
+      reading.wait();
+      // After .end the serial parser reads no further: what the read-ahead met there (a corrupt
+      // gzip member, say) is not the netlist's error.
+      if (!ended) reading.get();
+    }
     if (depth == 0 && options_.progress) options_.progress(input.progress(), input.total(), options_.progress_user);
-    if (ended) break;
-    buffer.erase(0, cut);
+    if (ended || current.eof()) break;
+    std::swap(current, next);
   }
   if (depth == 0 && options_.progress) options_.progress(input.total(), input.total(), options_.progress_user);
 }
@@ -162,16 +228,20 @@ bool Parser::parse_block(const char* text, size_t size, uint32_t file, uint32_t&
     ranges.emplace_back(b, e);
     b = e;
   }
-  std::vector<ChunkResult> chunks(ranges.size());
+  // Results of the previous block at this include depth, reused (chunk_parser.hpp says why).
+  if (results_.size() <= static_cast<size_t>(depth)) results_.resize(static_cast<size_t>(depth) + 1);
+  std::vector<ChunkResult>& chunks = results_[static_cast<size_t>(depth)];
+  if (chunks.size() < ranges.size()) chunks.resize(ranges.size());
   parallel_for(ranges.size(), ranges.size() > 1, [&](size_t i) {
-    chunks[i] = parse_chunk(text + ranges[i].first, text + ranges[i].second, file_start && i == 0);
+    parse_chunk(text + ranges[i].first, text + ranges[i].second, file_start && i == 0, chunks[i]);
   });
-  for (size_t i = 0; i < chunks.size();) {
+  const size_t count = ranges.size();
+  for (size_t i = 0; i < count;) {
     size_t j = i;
-    while (j < chunks.size() && !chunks[j].stopped_early()) ++j;
-    const size_t last = std::min(j + 1, chunks.size());
+    while (j < count && !chunks[j].stopped_early()) ++j;
+    const size_t last = std::min(j + 1, count);
     const uint32_t last_base = enter(&chunks[i], last - i, file, line_base);
-    if (j == chunks.size()) break;
+    if (j == count) break;
     const ChunkResult& stopped = chunks[j];
     if (stopped.error) throw ParseError(nl_.files[file], last_base + stopped.error->line, stopped.error->message);
     const ChunkEvent& event = stopped.events.back();
@@ -182,7 +252,7 @@ bool Parser::parse_block(const char* text, size_t size, uint32_t file, uint32_t&
     include(event, file, last_base + event.line, depth);
     // The rest of the chunk, after the .include line.
     ranges[j].first = static_cast<size_t>(stopped.stop - text);
-    chunks[j] = parse_chunk(text + ranges[j].first, text + ranges[j].second, false);
+    parse_chunk(text + ranges[j].first, text + ranges[j].second, false, chunks[j]);
     i = j;
   }
   nl_.bytes_read += size;
@@ -208,14 +278,15 @@ void Parser::include(const ChunkEvent& event, uint32_t file, uint32_t line, int 
 
 // Enters chunks[0, count) (see the header comment, step 3); returns the line base of the last.
 uint32_t Parser::enter(ChunkResult* chunks, size_t count, uint32_t file, uint32_t& line_base) {
-  Run run{chunks, std::vector<uint32_t>(count + 1, 0)};
-  for (size_t c = 0; c < count; ++c) {
-    const uint64_t next = uint64_t(run.occ_base[c]) + chunks[c].ids.size();
-    if (next >= NameTable::kProvisional) throw InputError("a netlist block with more than 2^31 names");
-    run.occ_base[c + 1] = static_cast<uint32_t>(next);
-  }
-  const bool parallel = run.occ_base[count] >= kParallelOccurrences;
-  intern(run, count, parallel);
+  RunNames runs[2] = {{chunks, 0, std::vector<uint32_t>(count + 1, 0)}, {chunks, 1, std::vector<uint32_t>(count + 1, 0)}};
+  for (RunNames& run : runs)
+    for (size_t c = 0; c < count; ++c) {
+      const uint64_t next = uint64_t(run.base[c]) + chunks[c].names[run.table].ids.size();
+      if (next >= NameTable::kProvisional) throw InputError("a netlist block with more than 2^31 names");
+      run.base[c + 1] = static_cast<uint32_t>(next);
+    }
+  const bool parallel = runs[0].base[count] + runs[1].base[count] >= kParallelNames;
+  intern(runs, count, parallel);
 
   // Elements, with their places in the file.
   std::vector<size_t> element_base(count + 1, nl_.elements.size());
@@ -226,16 +297,36 @@ uint32_t Parser::enter(ChunkResult* chunks, size_t count, uint32_t file, uint32_
     line_base += chunks[c].lines;
   }
   nl_.elements.resize(element_base[count]);
-  parallel_for(count, parallel && count > 1, [&](size_t c) {
-    const ChunkResult& r = chunks[c];
+  // c. Per chunk: names first seen in an earlier chunk of the run take its id, and the elements
+  // are copied; per shard (at the same time): provisional table entries become the ids.
+  parallel_for(count + NameTable::kShards, parallel, [&](size_t task) {
+    if (task >= count) {
+      const size_t s = task - count;
+      for (int t = 0; t < 2; ++t) {
+        const std::vector<ChunkNames::Entry>& firsts = firsts_[t][s];
+        for (size_t k = 0; k < firsts.size(); ++k) {
+          if (k + kAhead < firsts.size()) tables_[t]->prefetch(firsts[k + kAhead].hash);
+          tables_[t]->settle(firsts[k].hash, firsts[k].index, runs[t].id(firsts[k].index));
+        }
+      }
+      return;
+    }
+    const size_t c = task;
+    ChunkResult& r = chunks[c];
+    for (int t = 0; t < 2; ++t)
+      for (uint32_t& id : r.names[t].ids)
+        if (id & NameTable::kProvisional) id = runs[t].id(id & ~NameTable::kProvisional);
+    const std::vector<uint32_t>& names = r.names[ChunkResult::kElementNames].ids;
+    const std::vector<uint32_t>& nodes = r.names[ChunkResult::kNodeNames].ids;
+    const auto node = [&](uint32_t index) { return index == ChunkElement::kGround ? Netlist::ground : nodes[index]; };
     uint32_t dups = 0;
     for (size_t k = 0; k < r.elements.size(); ++k) {
       const ChunkElement& ce = r.elements[k];
       Element& e = nl_.elements[element_base[c] + k];
       e.kind = ce.kind;
-      e.name = r.ids[3 * k];
-      e.plus = r.ids[3 * k + 1];
-      e.minus = r.ids[3 * k + 2];
+      e.name = names[k];
+      e.plus = node(ce.plus);
+      e.minus = node(ce.minus);
       e.value = ce.value;
       e.where = {file, line_bases[c] + ce.line};
       dups += ce.duplicate;
@@ -253,80 +344,69 @@ uint32_t Parser::enter(ChunkResult* chunks, size_t count, uint32_t file, uint32_
   return line_bases[count - 1];
 }
 
-void Parser::intern(Run& run, size_t count, bool parallel) {
-  ChunkResult* chunks = run.chunks;
-  const NameTable::Resolver resolver{&Run::name, &run};
-  auto table = [&](size_t occurrence) -> NameTable& { return occurrence % 3 == 0 ? nl_.element_names : nl_.node_names; };
+// Steps a and b of the header comment; step c is enter()'s.
+void Parser::intern(RunNames (&runs)[2], size_t count, bool parallel) {
+  ChunkResult* chunks = runs[0].chunks;
   // a. First appearances, one thread per shard.
   parallel_for(NameTable::kShards, parallel, [&](size_t s) {
-    std::vector<uint32_t>& firsts = firsts_[s];
-    firsts.clear();
-    for (size_t c = 0; c < count; ++c) {
-      ChunkResult& r = chunks[c];
-      const uint32_t* occ = r.by_shard.data() + r.shard_begin[s];
-      const size_t n = r.shard_begin[s + 1] - r.shard_begin[s];
-      constexpr size_t kAhead = 8;  // overlap the table misses of the next occurrences
-      for (size_t k = 0; k < std::min(n, kAhead); ++k) table(occ[k]).prefetch(r.hashes[occ[k]]);
-      for (size_t k = 0; k < n; ++k) {
-        if (k + kAhead < n) table(occ[k + kAhead]).prefetch(r.hashes[occ[k + kAhead]]);
-        const uint32_t o = occ[k];
-        const uint32_t key = run.occ_base[c] + o;
-        const uint32_t id = table(o).lookup_or_reserve(r.names[o], r.hashes[o], key, resolver);
-        if (id == NameTable::npos) {
-          firsts.push_back(key);
-          continue;
+    for (int t = 0; t < 2; ++t) {
+      NameTable& table = *tables_[t];
+      const NameTable::Resolver resolver{&RunNames::name, &runs[t]};
+      std::vector<ChunkNames::Entry>& firsts = firsts_[t][s];
+      firsts.clear();
+      for (size_t c = 0; c < count; ++c) {
+        ChunkNames& n = chunks[c].names[t];
+        const ChunkNames::Entry* entry = n.by_shard.data() + n.shard_begin[s];
+        const size_t m = n.shard_begin[s + 1] - n.shard_begin[s];
+        for (size_t k = 0; k < std::min(m, kAhead); ++k) table.prefetch(entry[k].hash);
+        for (size_t k = 0; k < m; ++k) {
+          if (k + kAhead < m) table.prefetch(entry[k + kAhead].hash);
+          const ChunkNames::Entry& e = entry[k];
+          const uint32_t key = runs[t].base[c] + e.index;
+          const uint32_t id = table.lookup_or_reserve(chunks[c].name(t, e.index), e.hash, key, resolver);
+          n.ids[e.index] = id;
+          if (id == NameTable::npos) firsts.push_back({e.hash, key});
         }
-        r.ids[o] = id;
-        if (o % 3 == 0) r.elements[o / 3].duplicate = true;
       }
     }
   });
   // b. Ids of first appearances by a prefix sum in file order; names appended in id order.
   struct Firsts {
-    uint32_t names[2] = {0, 0};  // [0]: element names, [1]: node names
+    uint32_t names[2] = {0, 0};  // indexed like ChunkResult::names
     uint64_t bytes[2] = {0, 0};
   };
   std::vector<Firsts> base(count + 1);
   parallel_for(count, parallel && count > 1, [&](size_t c) {
-    const ChunkResult& r = chunks[c];
     Firsts& f = base[c + 1];
-    for (size_t o = 0; o < r.ids.size(); ++o)
-      if (r.ids[o] == NameTable::npos) ++f.names[o % 3 != 0], f.bytes[o % 3 != 0] += r.names[o].size();
+    for (int t = 0; t < 2; ++t) {
+      const ChunkNames& n = chunks[c].names[t];
+      for (size_t i = 0; i < n.ids.size(); ++i)
+        if (n.ids[i] == NameTable::npos) ++f.names[t], f.bytes[t] += n.names[i].size;
+    }
   });
-  NameTable* tables[2] = {&nl_.element_names, &nl_.node_names};
   for (int t = 0; t < 2; ++t) {
-    base[0].names[t] = tables[t]->size();
-    base[0].bytes[t] = tables[t]->arena_bytes();
+    base[0].names[t] = tables_[t]->size();
+    base[0].bytes[t] = tables_[t]->arena_bytes();
     for (size_t c = 0; c < count; ++c) base[c + 1].names[t] += base[c].names[t], base[c + 1].bytes[t] += base[c].bytes[t];
-    tables[t]->extend(base[count].names[t] - base[0].names[t], base[count].bytes[t] - base[0].bytes[t]);
+    tables_[t]->extend(base[count].names[t] - base[0].names[t], base[count].bytes[t] - base[0].bytes[t]);
   }
+  // Per chunk: first appearances take their ids and their names go into the arenas; an element
+  // whose name is not a first appearance is a duplicate.
   parallel_for(count, parallel && count > 1, [&](size_t c) {
     ChunkResult& r = chunks[c];
     Firsts next = base[c];
-    for (size_t o = 0; o < r.ids.size(); ++o) {
-      if (r.ids[o] != NameTable::npos) continue;
-      const int t = o % 3 != 0;
-      r.ids[o] = next.names[t]++;
-      tables[t]->place(r.ids[o], next.bytes[t], r.names[o]);
-      next.bytes[t] += r.names[o].size();
-    }
-  });
-  // Occurrences keyed to a first appearance take its id.
-  parallel_for(count, parallel && count > 1, [&](size_t c) {
-    ChunkResult& r = chunks[c];
-    for (uint32_t& id : r.ids) {
-      if (!(id & NameTable::kProvisional)) continue;
-      const uint32_t key = id & ~NameTable::kProvisional;
-      const size_t k = run.chunk_of(key);
-      id = chunks[k].ids[key - run.occ_base[k]];
-    }
-  });
-  // c. Provisional table entries become the ids.
-  parallel_for(NameTable::kShards, parallel, [&](size_t s) {
-    for (uint32_t key : firsts_[s]) {
-      const size_t c = run.chunk_of(key);
-      const uint32_t o = key - run.occ_base[c];
-      table(o).settle(chunks[c].hashes[o], key, chunks[c].ids[o]);
+    for (int t = 0; t < 2; ++t) {
+      std::vector<uint32_t>& ids = r.names[t].ids;
+      for (uint32_t i = 0; i < ids.size(); ++i) {
+        if (ids[i] != NameTable::npos) {
+          if (t == ChunkResult::kElementNames) r.elements[i].duplicate = true;
+          continue;
+        }
+        const std::string_view name = r.name(t, i);
+        ids[i] = next.names[t]++;
+        tables_[t]->place(ids[i], next.bytes[t], name);
+        next.bytes[t] += name.size();
+      }
     }
   });
 }
@@ -356,7 +436,7 @@ void Parser::warnings(const ChunkResult& chunk, size_t first_element, uint32_t f
       // The first element of this name: name ids follow first appearances, so it is at index >= the id.
       size_t first = e.name;
       while (nl_.elements[first].name != e.name) ++first;
-      warn(nl_.where(e.where) + ": duplicate element name " + shown(chunk.names[3 * k]) + " (first at " +
+      warn(nl_.where(e.where) + ": duplicate element name " + shown(chunk.name(ChunkResult::kElementNames, static_cast<uint32_t>(k))) + " (first at " +
            nl_.where(nl_.elements[first].where) + "); both elements are kept");
     }
   } else {
@@ -370,22 +450,25 @@ void Parser::finish(const std::string& name) {
     warn(name + ": " + std::to_string(duplicates_) + " elements in all share a name with an earlier element (the first " +
          std::to_string(kMaxDuplicateWarnings) + " are listed above)");
   if (nl_.elements.empty()) throw InputError(name + ": the netlist has no elements");
-  // The netlist stays in memory through the whole run: no spare capacity (vectors grown by doubling
-  // hold up to twice their size), and no index of element names (only messages read them after).
+  // The netlist stays in memory through the whole run: no index of element names (only messages
+  // read them after). Spare capacity stays: it was never written, so it is address space, not
+  // memory, and copying the arrays to fit would page them in twice and raise the peak.
   nl_.element_names.drop_index();
-  nl_.element_names.shrink_to_fit();
-  nl_.node_names.shrink_to_fit();
-  nl_.elements.shrink_to_fit();
 }
 
 template <class Input>
 Netlist parse(Input& input, const std::string& name, const ParseOptions& options) {
   Netlist netlist;
-  // IBM-style lines are ~40 bytes with two nodes each, about one new node per element.
+  // Arrays: room for lines of 28 bytes (IBM-style lines are ~40), more than almost any netlist
+  // needs, so they are not copied to grow: capacity that is never written costs no memory. Hash
+  // indexes are written when made: sized for IBM-style lines (about one new node per element),
+  // with some room, since growing one costs a pass over it.
   const uint64_t size = input.total();
-  netlist.elements.reserve(size / 40);
-  netlist.node_names.reserve(size / 60, size / 4);
-  netlist.element_names.reserve(size / 40, size / 8);
+  netlist.elements.reserve(size / 28);
+  netlist.node_names.reserve(size / 28, size / 4);
+  netlist.element_names.reserve(size / 28, size / 4);
+  netlist.node_names.reserve_index(size / 52);
+  netlist.element_names.reserve_index(size / 34);
   Parser parser(netlist, options);
   parser.parse_stream(input, name, 0);
   parser.finish(name);
