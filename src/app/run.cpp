@@ -17,6 +17,7 @@
 #include "app/progress.hpp"
 #include "app/report.hpp"
 #include "app/solve_error.hpp"
+#include "app/thread_budget.hpp"
 #include "app/transient_run.hpp"
 #include "app/voltage_file.hpp"
 #include "mna/chain_elimination.hpp"
@@ -70,7 +71,10 @@ void release_elements(Netlist& netlist) {
 RunReport run(const Options& opt, dist::MpiSession* mpi) {
   RunReport rep;
   rep.netlist = opt.netlist;
-  rep.threads = omp_get_max_threads();
+  // Threads follow the work (app/thread_budget.hpp): the parse's from the text size where it is
+  // known ahead, every later phase's from the node count.
+  ThreadCountScope threads;
+  rep.parse_threads = threads.limit_to(netlist_text_bytes(opt.netlist).value_or(UINT64_MAX), kParseBytesPerThread);
   bool distributed = mpi && mpi->size() > 1;
   if (distributed) check_distributed_options(opt, mpi->size());
   Stopwatch total, phase;
@@ -94,6 +98,7 @@ RunReport run(const Options& opt, dist::MpiSession* mpi) {
   rep.time.parse = phase.lap();
   rep.bytes = netlist.bytes_read;
   rep.nodes = netlist.node_count() - 1;
+  rep.threads = threads.limit_to(uint64_t(rep.nodes), kNodesPerThread);
   spdlog::info("parsed {}: {} elements, {} nodes, {:.1f} MB in {:.3f} s", opt.netlist, netlist.elements.size(),
                rep.nodes, double(rep.bytes) / 1e6, rep.time.parse);
   log_memory("parse", rep.nodes);

@@ -41,7 +41,8 @@ struct RunReport {
   int64_t unknowns = 0;
   int64_t nnz = 0;
   int64_t eliminated = 0;  // unknowns removed by chain elimination before PCG
-  int threads = 0;         // OpenMP threads the run used
+  int parse_threads = 0;   // OpenMP threads of the parse (app/thread_budget.hpp)
+  int threads = 0;         // OpenMP threads of every phase after it
   std::string method, precond, backend;
   std::string backend_reason;    // why the solve ran on `backend` (--backend auto's rule, or the request)
   std::string smoother;          // the CMG smoother (--smoother); empty for other preconditioners
