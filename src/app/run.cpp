@@ -226,10 +226,13 @@ RunReport run(const Options& opt, dist::MpiSession* mpi) {
                                  rep.method, rep.result.relative_residual, rep.result.iterations, opt.tolerance));
   }
 
+  Stopwatch step;  // -v: the write phase's parts
   std::vector<double> voltages = node_voltages(sys, x);
   if (!opt.output.empty()) write_voltages(opt.output, netlist, voltages);
+  const double written = step.lap();
   const NodeDeviations deviations = node_deviations(std::move(nets), sys, voltages);
   rep.ir_drop = summarize_ir_drop(netlist, deviations);
+  spdlog::debug("voltages computed and written in {:.3f} s, IR-drop summary in {:.3f} s", written, step.lap());
   if (!opt.heatmap.empty()) {
     const auto maps = write_heatmaps(opt.heatmap, netlist, deviations);
     if (maps.empty()) spdlog::warn("--heatmap: no supplied node is named n<layer>_<x>_<y>, so there is nothing to draw");
