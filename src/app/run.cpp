@@ -68,7 +68,9 @@ void release_elements(Netlist& netlist) {
   netlist.element_names = NameTable();
 }
 
-RunReport run(const Options& opt, dist::MpiSession* mpi) {
+RunReport run(const Options& opt, dist::MpiSession* mpi, RunData* data) {
+  RunData own;
+  RunData& keep = data ? *data : own;
   RunReport rep;
   rep.netlist = opt.netlist;
   // Threads follow the work (app/thread_budget.hpp): the parse's from the text size where it is
@@ -93,7 +95,8 @@ RunReport run(const Options& opt, dist::MpiSession* mpi) {
   ProgressLine parse_progress(progress_wanted(opt.quiet));
   parse_options.progress = show_parse_progress;
   parse_options.progress_user = &parse_progress;
-  Netlist netlist = parse_netlist(opt.netlist, parse_options);
+  keep.netlist = parse_netlist(opt.netlist, parse_options);
+  Netlist& netlist = keep.netlist;
   parse_progress.finish();
   rep.time.parse = phase.lap();
   rep.bytes = netlist.bytes_read;
@@ -113,7 +116,8 @@ RunReport run(const Options& opt, dist::MpiSession* mpi) {
   std::vector<NamedValue> reference;
   if (!opt.compare.empty()) reference = read_voltages(opt.compare);
 
-  ReducedSystem sys = reduce(netlist);
+  keep.system = reduce(netlist);
+  ReducedSystem& sys = keep.system;
   SupplyNets nets = supply_nets(netlist);
   release_elements(netlist);  // from here on only the node names are needed
   rep.time.reduce = phase.lap();
@@ -133,7 +137,7 @@ RunReport run(const Options& opt, dist::MpiSession* mpi) {
     }
   }
 
-  std::vector<double> x;  // every unknown's voltage, filled after the solve (not held through setup and PCG)
+  std::vector<double>& x = keep.x;  // every unknown's voltage, filled after the solve (not held through setup and PCG)
   rep.backend = "cpu";
   if (opt.solver == "direct") {
     rep.method = "direct";
@@ -227,10 +231,12 @@ RunReport run(const Options& opt, dist::MpiSession* mpi) {
   }
 
   Stopwatch step;  // -v: the write phase's parts
-  std::vector<double> voltages = node_voltages(sys, x);
+  keep.voltages = node_voltages(sys, x);
+  const std::vector<double>& voltages = keep.voltages;
   if (!opt.output.empty()) write_voltages(opt.output, netlist, voltages);
   const double written = step.lap();
-  const NodeDeviations deviations = node_deviations(std::move(nets), sys, voltages);
+  keep.deviations = node_deviations(std::move(nets), sys, voltages);
+  const NodeDeviations& deviations = keep.deviations;
   rep.ir_drop = summarize_ir_drop(netlist, deviations);
   spdlog::debug("voltages computed and written in {:.3f} s, IR-drop summary in {:.3f} s", written, step.lap());
   if (!opt.heatmap.empty()) {
