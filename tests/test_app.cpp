@@ -3,6 +3,7 @@
 
 #include "app/compare.hpp"
 #include "app/exit_codes.hpp"
+#include "app/run.hpp"
 #include "app/voltage_file.hpp"
 #include "parser/netlist.hpp"
 #include "test_util.hpp"
@@ -89,4 +90,21 @@ TEST_CASE("compare matches names case-insensitively and counts missing nodes", "
   REQUIRE(c.worst.size() == 2);
   CHECK(c.worst[0].name == "B");
   CHECK(c.worst[0].value == Approx(-1e-3));
+}
+
+TEST_CASE("run() keeps its largest data in the caller's RunData when given one", "[app]") {
+  test::TempDir dir;
+  Options opt;
+  opt.netlist = dir.write("g.sp", "R1 n1 n2 1\nR2 n2 n3 1\nV1 n1 0 1.0\nI1 n3 0 1m\n.end\n");
+  opt.backend = "cpu";
+  opt.quiet = true;
+  RunData data;
+  const RunReport r = run(opt, nullptr, &data);
+  CHECK(r.nodes == 3);
+  REQUIRE(data.netlist.node_count() == 4);
+  CHECK(data.system.unknowns() == 2);  // n1 is fixed by V1
+  REQUIRE(data.voltages.size() == 4);
+  CHECK(data.voltages[data.netlist.node_names.find("n1")] == Approx(1.0));
+  CHECK(data.voltages[data.netlist.node_names.find("n3")] == Approx(1.0 - 2e-3).margin(1e-12));
+  CHECK(data.deviations.value.size() == 4);
 }

@@ -91,16 +91,19 @@ TEST_CASE("pgsim-gen refuses bad sizes and options with exit 2", "[gen]") {
 TEST_CASE("a run writes the same voltages and IR-drop report for 1, 2 and 8 threads", "[gen]") {
   test::TempDir dir;
   const std::string netlist = dir.file("g.sp");
-  REQUIRE(run_gen("--nodes 50000 --seed 5 -o " + netlist, dir.file("gen.log")) == kExitOk);
+  // Enough nodes that 8 threads are used after the parse (app/thread_budget.hpp: 9 here).
+  REQUIRE(run_gen("--nodes 280000 --seed 5 -o " + netlist, dir.file("gen.log")) == kExitOk);
   std::string voltages, report;
   for (int threads : {1, 2, 8}) {
     const std::string t = std::to_string(threads);
     // stdout only (the IR-drop report): stderr's progress and timings may differ.
     const std::string cmd = std::string("\"") + PGSIM_EXE + "\" " + netlist + " --backend cpu --threads " + t +
-                            " -o " + dir.file("v" + t + ".txt") + " >" + dir.file("out" + t + ".txt") + " 2>/dev/null";
+                            " -o " + dir.file("v" + t + ".txt") + " --json " + dir.file("r" + t + ".json") + " >" +
+                            dir.file("out" + t + ".txt") + " 2>/dev/null";
     REQUIRE(std::system(cmd.c_str()) == 0);
+    CHECK(nlohmann::json::parse(test::read_text(dir.file("r" + t + ".json")))["threads"] == threads);
     const std::string v = test::read_text(dir.file("v" + t + ".txt")), out = test::read_text(dir.file("out" + t + ".txt"));
-    REQUIRE(v.size() > 50000 * 10);
+    REQUIRE(v.size() > 280000 * 10);
     REQUIRE(out.find("IR drop:") != std::string::npos);
     if (threads == 1) {
       voltages = v, report = out;

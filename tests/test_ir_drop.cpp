@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <omp.h>
 
 #include "app/exit_codes.hpp"
 #include "app/grid_name.hpp"
@@ -224,6 +225,35 @@ TEST_CASE("ibmpg1: worst drop and bounce of the computed voltages", "[ir_drop][i
   CHECK(r.all.drop.p50 <= r.all.drop.p90);
   CHECK(r.all.drop.p90 <= r.all.drop.p99);
   CHECK(r.all.drop.p99 <= r.all.drop.worst);
+  // Percentiles and means against a full sort and a plain sum, per layer and over all, and the
+  // same for any thread count.
+  for (NetKind kind : {NetKind::Supply, NetKind::Ground}) {
+    std::map<std::string, std::vector<double>> by_group;
+    for (uint32_t i = 1; i < s.nl.node_count(); ++i)
+      if (s.dev.kind[i] == kind) {
+        by_group["all"].push_back(s.dev.value[i]);
+        by_group["n" + std::to_string(*layer_of_name(s.nl.node_names[i]))].push_back(s.dev.value[i]);
+      }
+    for (auto& [name, values] : by_group) {
+      INFO(name << (kind == NetKind::Supply ? " drop" : " bounce"));
+      const IrDropGroup& g = name == "all" ? r.all : layer(r, name);
+      const DeviationStats& st = kind == NetKind::Supply ? g.drop : g.bounce;
+      double sum = 0;
+      for (double v : values) sum += v;
+      CHECK(st.mean == Approx(sum / double(values.size())).epsilon(1e-12));
+      std::sort(values.begin(), values.end());
+      auto rank = [&](double p) { return values[size_t(std::ceil(p * double(values.size()))) - 1]; };
+      CHECK(st.p50 == rank(0.50));
+      CHECK(st.p90 == rank(0.90));
+      CHECK(st.p99 == rank(0.99));
+    }
+  }
+  const int threads_before = omp_get_max_threads();
+  for (int threads : {2, 8}) {
+    omp_set_num_threads(threads);
+    CHECK(ir_drop_json(summarize_ir_drop(s.nl, s.dev)) == ir_drop_json(r));
+  }
+  omp_set_num_threads(threads_before);
 
   SECTION("heat maps") {
     auto maps = render_heatmaps(s.nl, s.dev);

@@ -237,3 +237,14 @@ TEST_CASE("reduce() names the same floating part for any thread count", "[mna]")
       "floating part of the circuit: 4 node(s), among them 'f1', have no resistive path to ground or to a voltage source";
   for (int threads : {1, 2, 8}) CHECK(reduce_error_with_threads(nl, threads) == expected);
 }
+
+TEST_CASE("reduce() names the first disagreeing loop in element order for any thread count", "[mna]") {
+  // Two disagreeing loops: a1-a2 (the first nodes, merged by the first thread) closes last, b1-b2
+  // (the last nodes, merged by the last thread) closes first: a serial pass names Vb2 and Vb1.
+  const std::string text =
+      "Va1 a1 a2 0.5\n" + mixed_grid(5) + "Vb1 b1 b2 0.3\nRb b1 0 1\nVb2 b1 b2 0.4\nVa2 a1 a2 0.6\n";
+  const Netlist nl = parse_netlist_text(text, "mixed.sp");
+  const std::string serial = reduce_error_with_threads(nl, 1);
+  CHECK_THAT(serial, Catch::Contains("'Vb2'") && Catch::Contains("'Vb1'") && !Catch::Contains("'Va2'"));
+  for (int threads : {2, 8}) CHECK(reduce_error_with_threads(nl, threads) == serial);
+}

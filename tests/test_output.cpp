@@ -22,6 +22,7 @@
 #include <thread>
 
 #include "app/exit_codes.hpp"
+#include "app/output_file.hpp"
 #include "app/voltage_file.hpp"
 #include "mna/grid_matrix.hpp"
 #include "mna/matrix_market.hpp"
@@ -134,6 +135,25 @@ TEST_CASE("an existing regular file is replaced atomically and keeps its mode (a
     CHECK(st.st_uid == 65534);
     CHECK(st.st_gid == 65534);
   }
+  CHECK(no_temporaries_in(dir));
+}
+
+TEST_CASE("a file of many write-back rounds comes out whole, and nothing shows before commit", "[output]") {
+  test::TempDir dir;
+  const std::string out = dir.write("big.txt", "earlier\n");
+  std::string piece(size_t(3) << 20, '\0');  // 3 MB pieces, 70 MB: two writes back started early
+  std::string expected;
+  {
+    OutputFile file(out);
+    for (int k = 0; k < 23; ++k) {
+      for (size_t i = 0; i < piece.size(); ++i) piece[i] = char('a' + (i * 7 + size_t(k)) % 26);
+      file.write(piece);
+      expected += piece;
+    }
+    CHECK(test::read_text(out) == "earlier\n");  // the target is untouched until commit
+    file.commit();
+  }
+  CHECK(test::read_text(out) == expected);
   CHECK(no_temporaries_in(dir));
 }
 

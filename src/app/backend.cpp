@@ -3,13 +3,12 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <filesystem>
-#include <fstream>
 #include <optional>
 #include <stdexcept>
 
 #include "app/exit_codes.hpp"
 #include "app/system_error.hpp"
+#include "app/thread_budget.hpp"
 #include "parser/input_error.hpp"
 #ifdef PGSIM_HAVE_MPI
 #include "dist/distributed_solve.hpp"
@@ -29,15 +28,9 @@ bool gpu_likely(const Options& opt) {
 #ifdef PGSIM_HAVE_CUDA
   if (opt.solver != "pcg" || opt.export_only || opt.backend == "cpu") return false;
   if (opt.backend == "gpu") return true;
-  // The text's size is known ahead only for a plain regular file: standard input, a pipe or gzip
-  // data count as large (the parser reports a path that cannot be read).
-  std::error_code ec;
-  if (opt.netlist == "-" || !std::filesystem::is_regular_file(opt.netlist, ec)) return true;
-  const auto bytes = std::filesystem::file_size(opt.netlist, ec);
-  if (ec) return true;
-  char magic[2] = {0, 0};
-  std::ifstream(opt.netlist, std::ios::binary).read(magic, 2);
-  return (magic[0] == '\x1f' && magic[1] == '\x8b') || bytes >= kAutoWarmUpMinBytes;
+  // Standard input, a pipe or gzip data count as large (the parser reports a path that cannot be read).
+  const std::optional<uint64_t> bytes = netlist_text_bytes(opt.netlist);
+  return !bytes || *bytes >= kAutoWarmUpMinBytes;
 #else
   (void)opt;
   return false;

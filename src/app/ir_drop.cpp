@@ -125,22 +125,34 @@ namespace {
 // Names without an n<layer>_ prefix: a key after every layer number.
 constexpr int kOtherLayer = std::numeric_limits<int>::max();
 
-// Nearest-rank percentile of the unordered values in [first, last); reorders them.
-double percentile(std::vector<double>::iterator first, std::vector<double>::iterator last, double p) {
-  const auto count = last - first;
-  auto rank = static_cast<std::ptrdiff_t>(std::ceil(p * double(count))) - 1;
-  rank = std::clamp<std::ptrdiff_t>(rank, 0, count - 1);
-  std::nth_element(first, first + rank, last);
-  return first[rank];
+using Values = std::vector<double>::iterator;
+
+// Nearest-rank position of percentile p among `count` values (increasing with p).
+std::ptrdiff_t nearest_rank(std::ptrdiff_t count, double p) {
+  return std::clamp<std::ptrdiff_t>(static_cast<std::ptrdiff_t>(std::ceil(p * double(count))) - 1, 0, count - 1);
+}
+
+// The percentiles of the unordered values in [first, last), which it reorders. Each selection
+// searches only above the one before (nth_element leaves no smaller value there).
+void fill_percentiles(DeviationStats& s, Values first, Values last) {
+  if (first == last) return;
+  std::ptrdiff_t settled = -1;  // [first, first + settled] holds the lowest values, in place
+  auto select = [&](double p) {
+    const std::ptrdiff_t rank = nearest_rank(last - first, p);
+    if (rank > settled) std::nth_element(first + settled + 1, first + rank, last);
+    settled = rank;
+    return first[rank];
+  };
+  s.p50 = select(0.50);
+  s.p90 = select(0.90);
+  s.p99 = select(0.99);
 }
 
 // Mean and percentiles of one group's values (worst and its node are tracked while filling).
-void fill_distribution(DeviationStats& s, std::vector<double>::iterator first, std::vector<double>::iterator last) {
+void fill_distribution(DeviationStats& s, Values first, Values last) {
   if (first == last) return;
   s.mean = std::accumulate(first, last, 0.0) / double(last - first);
-  s.p50 = percentile(first, last, 0.50);
-  s.p90 = percentile(first, last, 0.90);
-  s.p99 = percentile(first, last, 0.99);
+  fill_percentiles(s, first, last);
 }
 
 // Every counted node's group (-1: not counted) and the groups' names: layers by number, then "other".
@@ -265,17 +277,33 @@ void summarize_kind(const Netlist& netlist, const NodeDeviations& d, const std::
   for (std::ptrdiff_t c = 0; c < chunks; ++c)
     for (uint32_t i = chunk_begin(c); i < chunk_begin(c + 1); ++i)
       if (key(i) >= 0) values[size_t(next[size_t(c) * groups + size_t(key(i))]++)] = d.value[i];
-  auto fill = [&](DeviationStats& s, uint32_t worst_node, int64_t first, int64_t last) {
-    s.nodes = last - first;
+  auto name_worst = [&](DeviationStats& s, uint32_t worst_node, int64_t nodes) {
+    s.nodes = nodes;
     if (s.nodes == 0) return;
     s.worst = d.value[worst_node];
     s.worst_node = std::string(netlist.node_names[worst_node]);
-    fill_distribution(s, values.begin() + first, values.begin() + last);
   };
-  // Each group reorders only its own range.
+  // The whole set is summed and selected in a copy, beside the groups (each reorders only its own
+  // range of values): that job, the longest, no longer waits for theirs. (Its mean is summed in
+  // group order, node order within a group; it was summed after the groups' selections had
+  // reordered their ranges, an order that changed with them: the last bits of --json's mean moved.)
+  std::vector<double> all_values;
+  assign_touched(all_values, values.size());
+  const std::ptrdiff_t n_values = std::ptrdiff_t(values.size());
+#pragma omp parallel for schedule(static)
+  for (std::ptrdiff_t i = 0; i < n_values; ++i) all_values[size_t(i)] = values[size_t(i)];
+  DeviationStats& all = stats_of(r.all, kind);
+  name_worst(all, worst_all, begin.back());
 #pragma omp parallel for schedule(dynamic, 1)
-  for (size_t g = 0; g < groups; ++g) fill(stats_of(r.layers[g], kind), worst[g], begin[g], begin[g + 1]);
-  fill(stats_of(r.all, kind), worst_all, 0, begin.back());  // last: the groups' ranges are reordered by now
+  for (size_t g = 0; g <= groups; ++g) {
+    if (g == groups) {
+      fill_distribution(all, all_values.begin(), all_values.end());
+      continue;
+    }
+    DeviationStats& s = stats_of(r.layers[g], kind);
+    name_worst(s, worst[g], begin[g + 1] - begin[g]);
+    fill_distribution(s, values.begin() + begin[g], values.begin() + begin[g + 1]);
+  }
 }
 
 }  // namespace

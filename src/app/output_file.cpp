@@ -17,6 +17,9 @@ namespace pgsim {
 namespace {
 
 constexpr int kMaxLinks = 40;  // the kernel's own limit on a chain of symbolic links
+// A temporary's write-back to disk is started every this many bytes, while the rest is still
+// being formatted, rather than all of it by commit()'s fsync.
+constexpr uint64_t kWriteBackBytes = uint64_t(32) << 20;
 
 [[noreturn]] void fail(const std::string& path, const std::string& why) {
   throw SystemError("cannot write '" + path + "': " + why);
@@ -157,6 +160,13 @@ void OutputFile::write(std::string_view bytes) {
       fail(path_, errno);
     }
     bytes.remove_prefix(static_cast<size_t>(n));
+    written_ += uint64_t(n);
+  }
+  if (!temp_.empty() && written_ - written_back_ >= kWriteBackBytes) {
+    // Starts the write-back of the pages written since the last call and returns at once; only
+    // a hint (an error here would show again at fsync), so its result is not checked.
+    ::sync_file_range(fd_, off64_t(written_back_), off64_t(written_ - written_back_), SYNC_FILE_RANGE_WRITE);
+    written_back_ = written_;
   }
 }
 

@@ -16,6 +16,7 @@
 //
 // Every failure is a SystemError "cannot write 'PATH': reason", write errors included (ENOSPC
 // of /dev/full, EPIPE of a pipe whose reader left: SIGPIPE is expected to be ignored).
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -38,6 +39,9 @@ class OutputFile {
   std::string temp_;    // the temporary beside target_; empty when written directly
   int fd_ = -1;
   bool owns_fd_ = true;  // false for standard output and the other inherited descriptors
+  // The temporary's bytes written so far, and those whose write-back to disk has been started
+  // (write() starts it every kWriteBackBytes, so commit()'s fsync waits for the last ones only).
+  uint64_t written_ = 0, written_back_ = 0;
 };
 
 // Throws the SystemError that opening `path` as an OutputFile would, now rather than after a

@@ -67,6 +67,7 @@ void write_json(const std::string& path, const RunReport& r) {
   j["nnz"] = r.nnz;
   j["eliminated"] = r.eliminated;
   j["threads"] = r.threads;
+  j["parse_threads"] = r.parse_threads;
   j["peak_host_bytes"] = r.peak_host_bytes;
   j["solver"] = {{"method", r.method},
                  {"precond", r.precond},

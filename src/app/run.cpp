@@ -17,6 +17,7 @@
 #include "app/progress.hpp"
 #include "app/report.hpp"
 #include "app/solve_error.hpp"
+#include "app/thread_budget.hpp"
 #include "app/transient_run.hpp"
 #include "app/voltage_file.hpp"
 #include "mna/chain_elimination.hpp"
@@ -67,10 +68,15 @@ void release_elements(Netlist& netlist) {
   netlist.element_names = NameTable();
 }
 
-RunReport run(const Options& opt, dist::MpiSession* mpi) {
+RunReport run(const Options& opt, dist::MpiSession* mpi, RunData* data) {
+  RunData own;
+  RunData& keep = data ? *data : own;
   RunReport rep;
   rep.netlist = opt.netlist;
-  rep.threads = omp_get_max_threads();
+  // Threads follow the work (app/thread_budget.hpp): the parse's from the text size where it is
+  // known ahead, every later phase's from the node count.
+  ThreadCountScope threads;
+  rep.parse_threads = threads.limit_to(netlist_text_bytes(opt.netlist).value_or(UINT64_MAX), kParseBytesPerThread);
   bool distributed = mpi && mpi->size() > 1;
   if (distributed) check_distributed_options(opt, mpi->size());
   Stopwatch total, phase;
@@ -89,11 +95,13 @@ RunReport run(const Options& opt, dist::MpiSession* mpi) {
   ProgressLine parse_progress(progress_wanted(opt.quiet));
   parse_options.progress = show_parse_progress;
   parse_options.progress_user = &parse_progress;
-  Netlist netlist = parse_netlist(opt.netlist, parse_options);
+  keep.netlist = parse_netlist(opt.netlist, parse_options);
+  Netlist& netlist = keep.netlist;
   parse_progress.finish();
   rep.time.parse = phase.lap();
   rep.bytes = netlist.bytes_read;
   rep.nodes = netlist.node_count() - 1;
+  rep.threads = threads.limit_to(uint64_t(rep.nodes), kNodesPerThread);
   spdlog::info("parsed {}: {} elements, {} nodes, {:.1f} MB in {:.3f} s", opt.netlist, netlist.elements.size(),
                rep.nodes, double(rep.bytes) / 1e6, rep.time.parse);
   log_memory("parse", rep.nodes);
@@ -108,7 +116,8 @@ RunReport run(const Options& opt, dist::MpiSession* mpi) {
   std::vector<NamedValue> reference;
   if (!opt.compare.empty()) reference = read_voltages(opt.compare);
 
-  ReducedSystem sys = reduce(netlist);
+  keep.system = reduce(netlist);
+  ReducedSystem& sys = keep.system;
   SupplyNets nets = supply_nets(netlist);
   release_elements(netlist);  // from here on only the node names are needed
   rep.time.reduce = phase.lap();
@@ -128,7 +137,7 @@ RunReport run(const Options& opt, dist::MpiSession* mpi) {
     }
   }
 
-  std::vector<double> x;  // every unknown's voltage, filled after the solve (not held through setup and PCG)
+  std::vector<double>& x = keep.x;  // every unknown's voltage, filled after the solve (not held through setup and PCG)
   rep.backend = "cpu";
   if (opt.solver == "direct") {
     rep.method = "direct";
@@ -221,10 +230,15 @@ RunReport run(const Options& opt, dist::MpiSession* mpi) {
                                  rep.method, rep.result.relative_residual, rep.result.iterations, opt.tolerance));
   }
 
-  std::vector<double> voltages = node_voltages(sys, x);
+  Stopwatch step;  // -v: the write phase's parts
+  keep.voltages = node_voltages(sys, x);
+  const std::vector<double>& voltages = keep.voltages;
   if (!opt.output.empty()) write_voltages(opt.output, netlist, voltages);
-  const NodeDeviations deviations = node_deviations(std::move(nets), sys, voltages);
+  const double written = step.lap();
+  keep.deviations = node_deviations(std::move(nets), sys, voltages);
+  const NodeDeviations& deviations = keep.deviations;
   rep.ir_drop = summarize_ir_drop(netlist, deviations);
+  spdlog::debug("voltages computed and written in {:.3f} s, IR-drop summary in {:.3f} s", written, step.lap());
   if (!opt.heatmap.empty()) {
     const auto maps = write_heatmaps(opt.heatmap, netlist, deviations);
     if (maps.empty()) spdlog::warn("--heatmap: no supplied node is named n<layer>_<x>_<y>, so there is nothing to draw");

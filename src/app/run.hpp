@@ -10,6 +10,8 @@
 #include "app/waveform_file.hpp"
 #include "dist/mpi_session.hpp"
 #include "dist/rank_stats.hpp"
+#include "mna/reduce.hpp"
+#include "parser/netlist.hpp"
 #include "pcg/preconditioner.hpp"
 #include "pcg/solve_result.hpp"
 
@@ -41,7 +43,8 @@ struct RunReport {
   int64_t unknowns = 0;
   int64_t nnz = 0;
   int64_t eliminated = 0;  // unknowns removed by chain elimination before PCG
-  int threads = 0;         // OpenMP threads the run used
+  int parse_threads = 0;   // OpenMP threads of the parse (app/thread_budget.hpp)
+  int threads = 0;         // OpenMP threads of every phase after it
   std::string method, precond, backend;
   std::string backend_reason;    // why the solve ran on `backend` (--backend auto's rule, or the request)
   std::string smoother;          // the CMG smoother (--smoother); empty for other preconditioners
@@ -62,9 +65,20 @@ struct RunReport {
 // the node names that output and reports need.
 void release_elements(Netlist& netlist);
 
+// The largest data of a DC run, alive until its end: the netlist (node names), the reduced
+// system, the solution and every node's voltage and deviation. run() keeps them in the caller's
+// RunData when given one (main.cpp: a process about to exit leaves them to the kernel), else in
+// its own, freed when it returns.
+struct RunData {
+  Netlist netlist;
+  ReducedSystem system;
+  std::vector<double> x, voltages;
+  NodeDeviations deviations;
+};
+
 // Runs the pipeline; throws InputError, SolveError or SystemError (see main.cpp for exit codes).
 // With an MPI job of several ranks this is rank 0's side: it parses and reduces, and the PCG
 // runs on every rank (the others are in serve_pcg_distributed, app/backend.hpp).
-RunReport run(const Options& options, dist::MpiSession* mpi = nullptr);
+RunReport run(const Options& options, dist::MpiSession* mpi = nullptr, RunData* data = nullptr);
 
 }  // namespace pgsim

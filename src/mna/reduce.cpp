@@ -1,10 +1,13 @@
 #include "reduce.hpp"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <deque>
 #include <functional>
+#include <stdexcept>
 #include <string>
 
 #include "mna/concurrent_union_find.hpp"
@@ -107,29 +110,102 @@ void sort_range(uint32_t* first, uint32_t* last, Less less) {
     for (uint32_t* j = i; j > first && less(*j, j[-1]); --j) std::swap(*j, j[-1]);
 }
 
-// 1. Voltage sources and shorts (is_short) merge nodes into super-nodes, in element order
-// (serial: the first element that closes a disagreeing loop is the one named).
-PotentialUnionFind merge_super_nodes(const Netlist& nl, const Companion* companion) {
-  bool has_source = false;
+// Whether merging element e (a source or short) closes a loop of its set that disagrees with it;
+// else it is united (`merged`: e joined two sets).
+bool disagrees(const Element& e, PotentialUnionFind& uf, std::vector<uint32_t>& path, bool& merged, double& implied) {
+  const double forced = forced_difference(e);
+  merged = false;
+  if (uf.find(e.plus, path) != uf.find(e.minus, path)) {
+    uf.unite(e.plus, e.minus, forced, path);
+    merged = true;
+    return false;
+  }
+  implied = uf.offset(e.plus) - uf.offset(e.minus);
+  return std::abs(implied - forced) > 1e-9 * std::max(1.0, std::abs(forced));
+}
+
+// The error for the first disagreeing loop, closed by merging[bad]: the merges before it replayed
+// one after another (only on this error path), to name the loop's sources and shorts.
+[[noreturn]] void report_loop(const Netlist& nl, const std::vector<uint32_t>& merging, size_t bad) {
   PotentialUnionFind uf(nl.node_count());
-  std::vector<uint32_t> merged;  // elements that merged two sets, to name a conflicting loop
-  for (uint32_t k = 0; k < nl.elements.size(); ++k) {
-    const Element& e = nl.elements[k];
-    if (e.kind == ElementKind::VoltageSource || e.kind == ElementKind::CurrentSource) has_source = true;
-    if (e.kind != ElementKind::VoltageSource && !is_short(e, companion)) continue;
-    const double forced = forced_difference(e);
-    uint32_t ra = uf.find(e.plus), rb = uf.find(e.minus);
-    if (ra == rb) {
-      double implied = uf.offset(e.plus) - uf.offset(e.minus);
-      if (std::abs(implied - forced) > 1e-9 * std::max(1.0, std::abs(forced)))
-        conflicting_loop(nl, merged, k, implied, forced);
-      continue;
+  std::vector<uint32_t> path, merged;
+  for (size_t i = 0; i <= bad; ++i) {
+    const Element& e = nl.elements[merging[i]];
+    bool joined = false;
+    double implied = 0;
+    if (disagrees(e, uf, path, joined, implied)) conflicting_loop(nl, merged, merging[i], implied, forced_difference(e));
+    if (joined) merged.push_back(merging[i]);
+  }
+  throw std::logic_error("reduce: the disagreeing loop was not found again");
+}
+
+// 1. Voltage sources and shorts (is_short) merge nodes into super-nodes, in element order within
+// each set (so offsets are rounded, and the first element that closes a disagreeing loop is
+// found, as a serial pass over the elements would). In parallel: the sets are found first
+// (ConcurrentUnionFind), and each thread then merges the sets whose smallest node falls in its
+// range of nodes, with no other thread touching them.
+PotentialUnionFind merge_super_nodes(const Netlist& nl, const Companion* companion) {
+  const uint32_t n_nodes = nl.node_count();
+  const std::ptrdiff_t elements = std::ptrdiff_t(nl.elements.size());
+  const int threads = omp_get_max_threads();
+  // The merging elements in element order: each thread filters one contiguous range (static schedule).
+  std::vector<std::vector<uint32_t>> merging_of_thread(static_cast<size_t>(threads));
+  bool has_source = false;
+#pragma omp parallel reduction(|| : has_source)
+  {
+    std::vector<uint32_t>& mine = merging_of_thread[size_t(omp_get_thread_num())];
+#pragma omp for schedule(static) nowait
+    for (std::ptrdiff_t k = 0; k < elements; ++k) {
+      const Element& e = nl.elements[size_t(k)];
+      if (e.kind == ElementKind::VoltageSource || e.kind == ElementKind::CurrentSource) has_source = true;
+      if (e.kind == ElementKind::VoltageSource || is_short(e, companion)) mine.push_back(uint32_t(k));
     }
-    uf.unite(e.plus, e.minus, forced);
-    merged.push_back(k);
   }
   if (!has_source) throw InputError(nl.files[0] + ": the netlist has no voltage or current sources");
-  uf.flatten();
+  std::vector<uint32_t> merging;
+  for (const auto& mine : merging_of_thread) merging.insert(merging.end(), mine.begin(), mine.end());
+  std::vector<std::vector<uint32_t>>().swap(merging_of_thread);
+  const std::ptrdiff_t m = std::ptrdiff_t(merging.size());
+
+  ConcurrentUnionFind sets(static_cast<int32_t>(n_nodes));
+#pragma omp parallel for schedule(static, 4096)
+  for (std::ptrdiff_t i = 0; i < m; ++i) {
+    const Element& e = nl.elements[merging[size_t(i)]];
+    sets.unite(int32_t(e.plus), int32_t(e.minus));
+  }
+  sets.flatten();  // a set's root is its smallest node
+
+  PotentialUnionFind uf(n_nodes);
+  std::vector<uint16_t> owner_of;  // per merging element: the thread that merges its set
+  assign_touched(owner_of, merging.size());
+  size_t first_bad = merging.size();
+#pragma omp parallel reduction(min : first_bad)
+  {
+    // Thread t owns the sets whose smallest node is in [first_node(t), first_node(t + 1)).
+    const int team = omp_get_num_threads(), me = omp_get_thread_num();
+    auto first_node = [&](int t) { return uint32_t(uint64_t(n_nodes) * uint64_t(t) / uint64_t(team)); };
+    auto owner = [&](uint32_t v) { return uint16_t(uint64_t(sets.root(int32_t(v))) * uint64_t(team) / n_nodes); };
+#pragma omp for schedule(static)
+    for (std::ptrdiff_t i = 0; i < m; ++i) owner_of[size_t(i)] = owner(nl.elements[merging[size_t(i)]].plus);
+    std::vector<uint32_t> path;
+    size_t my_bad = merging.size();
+    for (size_t i = 0; i < merging.size(); ++i) {
+      if (owner_of[i] != me) continue;
+      bool merged = false;
+      double implied = 0;
+      if (disagrees(nl.elements[merging[i]], uf, path, merged, implied)) {
+        my_bad = i;  // this thread's sets are left as they are: the run ends with the error
+        break;
+      }
+    }
+    // Every node's offset from its root, each set's nodes in increasing order (a set's nodes are
+    // at or above its smallest one).
+    if (my_bad == merging.size())
+      for (uint32_t v = first_node(me); v < n_nodes; ++v)
+        if (owner(v) == me) uf.find(v, path);
+    first_bad = std::min(first_bad, my_bad);
+  }
+  if (first_bad < merging.size()) report_loop(nl, merging, first_bad);
   return uf;
 }
 

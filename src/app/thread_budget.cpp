@@ -1,0 +1,37 @@
+#include "app/thread_budget.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+namespace pgsim {
+
+int threads_for(uint64_t work, uint64_t per_thread, int cap) {
+  const uint64_t wanted = per_thread > 0 ? work / per_thread + (work % per_thread != 0) : uint64_t(cap);
+  return int(std::clamp<uint64_t>(wanted, 1, uint64_t(std::max(cap, 1))));
+}
+
+std::optional<uint64_t> netlist_text_bytes(const std::string& path) {
+  std::error_code ec;
+  if (path == "-" || !std::filesystem::is_regular_file(path, ec)) return std::nullopt;
+  const auto bytes = std::filesystem::file_size(path, ec);
+  if (ec) return std::nullopt;
+  char magic[2] = {0, 0};
+  std::ifstream(path, std::ios::binary).read(magic, 2);
+  if (magic[0] == '\x1f' && magic[1] == '\x8b') return std::nullopt;  // gzip: the text is larger than the file
+  return uint64_t(bytes);
+}
+
+ThreadCountScope::ThreadCountScope() : cap_(omp_get_max_threads()) {}
+
+ThreadCountScope::~ThreadCountScope() { omp_set_num_threads(cap_); }
+
+int ThreadCountScope::limit_to(uint64_t work, uint64_t per_thread) {
+  const int threads = threads_for(work, per_thread, cap_);
+  omp_set_num_threads(threads);
+  return threads;
+}
+
+}  // namespace pgsim

@@ -1,0 +1,45 @@
+// Threads follow the work (app/thread_budget.hpp): --threads is the cap, a small input uses fewer.
+#include <catch2/catch.hpp>
+#include <omp.h>
+
+#include "app/run.hpp"
+#include "app/thread_budget.hpp"
+#include "test_util.hpp"
+
+using namespace pgsim;
+
+TEST_CASE("threads_for gives one thread per grain of work, within 1 and the cap", "[threads]") {
+  CHECK(threads_for(0, 100, 16) == 1);
+  CHECK(threads_for(1, 100, 16) == 1);
+  CHECK(threads_for(100, 100, 16) == 1);
+  CHECK(threads_for(101, 100, 16) == 2);
+  CHECK(threads_for(900, 100, 16) == 9);
+  CHECK(threads_for(UINT64_MAX, 100, 16) == 16);
+  CHECK(threads_for(UINT64_MAX, 100, 1) == 1);
+  CHECK(threads_for(30635, kNodesPerThread, 16) == 1);  // ibmpg1's nodes
+  CHECK(threads_for(1000000, kNodesPerThread, 16) == 16);
+}
+
+TEST_CASE("the text size is known ahead for plain regular files only", "[threads]") {
+  test::TempDir dir;
+  CHECK(netlist_text_bytes(dir.write("g.sp", "R1 a 0 1\n")) == std::optional<uint64_t>(9));
+  CHECK_FALSE(netlist_text_bytes(dir.write("g.sp.gz", std::string("\x1f\x8b", 2) + "compressed")));
+  CHECK_FALSE(netlist_text_bytes("-"));
+  CHECK_FALSE(netlist_text_bytes(dir.file("missing.sp")));
+  CHECK_FALSE(netlist_text_bytes(dir.file("")));  // a folder
+}
+
+TEST_CASE("a small run uses one thread whatever the cap, and leaves the cap as it was", "[threads]") {
+  test::TempDir dir;
+  const int before = omp_get_max_threads();
+  omp_set_num_threads(8);
+  Options opt;
+  opt.netlist = dir.write("g.sp", "R1 n1 n2 1\nR2 n2 n3 1\nV1 n1 0 1.0\nI1 n3 0 1m\n.end\n");
+  opt.backend = "cpu";
+  opt.quiet = true;
+  const RunReport r = run(opt);
+  CHECK(r.parse_threads == 1);
+  CHECK(r.threads == 1);
+  CHECK(omp_get_max_threads() == 8);
+  omp_set_num_threads(before);
+}
