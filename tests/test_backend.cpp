@@ -72,6 +72,26 @@ TEST_CASE("the auto rule: the CPU below the crossover, the GPU from it where one
   CHECK_THROWS_AS(choose_backend("tpu", 3, true), InputError);
 }
 
+TEST_CASE("the transient rule: the CPU for direct and for little work, the GPU from kAutoGpuMinTransientWork") {
+  Options opt;
+  opt.backend = "auto";
+  const int64_t steps = 1000, enough = int64_t(kAutoGpuMinTransientWork) / steps;
+  const BackendChoice small = choose_transient_backend(opt, enough - 1, steps);
+  CHECK(small.backend == "cpu");
+  CHECK(small.reason.find(std::to_string(enough - 1) + " unknowns x 1000 steps") != std::string::npos);
+  const BackendChoice large = choose_transient_backend(opt, enough, steps);
+  CHECK(large.backend == (gpu_usable() ? "gpu" : "cpu"));
+  if (!gpu_usable()) CHECK(large.reason.find("no usable GPU") != std::string::npos);
+  opt.solver = "direct";
+  CHECK(choose_transient_backend(opt, enough * 100, steps).backend == "cpu");
+  opt.solver = "pcg";
+  opt.backend = "cpu";
+  CHECK(choose_transient_backend(opt, enough * 100, steps).backend == "cpu");
+  opt.backend = "gpu";
+  if (gpu_usable()) CHECK(choose_transient_backend(opt, 3, 1).backend == "gpu");
+  else CHECK_THROWS_WITH(choose_transient_backend(opt, 3, 1), Catch::Contains("no usable GPU"));
+}
+
 TEST_CASE("the GPU warm-up starts only where the run may use the GPU") {
   test::TempDir dir;
   Options opt;

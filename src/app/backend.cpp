@@ -20,6 +20,7 @@
 #include "cmg/builder.hpp"
 #include "gpu/device_info.hpp"
 #include "gpu/gpu_solver.hpp"
+#include "gpu/gpu_stepper.hpp"
 #include "gpu/warm_up.hpp"
 #endif
 
@@ -82,6 +83,30 @@ BackendChoice choose_backend(const std::string& requested, int64_t unknowns, boo
   return {"cpu", "auto: no usable GPU (" + why + ")"};
 }
 
+BackendChoice choose_transient_backend(const Options& opt, int64_t unknowns, int64_t steps) {
+  if (opt.backend == "cpu") return {"cpu", "--backend cpu"};
+  if (opt.backend != "gpu" && opt.backend != "auto") throw InputError("unknown backend '" + opt.backend + "' (gpu, cpu or auto)");
+  if (opt.solver == "direct") {
+    if (opt.backend == "gpu") spdlog::warn("--backend gpu: the direct solver (--solver direct) runs on the CPU");
+    return {"cpu", "--solver direct: the factorisation runs on the CPU"};
+  }
+  const double work = double(unknowns) * double(steps);
+  if (opt.backend == "auto" && work < kAutoGpuMinTransientWork)
+    return {"cpu", fmt::format("auto: {} unknowns x {} steps, below the {:.0e} from which the GPU finishes first",
+                               unknowns, steps, kAutoGpuMinTransientWork)};
+#ifdef PGSIM_HAVE_CUDA
+  std::string why;
+  if (gpu::device_available(&why))
+    return {"gpu", opt.backend == "gpu" ? "--backend gpu"
+                                        : fmt::format("auto: {} unknowns x {} steps, at least {:.0e}", unknowns,
+                                                      steps, kAutoGpuMinTransientWork)};
+#else
+  const std::string why = "this pgsim was built without CUDA";
+#endif
+  if (opt.backend == "gpu") throw SystemError("--backend gpu: no usable GPU (" + why + ")");
+  return {"cpu", "auto: no usable GPU (" + why + ")"};
+}
+
 CmgOptions cmg_options(const Options& opt) {
   CmgOptions o;
   try {
@@ -124,7 +149,51 @@ bool solve_pcg_on_gpu(const CsrMatrix& G, const std::vector<double>& b, std::vec
   }
   return true;
 }
+std::unique_ptr<Stepper> make_gpu_stepper(const StepSystem& system, const std::vector<double>& x0,
+                                          const std::vector<Probe>& probes, const SolveControl& control,
+                                          const Options& opt, RunReport& rep) {
+  gpu::GpuSolveSettings s;
+  s.precond = rep.precond;
+  s.spmv = opt.spmv;
+  s.trsv = opt.trsv;
+  s.profile = opt.profile;
+  const auto t0 = std::chrono::steady_clock::now();
+  std::optional<CmgHierarchy> hierarchy;
+  if (s.precond == "cmg") hierarchy = build_cmg_hierarchy(system.reduced.G, cmg_options(opt));
+  rep.time.setup += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  try {
+    gpu::GpuStepperReport g;
+    auto stepper = gpu::make_gpu_stepper(system, x0, probes, hierarchy ? &*hierarchy : nullptr, control, s, &g);
+    rep.time.upload = g.upload_seconds;
+    rep.device = g.device + ", SpMV " + g.spmv;
+    return stepper;
+  } catch (const gpu::GpuFailure& e) {
+    if (opt.backend == "gpu") throw SystemError(std::string("GPU: ") + e.what());
+    spdlog::warn("GPU failed ({}): running the transient on the CPU instead", e.what());
+    return nullptr;
+  }
+}
+
+bool run_gpu_loop(const Options& opt, const std::function<void()>& loop) {
+  try {
+    loop();
+    return true;
+  } catch (const gpu::GpuFailure& e) {
+    if (opt.backend == "gpu") throw SystemError(std::string("GPU: ") + e.what());
+    spdlog::warn("GPU failed during the time loop ({}): running it again on the CPU", e.what());
+    return false;
+  }
+}
 #else
+std::unique_ptr<Stepper> make_gpu_stepper(const StepSystem&, const std::vector<double>&, const std::vector<Probe>&,
+                                          const SolveControl&, const Options&, RunReport&) {
+  throw SystemError("this pgsim was built without CUDA");
+}
+
+bool run_gpu_loop(const Options&, const std::function<void()>&) {
+  throw SystemError("this pgsim was built without CUDA");
+}
+
 bool solve_pcg_on_gpu(const CsrMatrix&, const std::vector<double>&, std::vector<double>&, const SolveControl&,
                       const Options&, RunReport&) {
   throw SystemError("this pgsim was built without CUDA");

@@ -2,6 +2,8 @@
 // Where the PCG runs: --backend gpu|cpu|auto. Plain C++: the GPU side is reached through
 // gpu/gpu_solver.hpp only when the build has CUDA (PGSIM_HAVE_CUDA).
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -12,6 +14,7 @@
 #include "dist/mpi_session.hpp"
 #include "mna/csr.hpp"
 #include "pcg/solve_result.hpp"
+#include "tran/stepper.hpp"
 
 namespace pgsim {
 
@@ -59,6 +62,30 @@ struct BackendChoice {
 // kAutoGpuMinUnknowns (kAutoGpuMinUnknownsCold without the context ahead), with no CUDA call then;
 // else the GPU when one is usable, else the CPU. gpu with no usable GPU: SystemError.
 BackendChoice choose_backend(const std::string& requested, int64_t unknowns, bool context_ahead);
+
+// --backend auto runs a transient (PCG) on the GPU from this much work, step unknowns times steps.
+// The GPU pays its context (0.27 s) and uploads once, then solves each step in well under a
+// millisecond at these sizes, while the CPU's warm-started CMG-PCG step costs about 0.05-0.1 us per
+// unknown on 16 cores: 2e7 unknown-steps is where the CPU's loop reaches a second.
+constexpr double kAutoGpuMinTransientWork = 2e7;
+
+// The back end of a transient's time loop: the CPU for --backend cpu, and for --solver direct
+// (the factorisation runs on the CPU; with --backend gpu a warning says so); --backend gpu: the
+// GPU (SystemError without a usable one); auto: the GPU when one is usable and unknowns * steps
+// reaches kAutoGpuMinTransientWork (no CUDA call below it).
+BackendChoice choose_transient_backend(const Options& opt, int64_t unknowns, int64_t steps);
+
+// The GPU stepper (gpu/gpu_stepper.hpp) for a started step system, with report.precond (cmg: the
+// hierarchy of the step matrix is built on the CPU first): fills time.setup, time.upload and
+// device. A device failure is a SystemError under --backend gpu; under auto a warning and nullptr
+// (the caller runs on the CPU).
+std::unique_ptr<Stepper> make_gpu_stepper(const StepSystem& system, const std::vector<double>& x0,
+                                          const std::vector<Probe>& probes, const SolveControl& control,
+                                          const Options& opt, RunReport& report);
+
+// Runs `loop`, the time loop over a GPU stepper. A device failure inside it is a SystemError under
+// --backend gpu; under auto a warning and false (the caller runs the loop again on the CPU).
+bool run_gpu_loop(const Options& opt, const std::function<void()>& loop);
 
 // The CMG options the command line asks for (--smoother); InputError for a bad name.
 CmgOptions cmg_options(const Options& opt);
