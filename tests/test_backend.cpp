@@ -2,6 +2,8 @@
 // clear error.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include "app/backend.hpp"
 #include "parser/input_error.hpp"
 #include "test_util.hpp"
@@ -72,13 +74,15 @@ TEST_CASE("the auto rule: the CPU below the crossover, the GPU from it where one
   CHECK_THROWS_AS(choose_backend("tpu", 3, true), InputError);
 }
 
-TEST_CASE("the transient rule: the CPU for direct and for little work, the GPU from kAutoGpuMinTransientWork") {
+TEST_CASE("the transient rule: the CPU for direct and for little work, the GPU from both thresholds") {
   Options opt;
   opt.backend = "auto";
-  const int64_t steps = 1000, enough = int64_t(kAutoGpuMinTransientWork) / steps;
+  const int64_t steps = 1000, enough = std::max(kAutoGpuMinTransientUnknowns, int64_t(kAutoGpuMinTransientWork) / steps);
   const BackendChoice small = choose_transient_backend(opt, enough - 1, steps);
   CHECK(small.backend == "cpu");
   CHECK(small.reason.find(std::to_string(enough - 1) + " unknowns x 1000 steps") != std::string::npos);
+  // Many steps do not make a small system worth the GPU: its step has a latency floor.
+  CHECK(choose_transient_backend(opt, kAutoGpuMinTransientUnknowns - 1, 1000000).backend == "cpu");
   const BackendChoice large = choose_transient_backend(opt, enough, steps);
   CHECK(large.backend == (gpu_usable() ? "gpu" : "cpu"));
   if (!gpu_usable()) CHECK(large.reason.find("no usable GPU") != std::string::npos);

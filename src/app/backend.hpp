@@ -63,16 +63,20 @@ struct BackendChoice {
 // else the GPU when one is usable, else the CPU. gpu with no usable GPU: SystemError.
 BackendChoice choose_backend(const std::string& requested, int64_t unknowns, bool context_ahead);
 
-// --backend auto runs a transient (PCG) on the GPU from this much work, step unknowns times steps.
-// The GPU pays its context (0.27 s) and uploads once, then solves each step in well under a
-// millisecond at these sizes, while the CPU's warm-started CMG-PCG step costs about 0.05-0.1 us per
-// unknown on 16 cores: 2e7 unknown-steps is where the CPU's loop reaches a second.
-constexpr double kAutoGpuMinTransientWork = 2e7;
+// --backend auto runs a transient (PCG) on the GPU from kAutoGpuMinTransientUnknowns step unknowns
+// and kAutoGpuMinTransientWork unknowns times steps. Measured on the H100 machine (16 cores), ibmpg1t
+// (25,372 step unknowns, 1000 steps, README "Transient analysis"): the CPU's warm-started CMG-PCG
+// step costs 0.82 us per unknown (20.9 ms), the GPU's about 1 ms, a floor set by kernel latency at
+// this size, after a context of about 0.3 s. So the GPU's step is the faster from about 1,200
+// unknowns (4,000: with a margin), and its context pays off once the CPU's loop would take a
+// second (1e6 unknown-steps at 0.82 us).
+constexpr int64_t kAutoGpuMinTransientUnknowns = 4000;
+constexpr double kAutoGpuMinTransientWork = 1e6;
 
 // The back end of a transient's time loop: the CPU for --backend cpu, and for --solver direct
 // (the factorisation runs on the CPU; with --backend gpu a warning says so); --backend gpu: the
-// GPU (SystemError without a usable one); auto: the GPU when one is usable and unknowns * steps
-// reaches kAutoGpuMinTransientWork (no CUDA call below it).
+// GPU (SystemError without a usable one); auto: the GPU when one is usable and the run reaches both
+// thresholds above (no CUDA call below them).
 BackendChoice choose_transient_backend(const Options& opt, int64_t unknowns, int64_t steps);
 
 // The GPU stepper (gpu/gpu_stepper.hpp) for a started step system, with report.precond (cmg: the
