@@ -116,6 +116,7 @@ void run_transient(const Options& opt, Netlist& nl, RunReport& rep, Stopwatch& p
   std::vector<NodeWaveform> waves(printed.size());
   const double first_printed = spec.tstart - 1e-9 * tr.tstep;
   IntegrationStats stats;
+  std::vector<double> lo, hi;  // each unknown's range over the run
   auto loop = [&] {
     for (size_t k = 0; k < printed.size(); ++k) waves[k] = NodeWaveform{nl.transient.printed[k].name, {}, {}};
     stats = integrate(*stepper, tr.tstep, steps, [&](int64_t, double t, const std::vector<double>& v) {
@@ -125,6 +126,7 @@ void run_transient(const Options& opt, Netlist& nl, RunReport& rep, Stopwatch& p
         waves[k].value.push_back(v[k]);
       }
     });
+    stepper->unknown_range(lo, hi);
   };
   if (rep.backend == "cpu") loop();
   else if (!run_gpu_loop(opt, loop)) {
@@ -134,8 +136,6 @@ void run_transient(const Options& opt, Netlist& nl, RunReport& rep, Stopwatch& p
   }
   // The worst drop or bounce over the run: deviation() is monotone in the voltage, so each node's
   // lowest and highest voltage give it.
-  std::vector<double> lo, hi;
-  stepper->unknown_range(lo, hi);
   keep_worst(worst, node_voltages(step.reduced, lo));
   keep_worst(worst, node_voltages(step.reduced, hi));
   tr.steps = stats.steps;
