@@ -50,13 +50,8 @@ TEST_CASE("the GPU stepper gives the factorisation's waveforms and ranges on a t
       INFO((method == Integration::Trapezoidal ? "TR, " : "BE, ") << precond);
       Netlist nl = parse_netlist_text(test::transient_mesh(40), "t.sp");
       const double h = 10e-12;
-      prepare_sources(nl, h, 2e-9);
-      const ReducedSystem dc = reduce(nl);
-      std::vector<double> x_dc;
-      solve_direct(dc.G, dc.b, x_dc);
-      StepSystem step = build_step_system(nl, method, h);
       std::vector<double> x0;
-      start_from_dc(step, nl, node_voltages(dc, x_dc), x0);
+      StepSystem step = test::started_step_system(nl, method, h, x0);
       REQUIRE(step.branches.size() > 200);
       REQUIRE(step.sources.size() > 200);
       std::vector<uint32_t> nodes;

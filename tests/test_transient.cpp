@@ -29,13 +29,8 @@ Netlist parse(const std::string& text) { return parse_netlist_text(text, "t.sp")
 // solver unless `pcg` (CMG, chains eliminated, warm-started).
 std::vector<double> simulate(Netlist nl, const std::string& node, Integration method, double h, bool pcg = false) {
   const TranSpec spec = *nl.transient.tran;
-  prepare_sources(nl, spec.tstep, spec.tstop);
-  const ReducedSystem dc = reduce(nl);
-  std::vector<double> x_dc;
-  solve_direct(dc.G, dc.b, x_dc);
-  StepSystem step = build_step_system(nl, method, h);
   std::vector<double> x;
-  start_from_dc(step, nl, node_voltages(dc, x_dc), x);
+  StepSystem step = test::started_step_system(nl, method, h, x);
   SolveControl control;
   control.tolerance = 1e-12;
   std::unique_ptr<StepSolver> solver;

@@ -1,6 +1,12 @@
 #pragma once
-// A small transient grid for the CPU and GPU transient tests.
+// A small transient grid and a started step system for the CPU and GPU transient tests.
 #include <string>
+#include <vector>
+
+#include "mna/reduce.hpp"
+#include "parser/netlist.hpp"
+#include "pcg/direct.hpp"
+#include "tran/step_system.hpp"
 
 namespace pgsim::test {
 
@@ -24,6 +30,19 @@ inline std::string transient_mesh(int n) {
     text += "V" + y + " " + y + " 0 1.8\nL" + y + " " + y + " " + pad + " 1n\n";
   }
   return text + ".tran 10p 2n\n";
+}
+
+// The step system of nl (sources prepared against its .tran line) for step h, started from the DC
+// operating point (direct solve); x0 gets the step unknowns at t = 0.
+inline StepSystem started_step_system(Netlist& nl, Integration method, double h, std::vector<double>& x0) {
+  const TranSpec spec = *nl.transient.tran;
+  prepare_sources(nl, spec.tstep, spec.tstop);
+  const ReducedSystem dc = reduce(nl);
+  std::vector<double> x_dc;
+  solve_direct(dc.G, dc.b, x_dc);
+  StepSystem step = build_step_system(nl, method, h);
+  start_from_dc(step, nl, node_voltages(dc, x_dc), x0);
+  return step;
 }
 
 }  // namespace pgsim::test

@@ -120,13 +120,21 @@ CmgOptions cmg_options(const Options& opt) {
 }
 
 #ifdef PGSIM_HAVE_CUDA
-bool solve_pcg_on_gpu(const CsrMatrix& G, const std::vector<double>& b, std::vector<double>& x,
-                      const SolveControl& control, const Options& opt, RunReport& rep) {
+namespace {
+// The GPU solve's settings from the command line, with report.precond.
+gpu::GpuSolveSettings gpu_settings(const Options& opt, const RunReport& rep) {
   gpu::GpuSolveSettings s;
   s.precond = rep.precond;
   s.spmv = opt.spmv;
   s.trsv = opt.trsv;
   s.profile = opt.profile;
+  return s;
+}
+}  // namespace
+
+bool solve_pcg_on_gpu(const CsrMatrix& G, const std::vector<double>& b, std::vector<double>& x,
+                      const SolveControl& control, const Options& opt, RunReport& rep) {
+  const gpu::GpuSolveSettings s = gpu_settings(opt, rep);
   const auto t0 = std::chrono::steady_clock::now();
   std::optional<CmgHierarchy> hierarchy;
   if (s.precond == "cmg") hierarchy = build_cmg_hierarchy(G, cmg_options(opt));
@@ -151,14 +159,11 @@ bool solve_pcg_on_gpu(const CsrMatrix& G, const std::vector<double>& b, std::vec
   }
   return true;
 }
+
 std::unique_ptr<Stepper> make_gpu_stepper(const StepSystem& system, const std::vector<double>& x0,
                                           const std::vector<Probe>& probes, const SolveControl& control,
                                           const Options& opt, RunReport& rep) {
-  gpu::GpuSolveSettings s;
-  s.precond = rep.precond;
-  s.spmv = opt.spmv;
-  s.trsv = opt.trsv;
-  s.profile = opt.profile;
+  const gpu::GpuSolveSettings s = gpu_settings(opt, rep);
   const auto t0 = std::chrono::steady_clock::now();
   std::optional<CmgHierarchy> hierarchy;
   // A V-cycle: the capacitors' conductances make the step matrix strongly diagonally dominant, so
