@@ -2,6 +2,8 @@
 // clear error.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include "app/backend.hpp"
 #include "parser/input_error.hpp"
 #include "test_util.hpp"
@@ -70,6 +72,28 @@ TEST_CASE("the auto rule: the CPU below the crossover, the GPU from it where one
   CHECK(choose_backend("cpu", int64_t(1) << 40, true).backend == "cpu");
   if (gpu_usable()) CHECK(choose_backend("gpu", 3, false).backend == "gpu");
   CHECK_THROWS_AS(choose_backend("tpu", 3, true), InputError);
+}
+
+TEST_CASE("the transient rule: the CPU for direct and for little work, the GPU from both thresholds") {
+  Options opt;
+  opt.backend = "auto";
+  const int64_t steps = 1000, enough = std::max(kAutoGpuMinTransientUnknowns, int64_t(kAutoGpuMinTransientWork) / steps);
+  const BackendChoice small = choose_transient_backend(opt, enough - 1, steps);
+  CHECK(small.backend == "cpu");
+  CHECK(small.reason.find(std::to_string(enough - 1) + " unknowns x 1000 steps") != std::string::npos);
+  // Many steps do not make a small system worth the GPU: its step has a latency floor.
+  CHECK(choose_transient_backend(opt, kAutoGpuMinTransientUnknowns - 1, 1000000).backend == "cpu");
+  const BackendChoice large = choose_transient_backend(opt, enough, steps);
+  CHECK(large.backend == (gpu_usable() ? "gpu" : "cpu"));
+  if (!gpu_usable()) CHECK(large.reason.find("no usable GPU") != std::string::npos);
+  opt.solver = "direct";
+  CHECK(choose_transient_backend(opt, enough * 100, steps).backend == "cpu");
+  opt.solver = "pcg";
+  opt.backend = "cpu";
+  CHECK(choose_transient_backend(opt, enough * 100, steps).backend == "cpu");
+  opt.backend = "gpu";
+  if (gpu_usable()) CHECK(choose_transient_backend(opt, 3, 1).backend == "gpu");
+  else CHECK_THROWS_WITH(choose_transient_backend(opt, 3, 1), Catch::Contains("no usable GPU"));
 }
 
 TEST_CASE("the GPU warm-up starts only where the run may use the GPU") {

@@ -75,10 +75,35 @@ TEST_CASE("the same seed writes the same bytes", "[gen]") {
   CHECK(c.size() > a.size() * 9 / 10);  // another seed moves loads and values, not the grid
 }
 
+TEST_CASE("pgsim-gen --tran writes a transient grid: inductors behind the pads, decaps, pulses, .tran and .print", "[gen][transient]") {
+  test::TempDir dir;
+  const std::string netlist = dir.file("t.sp");
+  REQUIRE(run_gen("--nodes 3000 --seed 5 --tran 2e-10 -o " + netlist, dir.file("gen.log")) == kExitOk);
+  const std::string log = test::read_text(dir.file("gen.log"));
+  std::smatch m;
+  REQUIRE(std::regex_search(log, m, std::regex("([0-9]+) pads, ([0-9]+) loads, ([0-9]+) capacitors, ([0-9]+) inductors")));
+  CHECK(std::stoll(m[3]) == 2 * std::stoll(m[2]));  // a decap per load current, two per cell
+  CHECK(std::stoll(m[4]) == std::stoll(m[1]));
+  const std::string text = test::read_text(netlist);
+  CHECK_THAT(text, Catch::Contains("--tran 2e-10"));  // the header reproduces the command
+  CHECK_THAT(text, Catch::Contains(" pulse("));
+  CHECK_THAT(text, Catch::Contains("\n.tran 1.000000e-11 2.000000e-10\n.print tran v(n1_"));
+  REQUIRE(test::run_pgsim(netlist + " -q --backend cpu -o " + dir.file("w.txt") + " --json " + dir.file("r.json"),
+                          dir.file("run.log")) == kExitOk);
+  const auto j = nlohmann::json::parse(test::read_text(dir.file("r.json")));
+  CHECK(j["transient"]["steps"] == 20);
+  CHECK(j["transient"]["printed_nodes"] == 5);
+  // The pulses (50x the DC loads, rising from 0-200 ps on, against the decaps) deepen the drop
+  // beyond the DC operating point's within the first 200 ps.
+  REQUIRE(test::run_pgsim(netlist + " -q --dc --json " + dir.file("dc.json"), dir.file("dc.log")) == kExitOk);
+  const auto dc = nlohmann::json::parse(test::read_text(dir.file("dc.json")));
+  CHECK(j["ir_drop"]["worst_drop"].get<double>() > 1.1 * dc["ir_drop"]["worst_drop"].get<double>());
+}
+
 TEST_CASE("pgsim-gen refuses bad sizes and options with exit 2", "[gen]") {
   test::TempDir dir;
   const std::string out = " -o " + dir.file("g.sp");
-  for (const char* args : {"--nodes 0", "--nodes 50", "--nodes abc", "--nodes 1e12", "--nodes 1Q", "--nodes 1000 --layers 1",
+  for (const char* args : {"--nodes 1000 --tran 0", "--nodes 1000 --tran -1e-9", "--nodes 1000 --tran x", "--nodes 0", "--nodes 50", "--nodes abc", "--nodes 1e12", "--nodes 1Q", "--nodes 1000 --layers 1",
                            "--nodes 1000 --load-fraction 2", "--nodes 1000 --pads-every 0", "--layers 3"}) {
     INFO(args);
     CHECK(run_gen(args + out, dir.file("log")) == kExitInput);

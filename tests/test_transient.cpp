@@ -14,6 +14,7 @@
 #include "parser/input_error.hpp"
 #include "parser/netlist.hpp"
 #include "test_util.hpp"
+#include "transient_test_util.hpp"
 #include "tran/integrate.hpp"
 #include "tran/step_solver.hpp"
 #include "tran/step_system.hpp"
@@ -28,22 +29,16 @@ Netlist parse(const std::string& text) { return parse_netlist_text(text, "t.sp")
 // solver unless `pcg` (CMG, chains eliminated, warm-started).
 std::vector<double> simulate(Netlist nl, const std::string& node, Integration method, double h, bool pcg = false) {
   const TranSpec spec = *nl.transient.tran;
-  prepare_sources(nl, spec.tstep, spec.tstop);
-  const ReducedSystem dc = reduce(nl);
-  std::vector<double> x_dc;
-  solve_direct(dc.G, dc.b, x_dc);
-  StepSystem step = build_step_system(nl, method, h);
   std::vector<double> x;
-  start_from_dc(step, nl, node_voltages(dc, x_dc), x);
+  StepSystem step = test::started_step_system(nl, method, h, x);
   SolveControl control;
   control.tolerance = 1e-12;
   std::unique_ptr<StepSolver> solver;
   if (pcg) solver = std::make_unique<PcgStepSolver>(step.reduced.G, "cmg", CmgOptions{}, true, control);
   else solver = std::make_unique<DirectStepSolver>(step.reduced.G);
-  const uint32_t id = nl.node_names.find(node);
+  CpuStepper stepper(step, *solver, x, probes_of(step.reduced, {nl.node_names.find(node)}));
   std::vector<double> out;
-  integrate(step, *solver, x, step_count(spec.tstop, h),
-            [&](int64_t, double, const std::vector<double>& xn) { out.push_back(node_voltages(step.reduced, xn)[id]); });
+  integrate(stepper, h, step_count(spec.tstop, h), [&](int64_t, double, const std::vector<double>& v) { out.push_back(v[0]); });
   return out;
 }
 
@@ -188,26 +183,8 @@ TEST_CASE("an RL circuit: the inductor's DC current, then its analytic response"
 }
 
 TEST_CASE("warm-started CMG-PCG and the factorisation give the same waveforms on a grid", "[transient]") {
-  // A 40 x 40 mesh of 0.1 Ohm, four pads behind 1 nH, a decap and a staggered pulse at every 7th node.
-  const int n = 40;
-  std::string text;
-  auto node = [](int i, int j) { return "n_" + std::to_string(i) + "_" + std::to_string(j); };
-  for (int i = 0; i < n; ++i)
-    for (int j = 0; j < n; ++j) {
-      if (i + 1 < n) text += "R" + node(i, j) + "x " + node(i, j) + " " + node(i + 1, j) + " 0.1\n";
-      if (j + 1 < n) text += "R" + node(i, j) + "y " + node(i, j) + " " + node(i, j + 1) + " 0.1\n";
-      if ((i * n + j) % 7 == 0) {
-        text += "I" + node(i, j) + " " + node(i, j) + " 0 1m PULSE(1m 20m " + std::to_string((i + j) % 5 * 10) +
-                "p 50p 50p 10p 1n)\n";
-        text += "C" + node(i, j) + " " + node(i, j) + " 0 10p\n";
-      }
-    }
-  for (int p = 0; p < 4; ++p) {
-    const std::string pad = node(p % 2 * (n - 1), p / 2 * (n - 1)), y = "pad" + std::to_string(p);
-    text += "V" + y + " " + y + " 0 1.8\nL" + y + " " + y + " " + pad + " 1n\n";
-  }
-  text += ".tran 10p 2n\n";
-  const std::string probe = node(n / 2, n / 2);
+  const std::string text = test::transient_mesh(40);
+  const std::string probe = "n_20_20";
   const auto direct = simulate(parse(text), probe, Integration::Trapezoidal, 10e-12);
   const auto pcg = simulate(parse(text), probe, Integration::Trapezoidal, 10e-12, true);
   REQUIRE(direct.size() == 201);

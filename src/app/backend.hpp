@@ -2,6 +2,8 @@
 // Where the PCG runs: --backend gpu|cpu|auto. Plain C++: the GPU side is reached through
 // gpu/gpu_solver.hpp only when the build has CUDA (PGSIM_HAVE_CUDA).
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -12,6 +14,7 @@
 #include "dist/mpi_session.hpp"
 #include "mna/csr.hpp"
 #include "pcg/solve_result.hpp"
+#include "tran/stepper.hpp"
 
 namespace pgsim {
 
@@ -59,6 +62,34 @@ struct BackendChoice {
 // kAutoGpuMinUnknowns (kAutoGpuMinUnknownsCold without the context ahead), with no CUDA call then;
 // else the GPU when one is usable, else the CPU. gpu with no usable GPU: SystemError.
 BackendChoice choose_backend(const std::string& requested, int64_t unknowns, bool context_ahead);
+
+// --backend auto runs a transient (PCG) on the GPU from kAutoGpuMinTransientUnknowns step unknowns
+// and kAutoGpuMinTransientWork unknowns times steps. Measured on the H100 machine (16 cores), ibmpg1t
+// (25,372 step unknowns, 1000 steps, README "Transient analysis"): the CPU's warm-started CMG-PCG
+// step costs 0.82 us per unknown (20.9 ms), the GPU's about 1 ms, a floor set by kernel latency at
+// this size, after a context of about 0.3 s. So the GPU's step is the faster from about 1,200
+// unknowns (4,000: with a margin), and its context pays off once the CPU's loop would take a
+// second (1e6 unknown-steps at 0.82 us).
+constexpr int64_t kAutoGpuMinTransientUnknowns = 4000;
+constexpr double kAutoGpuMinTransientWork = 1e6;
+
+// The back end of a transient's time loop: the CPU for --backend cpu, and for --solver direct
+// (the factorisation runs on the CPU; with --backend gpu a warning says so); --backend gpu: the
+// GPU (SystemError without a usable one); auto: the GPU when one is usable and the run reaches both
+// thresholds above (no CUDA call below them).
+BackendChoice choose_transient_backend(const Options& opt, int64_t unknowns, int64_t steps);
+
+// The GPU stepper (gpu/gpu_stepper.hpp) for a started step system, with report.precond (cmg: the
+// hierarchy of the step matrix is built on the CPU first): fills time.setup, time.upload and
+// device. A device failure is a SystemError under --backend gpu; under auto a warning and nullptr
+// (the caller runs on the CPU).
+std::unique_ptr<Stepper> make_gpu_stepper(const StepSystem& system, const std::vector<double>& x0,
+                                          const std::vector<Probe>& probes, const SolveControl& control,
+                                          const Options& opt, RunReport& report);
+
+// Runs `loop`, the time loop over a GPU stepper. A device failure inside it is a SystemError under
+// --backend gpu; under auto a warning and false (the caller runs the loop again on the CPU).
+bool run_gpu_loop(const Options& opt, const std::function<void()>& loop);
 
 // The CMG options the command line asks for (--smoother); InputError for a bad name.
 CmgOptions cmg_options(const Options& opt);

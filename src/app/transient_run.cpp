@@ -13,6 +13,7 @@
 #include "tran/integrate.hpp"
 #include "tran/step_solver.hpp"
 #include "tran/step_system.hpp"
+#include "tran/stepper.hpp"
 
 namespace pgsim {
 namespace {
@@ -59,7 +60,6 @@ void run_transient(const Options& opt, Netlist& nl, RunReport& rep, Stopwatch& p
   rep.precond = opt.solver == "direct" ? direct_solver_name() : opt.precond.empty() ? "cmg" : opt.precond;
   if (rep.precond == "cmg") rep.smoother = opt.smoother;
   rep.backend = "cpu";
-  if (opt.backend == "gpu") spdlog::warn("--backend gpu: the transient analysis runs on the CPU (no GPU path for it yet)");
   const ReducedSystem dc = reduce(nl);
   rep.time.reduce = phase.lap();
   std::vector<double> x_dc(static_cast<size_t>(dc.unknowns()), 0.0);
@@ -72,40 +72,77 @@ void run_transient(const Options& opt, Netlist& nl, RunReport& rep, Stopwatch& p
   NodeDeviations worst = node_deviations(supply_nets(nl), dc, dc_voltages);
   rep.time.solve = phase.lap();
 
-  // The step system, its solver (factorisation or preconditioner built once), the loop.
+  // The step system, its engine (factorisation or preconditioner built once, on the CPU or the
+  // GPU), the loop.
   const Integration method = opt.method == "be" ? Integration::BackwardEuler : Integration::Trapezoidal;
   StepSystem step = build_step_system(nl, method, tr.tstep);
-  std::vector<double> x;
-  start_from_dc(step, nl, dc_voltages, x);
+  std::vector<double> x0;
+  start_from_dc(step, nl, dc_voltages, x0);
   // The step system holds what the loop needs (branches, sources' waveforms): as in the DC run,
   // only the node names are needed from here on.
   release_elements(nl);
   rep.unknowns = step.reduced.unknowns();
   rep.nnz = step.reduced.G.nnz();
   rep.time.reduce += phase.lap();
-  auto solver = make_solver(step.reduced.G, opt, rep.precond);
-  rep.time.setup = phase.lap();
-  spdlog::info("transient: {} unknowns, {} steps of {:.4g} s ({})", rep.unknowns, step_count(tr.tstop, tr.tstep),
-               tr.tstep, method == Integration::Trapezoidal ? "trapezoidal" : "backward Euler");
+  const int64_t steps = step_count(tr.tstop, tr.tstep);
+  const BackendChoice choice = choose_transient_backend(opt, rep.unknowns, steps);
+  rep.backend = choice.backend;
+  rep.backend_reason = choice.reason;
+  if (opt.backend == "auto") spdlog::info("{}: the time loop runs on the {}", choice.reason, choice.backend);
+  const std::vector<Probe> probes = probes_of(step.reduced, printed);
+  SolveControl control;
+  control.tolerance = opt.tolerance;
+  control.max_iterations = opt.max_iterations;
+  std::unique_ptr<StepSolver> cpu_solver;
+  std::unique_ptr<Stepper> stepper;
+  auto on_the_cpu = [&] {
+    rep.backend = "cpu";
+    rep.device.clear();
+    rep.time.upload = 0;
+    phase.lap();
+    cpu_solver = make_solver(step.reduced.G, opt, rep.precond);
+    stepper = std::make_unique<CpuStepper>(step, *cpu_solver, x0, probes);
+    rep.time.setup += phase.lap();
+  };
+  if (rep.backend == "gpu") {
+    stepper = make_gpu_stepper(step, x0, probes, control, opt, rep);
+    phase.lap();
+    if (!stepper) rep.backend_reason = "auto: the GPU failed while uploading (see the warning)";
+  }
+  if (!stepper) on_the_cpu();
+  spdlog::info("transient: {} unknowns, {} steps of {:.4g} s ({}) on the {}", rep.unknowns, steps, tr.tstep,
+               method == Integration::Trapezoidal ? "trapezoidal" : "backward Euler", rep.backend);
 
   std::vector<NodeWaveform> waves(printed.size());
-  for (size_t k = 0; k < printed.size(); ++k) waves[k].name = nl.transient.printed[k].name;
   const double first_printed = spec.tstart - 1e-9 * tr.tstep;
-  const IntegrationStats stats =
-      integrate(step, *solver, x, step_count(tr.tstop, tr.tstep), [&](int64_t, double t, const std::vector<double>& xn) {
-        const std::vector<double> v = node_voltages(step.reduced, xn);
-        keep_worst(worst, v);
-        if (t < first_printed) return;
-        for (size_t k = 0; k < printed.size(); ++k) {
-          waves[k].time.push_back(t);
-          waves[k].value.push_back(v[printed[k]]);
-        }
-      });
+  IntegrationStats stats;
+  std::vector<double> lo, hi;  // each unknown's range over the run
+  auto loop = [&] {
+    for (size_t k = 0; k < printed.size(); ++k) waves[k] = NodeWaveform{nl.transient.printed[k].name, {}, {}};
+    stats = integrate(*stepper, tr.tstep, steps, [&](int64_t, double t, const std::vector<double>& v) {
+      if (t < first_printed) return;
+      for (size_t k = 0; k < printed.size(); ++k) {
+        waves[k].time.push_back(t);
+        waves[k].value.push_back(v[k]);
+      }
+    });
+    stepper->unknown_range(lo, hi);
+  };
+  if (rep.backend == "cpu") loop();
+  else if (!run_gpu_loop(opt, loop)) {
+    rep.backend_reason = "auto: the GPU failed during the time loop (see the warning)";
+    on_the_cpu();
+    loop();
+  }
+  // The worst drop or bounce over the run: deviation() is monotone in the voltage, so each node's
+  // lowest and highest voltage give it.
+  keep_worst(worst, node_voltages(step.reduced, lo));
+  keep_worst(worst, node_voltages(step.reduced, hi));
   tr.steps = stats.steps;
   tr.total_iterations = stats.iterations;
   tr.max_iterations = stats.max_iterations;
   tr.seconds = stats.seconds;
-  rep.levels = solver->levels();
+  rep.levels = stepper->levels();
   rep.time.solve += phase.lap();
   spdlog::info("transient: {} steps in {:.3f} s ({:.3g} ms per step), {:.1f} iterations per step", tr.steps, tr.seconds,
                1e3 * tr.seconds_per_step(), tr.mean_iterations());

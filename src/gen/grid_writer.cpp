@@ -1,6 +1,7 @@
 #include "gen/grid_writer.hpp"
 
 #include <initializer_list>
+#include <string>
 
 namespace pgsim::gen {
 namespace {
@@ -15,6 +16,13 @@ constexpr double kWireJitter = 0.2;        // segment resistance x [0.9, 1.1)
 constexpr double kViaOhm = 0.02;           // stacked vias above layer 2; layer 1-2 vias are 0 V sources as in IBM
 constexpr double kPadOhm = 0.25;
 constexpr double kLoadAmp = 3e-4;          // mean load; each is x [0.5, 1.5)
+// Transient (GridParams::tran_stop), as ibmpg1t: package inductance, decaps, switching loads.
+constexpr double kPadHenry = 1e-9;
+constexpr double kDecapFarad = 1.2e-10;
+constexpr double kPulsePeak = 50;          // x the load's DC value
+constexpr double kPulseDelayStep = 5e-11;  // load k starts (k mod 5) steps late
+constexpr double kTranStep = 1e-11;
+constexpr int kPrintedLoads = 5;
 
 // Counter-based randomness (splitmix64 of seed and element index): any element's value
 // depends only on the seed and its place in the file, never on what was generated before.
@@ -50,7 +58,12 @@ class Writer {
       pads(net);
     }
     loads();
-    out_ << ".op\n.end\n";
+    if (p_.tran_stop > 0) {
+      out_ << ".tran " << kTranStep << ' ' << p_.tran_stop << '\n' << ".print tran" << printed_ << '\n';
+    } else {
+      out_ << ".op\n";
+    }
+    out_ << ".end\n";
     counts_.nodes = s_.total_nodes();
     return counts_;
   }
@@ -104,7 +117,14 @@ class Writer {
         Node n = node(net, top, k, i);
         int64_t id = ++counts_.pads;
         out_ << "rp" << id << ' ' << n << " _X_" << n << ' ' << kPadOhm << '\n';
-        out_ << "vp" << id << " _X_" << n << " 0 " << (net == Net::vdd ? kVdd : 0.0) << '\n';
+        const double supply = net == Net::vdd ? kVdd : 0.0;
+        if (p_.tran_stop > 0) {  // the source behind the package inductor
+          out_ << "vp" << id << " _Y_" << n << " 0 " << supply << '\n';
+          out_ << "lp" << id << " _Y_" << n << " _X_" << n << ' ' << kPadHenry << '\n';
+          ++counts_.inductors;
+        } else {
+          out_ << "vp" << id << " _X_" << n << " 0 " << supply << '\n';
+        }
       }
   }
 
@@ -122,16 +142,37 @@ class Writer {
         if (uniform(p_.seed, kLoadPick, tap) >= p_.load_fraction) continue;
         double amp = kLoadAmp * (0.5 + uniform(p_.seed, kLoadValue, tap));
         int64_t x = taps.at(i), id = ++counts_.loads;
-        out_ << "iB" << id << "_v " << Node{1, x, y} << " 0 " << amp << '\n';
-        out_ << "iB" << id << "_g 0 " << Node{1, x, y + 1} << ' ' << amp << '\n';
+        load(id, "_v ", Node{1, x, y}, true, amp);
+        load(id, "_g ", Node{1, x, y + 1}, false, amp);
       }
     }
+  }
+
+  // One load current of a cell, out of `node` (into ground) when `from_node`, else into it; in a
+  // transient netlist with its PULSE and decap.
+  void load(int64_t id, const char* suffix, const Node& node, bool from_node, double amp) {
+    out_ << "iB" << id << suffix;
+    if (from_node) out_ << node << " 0 ";
+    else out_ << "0 " << node << ' ';
+    out_ << amp;
+    if (p_.tran_stop <= 0) {
+      out_ << '\n';
+      return;
+    }
+    const auto k = static_cast<int>(transient_loads_++ % 5);
+    out_ << " pulse(" << amp << ", " << kPulsePeak * amp << ", " << k * kPulseDelayStep << ", 1e-10, 1e-10, 1e-11, 3e-9)\n";
+    out_ << "ciB" << id << suffix << node << " 0 " << kDecapFarad << '\n';
+    ++counts_.capacitors;
+    if (transient_loads_ <= kPrintedLoads)
+      printed_ += " v(n" + std::to_string(node.layer) + '_' + std::to_string(node.x) + '_' + std::to_string(node.y) + ")";
   }
 
   const GridParams& p_;
   const GridShape& s_;
   TextSink& out_;
   GridCounts counts_;
+  int64_t transient_loads_ = 0;  // load currents written so far (each cell has two)
+  std::string printed_;          // the .print tran list
 };
 
 }  // namespace

@@ -54,6 +54,9 @@ int main(int argc, char** argv) {
   app.add_option("--load-fraction", params.load_fraction, "share of bottom-layer VDD taps that draw a load current")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
+  CLI::Option* tran = app.add_option("--tran", params.tran_stop,
+                 "a transient netlist to this stop time in seconds (e.g. 1e-8: 1000 steps of 10 ps): pads behind "
+                 "1 nH, a 0.12 nF decap and a staggered PULSE per load, .tran and .print (README, pgsim-gen)");
   app.add_option("-o,--output", output, "netlist file to write ('-' for standard output)")->required();
   bool quiet = false;
   app.add_flag("-q,--quiet", quiet, "no summary line on standard error");
@@ -69,12 +72,18 @@ int main(int argc, char** argv) {
                  nodes_text.c_str());
     return kExitInput;
   }
+  if (tran->count() && !(params.tran_stop > 0 && std::isfinite(params.tran_stop))) {
+    std::fprintf(stderr, "pgsim-gen: --tran %s: expected a stop time in seconds, above 0 (1e-8: 1000 steps of 10 ps)\n",
+                 tran->as<std::string>().c_str());
+    return kExitInput;
+  }
   const auto nodes = static_cast<int64_t>(std::ceil(requested));
   // The header names the parameters, not the output path, so equal parameters give equal bytes.
   params.command_line = "pgsim-gen --nodes " + std::to_string(nodes) +
                         " --layers " + std::to_string(params.shape.layers) + " --seed " + std::to_string(params.seed) +
                         " --pads-every " + std::to_string(params.shape.pads_every) + " --load-fraction " +
-                        CLI::detail::to_string(params.load_fraction);
+                        CLI::detail::to_string(params.load_fraction) +
+                        (params.tran_stop > 0 ? " --tran " + CLI::detail::to_string(params.tran_stop) : "");
 
   auto start = std::chrono::steady_clock::now();
   try {
@@ -87,10 +96,12 @@ int main(int argc, char** argv) {
     if (!quiet)
       std::fprintf(stderr,
                    "pgsim-gen: %lld nodes (requested %.0f, %+.3f%%), %lld resistors, %lld vias, %lld pads, %lld "
-                   "loads; %.1f MB in %.2f s (%.0f MB/s)\n",
+                   "loads, %lld capacitors, %lld inductors; %.1f MB in %.2f s (%.0f MB/s)\n",
                    static_cast<long long>(c.nodes), requested, 100.0 * (static_cast<double>(c.nodes) / requested - 1),
                    static_cast<long long>(c.resistors), static_cast<long long>(c.vias),
-                   static_cast<long long>(c.pads), static_cast<long long>(c.loads), mb, seconds, mb / seconds);
+                   static_cast<long long>(c.pads), static_cast<long long>(c.loads),
+                   static_cast<long long>(c.capacitors), static_cast<long long>(c.inductors), mb, seconds,
+                   mb / seconds);
     return kExitOk;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "pgsim-gen: %s\n", e.what());

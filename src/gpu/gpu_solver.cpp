@@ -10,6 +10,7 @@
 #include "gpu/device_info.hpp"
 #include "gpu/ic0_preconditioner.hpp"
 #include "gpu/jacobi_device.hpp"
+#include "gpu/make_preconditioner.hpp"
 #include "gpu/pcg_gpu.hpp"
 #include "gpu/spmv.hpp"
 
@@ -20,8 +21,10 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-std::unique_ptr<DevicePreconditioner> make_preconditioner(const CsrMatrix& G, const CmgHierarchy* h,
-                                                          const GpuSolveSettings& s, CmgUploadTimes& times) {
+}  // namespace
+
+std::unique_ptr<DevicePreconditioner> make_device_preconditioner(const CsrMatrix& G, const CmgHierarchy* h,
+                                                                 const GpuSolveSettings& s, CmgUploadTimes& times) {
   if (s.precond == "cmg") {
     if (!h) throw GpuFailure("the GPU CMG preconditioner needs a hierarchy");
     CmgDeviceOptions o;
@@ -36,8 +39,6 @@ std::unique_ptr<DevicePreconditioner> make_preconditioner(const CsrMatrix& G, co
   if (s.precond == "none") return std::make_unique<DeviceIdentity>(G.rows);
   throw GpuFailure("preconditioner '" + s.precond + "' has no GPU version");
 }
-
-}  // namespace
 
 std::vector<std::string> gpu_preconditioner_names() { return {"cmg", "jacobi", "ic0", "none"}; }
 
@@ -66,7 +67,7 @@ GpuSolveReport solve_on_gpu(const CsrMatrix& G, const std::vector<double>& b, st
     PGSIM_CUDA(cudaDeviceSynchronize());
     const double t_matrix = seconds_since(t0);
     CmgUploadTimes cmg;
-    auto M = make_preconditioner(G, h, s, cmg);
+    auto M = make_device_preconditioner(G, h, s, cmg);
     DeviceBuffer<double> db(b), dx(x);
     GpuPcg pcg(G.rows, !s.profile);
     PGSIM_CUDA(cudaDeviceSynchronize());

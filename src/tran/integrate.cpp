@@ -11,16 +11,13 @@ int64_t step_count(double tstop, double h) {
   return std::max<int64_t>(1, static_cast<int64_t>(std::ceil(tstop / h * (1 - 1e-9))));
 }
 
-IntegrationStats integrate(StepSystem& system, StepSolver& solver, std::vector<double>& x, int64_t steps,
-                           const StepObserver& observe) {
+IntegrationStats integrate(Stepper& stepper, double h, int64_t steps, const StepObserver& observe) {
   IntegrationStats stats;
   Stopwatch clock;
-  std::vector<double> b;
-  observe(0, 0.0, x);
+  observe(0, 0.0, stepper.probed());
   for (int64_t n = 1; n <= steps; ++n) {
-    const double t = static_cast<double>(n) * system.h;
-    step_rhs(system, t, b);
-    const SolveResult r = solver.solve(b, x);
+    const double t = static_cast<double>(n) * h;
+    const SolveResult r = stepper.advance(t);
     stats.steps = n;
     stats.iterations += r.iterations;
     stats.max_iterations = std::max(stats.max_iterations, r.iterations);
@@ -29,8 +26,7 @@ IntegrationStats integrate(StepSystem& system, StepSolver& solver, std::vector<d
       stats.converged = false;
       break;
     }
-    advance_history(system, x);
-    observe(n, t, x);
+    observe(n, t, stepper.probed());
   }
   stats.seconds = clock.lap();
   return stats;

@@ -1,6 +1,7 @@
 #include "tran/step_system.hpp"
 
 #include "parser/input_error.hpp"
+#include "tran/companion.hpp"
 #include "tran/inductor_currents.hpp"
 
 namespace pgsim {
@@ -10,15 +11,12 @@ Companion companion_of(Integration method, double h) {
   return method == Integration::Trapezoidal ? Companion{2.0 / h, h / 2.0} : Companion{1.0 / h, h};
 }
 
-// hist_n from i_n and v_n (the table in step_system.hpp).
 double history_of(const ReactiveBranch& br, double v, Integration method) {
-  const bool tr = method == Integration::Trapezoidal;
-  if (br.inductor) return tr ? br.current + br.g * v : br.current;
-  return tr ? -(br.g * v + br.current) : -br.g * v;
+  return companion_history(br.inductor, method == Integration::Trapezoidal, br.g, v, br.current);
 }
 
 double branch_voltage(const ReactiveBranch& br, const std::vector<double>& x) {
-  return (br.plus >= 0 ? x[br.plus] : 0.0) - (br.minus >= 0 ? x[br.minus] : 0.0) + br.offset;
+  return pgsim::branch_voltage(br.plus, br.minus, br.offset, x.data());
 }
 
 // b[plus] -= i, b[minus] += i: a current i leaving the plus end through the element.
@@ -83,7 +81,7 @@ void start_from_dc(StepSystem& sys, const Netlist& nl, const std::vector<double>
 
 void step_rhs(const StepSystem& sys, double t, std::vector<double>& b) {
   b = sys.reduced.b;
-  for (const TimedSource& s : sys.sources) stamp_current(b, s.plus, s.minus, s.waveform->at(t) - s.initial);
+  for (const TimedSource& s : sys.sources) stamp_current(b, s.plus, s.minus, s.change_at(t));
   for (const ReactiveBranch& br : sys.branches) stamp_current(b, br.plus, br.minus, br.history);
 }
 

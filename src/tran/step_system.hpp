@@ -56,6 +56,8 @@ struct TimedSource {
   int32_t plus = -1, minus = -1;  // unknowns of its ends (-1: fixed node)
   const Waveform* waveform = nullptr;
   double initial = 0;             // I(0), already in b0
+
+  double change_at(double t) const { return waveform->at(t) - initial; }  // its term of S(t)
 };
 
 struct StepSystem {

@@ -1,0 +1,225 @@
+#include "gpu/gpu_stepper.hpp"
+
+#include <chrono>
+#include <stdexcept>
+
+#include "gpu/cuda_check.hpp"
+#include "gpu/device_buffer.hpp"
+#include "gpu/device_info.hpp"
+#include "gpu/make_preconditioner.hpp"
+#include "gpu/pcg_gpu.hpp"
+#include "gpu/spmv.hpp"
+#include "gpu/transient_kernels.hpp"
+
+namespace pgsim::gpu {
+namespace {
+
+// Pinned host memory for the per-step copies (a pageable copy would be staged by the driver).
+class PinnedBuffer {
+ public:
+  explicit PinnedBuffer(size_t n) : n_(n) {
+    if (n) PGSIM_CUDA(cudaMallocHost(reinterpret_cast<void**>(&p_), n * sizeof(double)));
+  }
+  ~PinnedBuffer() {
+    if (p_) cudaFreeHost(p_);
+  }
+  PinnedBuffer(const PinnedBuffer&) = delete;
+  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
+  double* data() { return p_; }
+  size_t size() const { return n_; }
+
+ private:
+  double* p_ = nullptr;
+  size_t n_ = 0;
+};
+
+// Per unknown, its right-hand side's terms in step_rhs's order (sources, then branches), each
+// 2 k + (1 at the minus end): k indexes the values array [S(t) per source | hist per branch].
+struct RhsTerms {
+  std::vector<int32_t> ptr, terms;
+};
+
+RhsTerms rhs_terms(const StepSystem& sys) {
+  const auto n = size_t(sys.reduced.unknowns());
+  RhsTerms t;
+  t.ptr.assign(n + 1, 0);
+  auto each_end = [&](auto&& visit) {
+    int32_t k = 0;
+    for (const TimedSource& s : sys.sources) visit(s.plus, s.minus, k++);
+    for (const ReactiveBranch& br : sys.branches) visit(br.plus, br.minus, k++);
+  };
+  each_end([&](int32_t plus, int32_t minus, int32_t) {
+    if (plus >= 0) ++t.ptr[size_t(plus) + 1];
+    if (minus >= 0) ++t.ptr[size_t(minus) + 1];
+  });
+  for (size_t i = 0; i < n; ++i) t.ptr[i + 1] += t.ptr[i];
+  t.terms.resize(size_t(t.ptr[n]));
+  std::vector<int32_t> fill(t.ptr.begin(), t.ptr.end() - 1);
+  each_end([&](int32_t plus, int32_t minus, int32_t k) {
+    if (plus >= 0) t.terms[size_t(fill[size_t(plus)]++)] = 2 * k;
+    if (minus >= 0) t.terms[size_t(fill[size_t(minus)]++)] = 2 * k + 1;
+  });
+  return t;
+}
+
+class GpuStepper : public Stepper {
+ public:
+  GpuStepper(const StepSystem& sys, const std::vector<double>& x0, const std::vector<Probe>& probes,
+             const CmgHierarchy* h, const SolveControl& control, const GpuSolveSettings& s, GpuStepperReport& rep)
+      : sys_(sys), control_(control), n_(sys.reduced.unknowns()) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const SpmvLayout layout = parse_layout(s.spmv.empty() ? default_spmv_layout() : s.spmv);
+    A_ = make_device_spmv(layout, sys.reduced.G);
+    rep.spmv = layout_name(layout) + " (" + A_->detail() + ")";
+    rep.device = device_description();
+    CmgUploadTimes times;
+    M_ = make_device_preconditioner(sys.reduced.G, h, s, times);
+    pcg_ = std::make_unique<GpuPcg>(n_, !s.profile);
+
+    const RhsTerms terms = rhs_terms(sys);
+    b0_ = DeviceBuffer<double>(sys.reduced.b);
+    b_ = DeviceBuffer<double>(size_t(n_));
+    x_ = DeviceBuffer<double>(x0);
+    lo_ = DeviceBuffer<double>(x0);
+    hi_ = DeviceBuffer<double>(x0);
+    term_ptr_ = DeviceBuffer<int32_t>(terms.ptr);
+    terms_ = DeviceBuffer<int32_t>(terms.terms);
+    const size_t ns = sys.sources.size(), nb = sys.branches.size();
+    std::vector<int32_t> plus(nb), minus(nb);
+    std::vector<double> offset(nb), g(nb), current(nb), values(ns + nb, 0.0);
+    std::vector<uint8_t> inductor(nb);
+    for (size_t k = 0; k < nb; ++k) {
+      const ReactiveBranch& br = sys.branches[k];
+      plus[k] = br.plus, minus[k] = br.minus, offset[k] = br.offset, g[k] = br.g;
+      inductor[k] = br.inductor ? 1 : 0;
+      current[k] = br.current;
+      values[ns + k] = br.history;
+    }
+    br_plus_ = DeviceBuffer<int32_t>(plus);
+    br_minus_ = DeviceBuffer<int32_t>(minus);
+    br_offset_ = DeviceBuffer<double>(offset);
+    br_g_ = DeviceBuffer<double>(g);
+    br_inductor_ = DeviceBuffer<uint8_t>(inductor);
+    br_current_ = DeviceBuffer<double>(current);
+    values_ = DeviceBuffer<double>(values);
+    std::vector<int32_t> probe_unknown;
+    std::vector<double> probe_offset;
+    for (const Probe& p : probes) probe_unknown.push_back(p.unknown), probe_offset.push_back(p.offset);
+    probe_unknown_ = DeviceBuffer<int32_t>(probe_unknown);
+    probe_offset_ = DeviceBuffer<double>(probe_offset);
+    probed_device_ = DeviceBuffer<double>(probes.size());
+    source_values_ = std::make_unique<PinnedBuffer>(ns);
+    probed_host_ = std::make_unique<PinnedBuffer>(probes.size());
+    probed_.resize(probes.size());
+    PGSIM_CUDA(cudaDeviceSynchronize());  // the uploads above went through the legacy stream
+    pcg_->prepare(*A_, *M_, control_);
+    track();  // the probes at t = 0
+    rep.upload_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+
+  SolveResult advance(double t) override {
+    const cudaStream_t stream = pcg_->stream();
+    const auto ns = std::ptrdiff_t(sys_.sources.size());
+    double* sv = source_values_->data();
+#pragma omp parallel for schedule(static, 1024) if (ns > 4096)
+    for (std::ptrdiff_t k = 0; k < ns; ++k) sv[k] = sys_.sources[size_t(k)].change_at(t);
+    if (ns) PGSIM_CUDA(cudaMemcpyAsync(values_.data(), sv, size_t(ns) * sizeof(double), cudaMemcpyHostToDevice, stream));
+    launch_step_rhs(b0_.data(), term_ptr_.data(), terms_.data(), values_.data(), n_, b_.data(), stream);
+    const SolveResult r = pcg_->solve(*A_, b_.data(), x_.data(), *M_, control_);
+    if (!r.converged) return r;
+    const DeviceBranches br{br_plus_.data(),    br_minus_.data(),          br_offset_.data(),
+                            br_g_.data(),       br_inductor_.data(),       br_current_.data(),
+                            values_.data() + ns, int32_t(sys_.branches.size())};
+    launch_advance_branches(br, sys_.method == Integration::Trapezoidal, x_.data(), stream);
+    track();
+    return r;
+  }
+
+  const std::vector<double>& probed() override { return probed_; }
+
+  void unknown_range(std::vector<double>& lo, std::vector<double>& hi) override {
+    PGSIM_CUDA(cudaStreamSynchronize(pcg_->stream()));
+    lo = lo_.download();
+    hi = hi_.download();
+  }
+
+  std::vector<LevelStats> levels() const override { return M_->levels(); }
+
+ private:
+  // The unknowns' ranges and the probes from x, the probes to the host.
+  void track() {
+    const cudaStream_t stream = pcg_->stream();
+    const auto np = int32_t(probed_.size());
+    launch_track(x_.data(), n_, lo_.data(), hi_.data(), probe_unknown_.data(), probe_offset_.data(), np,
+                 probed_device_.data(), stream);
+    if (np)
+      PGSIM_CUDA(cudaMemcpyAsync(probed_host_->data(), probed_device_.data(), size_t(np) * sizeof(double),
+                                 cudaMemcpyDeviceToHost, stream));
+    PGSIM_CUDA(cudaStreamSynchronize(stream));
+    probed_.assign(probed_host_->data(), probed_host_->data() + np);
+  }
+
+  const StepSystem& sys_;
+  SolveControl control_;
+  int32_t n_;
+  std::unique_ptr<DeviceSpmv> A_;
+  std::unique_ptr<DevicePreconditioner> M_;
+  std::unique_ptr<GpuPcg> pcg_;
+  DeviceBuffer<double> b0_, b_, x_, lo_, hi_;
+  DeviceBuffer<int32_t> term_ptr_, terms_;
+  DeviceBuffer<int32_t> br_plus_, br_minus_;
+  DeviceBuffer<double> br_offset_, br_g_, br_current_;
+  DeviceBuffer<uint8_t> br_inductor_;
+  DeviceBuffer<double> values_;  // [S(t) per source | hist per branch]
+  DeviceBuffer<int32_t> probe_unknown_;
+  DeviceBuffer<double> probe_offset_, probed_device_;
+  std::unique_ptr<PinnedBuffer> source_values_, probed_host_;
+  std::vector<double> probed_;
+};
+
+// f(), with a GpuError (or a bad layout name) turned into the GpuFailure the application catches.
+template <class F>
+auto checked(F&& f) {
+  try {
+    return f();
+  } catch (const GpuError& e) {
+    throw GpuFailure(e.what());
+  } catch (const std::invalid_argument& e) {
+    throw GpuFailure(e.what());
+  }
+}
+
+// The GPU stepper with every call checked.
+class CheckedStepper : public Stepper {
+ public:
+  explicit CheckedStepper(std::unique_ptr<Stepper> inner) : inner_(std::move(inner)) {}
+  SolveResult advance(double t) override {
+    return checked([&] { return inner_->advance(t); });
+  }
+  const std::vector<double>& probed() override { return inner_->probed(); }
+  void unknown_range(std::vector<double>& lo, std::vector<double>& hi) override {
+    checked([&] {
+      inner_->unknown_range(lo, hi);
+      return 0;
+    });
+  }
+  std::vector<LevelStats> levels() const override { return inner_->levels(); }
+
+ private:
+  std::unique_ptr<Stepper> inner_;
+};
+
+}  // namespace
+
+std::unique_ptr<Stepper> make_gpu_stepper(const StepSystem& system, const std::vector<double>& x0,
+                                          const std::vector<Probe>& probes, const CmgHierarchy* hierarchy,
+                                          const SolveControl& control, const GpuSolveSettings& settings,
+                                          GpuStepperReport* report) {
+  GpuStepperReport unused;
+  return checked([&]() -> std::unique_ptr<Stepper> {
+    return std::make_unique<CheckedStepper>(std::make_unique<GpuStepper>(system, x0, probes, hierarchy, control,
+                                                                         settings, report ? *report : unused));
+  });
+}
+
+}  // namespace pgsim::gpu

@@ -1,0 +1,43 @@
+#include "tran/stepper.hpp"
+
+#include <algorithm>
+
+namespace pgsim {
+
+std::vector<Probe> probes_of(const ReducedSystem& sys, const std::vector<uint32_t>& nodes) {
+  std::vector<Probe> probes;
+  probes.reserve(nodes.size());
+  for (uint32_t id : nodes) probes.push_back({sys.unknown_of_node[id], sys.offset_of_node[id]});
+  return probes;
+}
+
+CpuStepper::CpuStepper(StepSystem& system, StepSolver& solver, std::vector<double> x0, std::vector<Probe> probes)
+    : system_(system), solver_(solver), x_(std::move(x0)), lo_(x_), hi_(x_), probes_(std::move(probes)) {}
+
+SolveResult CpuStepper::advance(double t) {
+  step_rhs(system_, t, b_);
+  const SolveResult r = solver_.solve(b_, x_);
+  if (!r.converged) return r;
+  advance_history(system_, x_);
+  const std::ptrdiff_t n = std::ptrdiff_t(x_.size());
+#pragma omp parallel for schedule(static, 4096)
+  for (std::ptrdiff_t i = 0; i < n; ++i) {
+    lo_[size_t(i)] = std::min(lo_[size_t(i)], x_[size_t(i)]);
+    hi_[size_t(i)] = std::max(hi_[size_t(i)], x_[size_t(i)]);
+  }
+  return r;
+}
+
+const std::vector<double>& CpuStepper::probed() {
+  probed_.resize(probes_.size());
+  for (size_t k = 0; k < probes_.size(); ++k)
+    probed_[k] = probes_[k].offset + (probes_[k].unknown >= 0 ? x_[size_t(probes_[k].unknown)] : 0.0);
+  return probed_;
+}
+
+void CpuStepper::unknown_range(std::vector<double>& lo, std::vector<double>& hi) {
+  lo = lo_;
+  hi = hi_;
+}
+
+}  // namespace pgsim

@@ -1,0 +1,58 @@
+#pragma once
+// The engine of a transient time loop (tran/step_system.hpp). It owns the state between steps
+// and gives back only what a run reports: a few probed nodes' voltages after every step (the
+// .print waveforms) and, at the end, each unknown's lowest and highest value over the run. The
+// worst dynamic drop or bounce of every node follows from those two (app/ir_drop.hpp's deviation
+// is monotone in the voltage), so a GPU stepper keeps the whole state on the device and returns
+// a handful of numbers per step.
+#include <cstdint>
+#include <vector>
+
+#include "mna/reduce.hpp"
+#include "pcg/preconditioner.hpp"
+#include "pcg/solve_result.hpp"
+#include "tran/step_solver.hpp"
+#include "tran/step_system.hpp"
+
+namespace pgsim {
+
+// A probed node: its voltage is offset + x[unknown] (offset alone when unknown is -1).
+struct Probe {
+  int32_t unknown = -1;
+  double offset = 0;
+};
+
+// The probes of netlist nodes `nodes` in the step system's unknowns.
+std::vector<Probe> probes_of(const ReducedSystem& system, const std::vector<uint32_t>& nodes);
+
+class Stepper {
+ public:
+  virtual ~Stepper() = default;
+  // One step to time t = t_{n+1}: the right-hand side, the solve (warm-started from x_n), the
+  // history currents. On a solve that does not converge the state is that step's last iterate.
+  virtual SolveResult advance(double t) = 0;
+  // The probed nodes' voltages in the state now, in the order the stepper was given them.
+  virtual const std::vector<double>& probed() = 0;
+  // Per step unknown, its smallest and largest value over every state so far, t = 0 included.
+  virtual void unknown_range(std::vector<double>& lo, std::vector<double>& hi) = 0;
+  virtual std::vector<LevelStats> levels() const { return {}; }
+};
+
+// The CPU engine: step_rhs, a StepSolver, advance_history, all on the host. `system` and
+// `solver` must outlive it; x0: the step unknowns at t = 0 (start_from_dc).
+class CpuStepper : public Stepper {
+ public:
+  CpuStepper(StepSystem& system, StepSolver& solver, std::vector<double> x0, std::vector<Probe> probes);
+  SolveResult advance(double t) override;
+  const std::vector<double>& probed() override;
+  void unknown_range(std::vector<double>& lo, std::vector<double>& hi) override;
+  std::vector<LevelStats> levels() const override { return solver_.levels(); }
+
+ private:
+  StepSystem& system_;
+  StepSolver& solver_;
+  std::vector<double> x_, b_, lo_, hi_, probed_;
+  std::vector<Probe> probes_;
+};
+
+}  // namespace pgsim
