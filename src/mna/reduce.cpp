@@ -106,6 +106,7 @@ void sort_range(uint32_t* first, uint32_t* last, Less less) {
     std::sort(first, last, less);
     return;
   }
+  if (last - first < 2) return;  // also an empty range of a null array: first + 1 would be undefined
   for (uint32_t* i = first + 1; i < last; ++i)
     for (uint32_t* j = i; j > first && less(*j, j[-1]); --j) std::swap(*j, j[-1]);
 }
