@@ -1,5 +1,7 @@
 #include "app/thread_budget.hpp"
 
+#include "parser/netlist_input.hpp"
+
 #include <omp.h>
 
 #include <algorithm>
@@ -18,9 +20,10 @@ std::optional<uint64_t> netlist_text_bytes(const std::string& path) {
   if (path == "-" || !std::filesystem::is_regular_file(path, ec)) return std::nullopt;
   const auto bytes = std::filesystem::file_size(path, ec);
   if (ec) return std::nullopt;
-  char magic[2] = {0, 0};
-  std::ifstream(path, std::ios::binary).read(magic, 2);
-  if (magic[0] == '\x1f' && magic[1] == '\x8b') return std::nullopt;  // gzip: the text is larger than the file
+  std::ifstream in(path, std::ios::binary);
+  char first[2];
+  in.read(first, 2);
+  if (gzip_magic(first, size_t(in.gcount()))) return std::nullopt;  // gzip: the text is larger than the file
   return uint64_t(bytes);
 }
 

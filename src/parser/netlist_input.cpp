@@ -40,6 +40,8 @@ const char* refusal(mode_t mode) {
 
 std::string netlist_display_name(const std::string& path) { return is_stdin(path) ? "<stdin>" : path; }
 
+bool gzip_magic(const char* first, size_t n) { return n >= 2 && std::memcmp(first, kGzipMagic, 2) == 0; }
+
 class NetlistInput::Gzip {
  public:
   // `first`: bytes of the stream already read (the magic).
@@ -117,7 +119,7 @@ NetlistInput::NetlistInput(const std::string& path) : path_(path) {
 
   // A pipe may hand out one byte at a time: read_raw loops until both magic bytes are in.
   peeked_ = read_raw(peek_, sizeof peek_);
-  if (peeked_ == 2 && std::memcmp(peek_, kGzipMagic, 2) == 0) {
+  if (gzip_magic(peek_, peeked_)) {
     gzip_ = std::make_unique<Gzip>(peek_, peeked_);
     peeked_ = 0;
   }

@@ -25,6 +25,10 @@ namespace pgsim {
 // What messages call the netlist at `path`: the path, or "<stdin>" for "-".
 std::string netlist_display_name(const std::string& path);
 
+// Whether a file's first n bytes start a gzip stream (magic 1f 8b): NetlistInput's test, for a
+// caller that sizes work by the text before reading it.
+bool gzip_magic(const char* first, size_t n);
+
 class NetlistInput {
  public:
   explicit NetlistInput(const std::string& path);
