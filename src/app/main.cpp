@@ -129,7 +129,7 @@ int main(int argc, char** argv) {
       ->needs(export_system)
       ->excludes(output)
       ->excludes(compare);
-  app.add_option("--threads", opt.threads, "threads of every phase (default: all cores)")
+  app.add_option("--threads", opt.threads, "the most threads any phase uses; a small input uses fewer (default: all cores)")
       ->check(CLI::Range(1, 4096));
   app.add_option("--method", opt.method, "transient integration: tr (trapezoidal) or be (backward Euler)")
       ->check(CLI::IsMember({"tr", "be"}))

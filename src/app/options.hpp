@@ -22,7 +22,7 @@ struct Options {
   std::string export_prefix;  // --export-system: write the reduced system; empty: do not
   bool export_only = false;   // stop after the export
   bool eliminate = true;     // exact elimination of wire chains before PCG (mna/chain_elimination.hpp)
-  int threads = 0;            // --threads: OpenMP threads of every phase; 0: OpenMP's default (all cores)
+  int threads = 0;            // --threads: the most OpenMP threads any phase uses (app/thread_budget.hpp); 0: OpenMP's default (all cores)
   // Transient analysis (netlists with .tran; tran/step_system.hpp)
   std::string method = "tr";  // tr (trapezoidal) | be (backward Euler)
   double tstep = 0;           // 0: the .tran line's TSTEP
