@@ -3,6 +3,9 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <functional>
+#include <optional>
+#include <stdexcept>
 
 #include "app/backend.hpp"
 #include "parser/input_error.hpp"
@@ -77,23 +80,63 @@ TEST_CASE("the auto rule: the CPU below the crossover, the GPU from it where one
 TEST_CASE("the transient rule: the CPU for direct and for little work, the GPU from both thresholds") {
   Options opt;
   opt.backend = "auto";
+  opt.solver_given = true;  // --solver pcg: the rule below that picks the factorisation is off
+  // Asked only by that rule.
+  const auto no_factor = []() -> std::optional<int64_t> { throw std::logic_error("factor entries asked"); };
   const int64_t steps = 1000, enough = std::max(kAutoGpuMinTransientUnknowns, int64_t(kAutoGpuMinTransientWork) / steps);
-  const BackendChoice small = choose_transient_backend(opt, enough - 1, steps);
+  const BackendChoice small = choose_transient_backend(opt, enough - 1, steps, no_factor);
   CHECK(small.backend == "cpu");
   CHECK(small.reason.find(std::to_string(enough - 1) + " unknowns x 1000 steps") != std::string::npos);
   // Many steps do not make a small system worth the GPU: its step has a latency floor.
-  CHECK(choose_transient_backend(opt, kAutoGpuMinTransientUnknowns - 1, 1000000).backend == "cpu");
-  const BackendChoice large = choose_transient_backend(opt, enough, steps);
+  CHECK(choose_transient_backend(opt, kAutoGpuMinTransientUnknowns - 1, 1000000, no_factor).backend == "cpu");
+  const BackendChoice large = choose_transient_backend(opt, enough, steps, no_factor);
   CHECK(large.backend == (gpu_usable() ? "gpu" : "cpu"));
   if (!gpu_usable()) CHECK(large.reason.find("no usable GPU") != std::string::npos);
   opt.solver = "direct";
-  CHECK(choose_transient_backend(opt, enough * 100, steps).backend == "cpu");
+  CHECK(choose_transient_backend(opt, enough * 100, steps, no_factor).backend == "cpu");
   opt.solver = "pcg";
   opt.backend = "cpu";
-  CHECK(choose_transient_backend(opt, enough * 100, steps).backend == "cpu");
+  CHECK(choose_transient_backend(opt, enough * 100, steps, no_factor).backend == "cpu");
   opt.backend = "gpu";
-  if (gpu_usable()) CHECK(choose_transient_backend(opt, 3, 1).backend == "gpu");
-  else CHECK_THROWS_WITH(choose_transient_backend(opt, 3, 1), Catch::Contains("no usable GPU"));
+  if (gpu_usable()) CHECK(choose_transient_backend(opt, 3, 1, no_factor).backend == "gpu");
+  else CHECK_THROWS_WITH(choose_transient_backend(opt, 3, 1, no_factor), Catch::Contains("no usable GPU"));
+}
+
+TEST_CASE("the transient rule: auto with the default solver factors a small, sparse step system on the CPU") {
+  Options opt;
+  opt.backend = "auto";
+  const int64_t steps = 1000, most = kAutoDirectMaxTransientUnknowns;
+  int asked = 0;
+  auto entries = [&](int64_t n) {
+    return [&asked, n]() -> std::optional<int64_t> {
+      ++asked;
+      return n;
+    };
+  };
+  const BackendChoice small = choose_transient_backend(opt, most, steps, entries(kAutoDirectMaxFactorEntries));
+  CHECK(small.backend == "cpu");
+  CHECK(small.solver == "direct");
+  CHECK(small.reason.find(std::to_string(most) + " unknowns and " + std::to_string(kAutoDirectMaxFactorEntries) +
+                          " factor entries") != std::string::npos);
+  CHECK(asked == 1);
+  // A factor too dense (a step too slow), no CHOLMOD, or too many unknowns to analyse: PCG.
+  using Entries = std::function<std::optional<int64_t>()>;
+  for (const Entries& dense : {Entries(entries(kAutoDirectMaxFactorEntries + 1)), Entries([] { return std::nullopt; })}) {
+    const BackendChoice c = choose_transient_backend(opt, most, steps, dense);
+    CHECK(c.solver == "pcg");
+    CHECK(c.backend == (gpu_usable() ? "gpu" : "cpu"));
+  }
+  asked = 0;
+  CHECK(choose_transient_backend(opt, most + 1, steps, entries(1)).solver == "pcg");
+  opt.solver_given = true;  // --solver pcg or a --precond: PCG, as asked
+  CHECK(choose_transient_backend(opt, most, steps, entries(1)).solver == "pcg");
+  opt.solver_given = false;
+  for (const char* backend : {"cpu", "gpu"}) {  // an explicit back end keeps the solver asked for
+    opt.backend = backend;
+    if (opt.backend == "gpu" && !gpu_usable()) continue;
+    CHECK(choose_transient_backend(opt, most, steps, entries(1)).solver == "pcg");
+  }
+  CHECK(asked == 0);
 }
 
 TEST_CASE("the GPU warm-up starts only where the run may use the GPU") {

@@ -66,7 +66,7 @@ TEST_CASE("the GPU stepper gives the factorisation's waveforms and ranges on a t
       gpu::GpuSolveSettings settings;
       settings.precond = precond;
       auto gpu_stepper = gpu::make_gpu_stepper(step, x0, probes, &hierarchy, control, settings);
-      DirectStepSolver direct(step.reduced.G);
+      DirectStepSolver direct(step.reduced.G, true);
       CpuStepper cpu_stepper(step, direct, x0, probes);
 
       const int64_t steps = 60;  // through every pulse's rise, top and fall (short under compute-sanitizer)

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <random>
 #include <string>
 
@@ -40,6 +41,23 @@ Solved solve(const std::string& text) {
 }
 
 }  // namespace
+
+TEST_CASE("factor_entries: a path's Cholesky factor has no fill", "[mna][direct]") {
+  // The path 0 - 1 - ... - 9: tridiagonal, so its factor holds the diagonal and one entry per link.
+  CsrMatrix A;
+  A.rows = 10;
+  A.ptr.clear();
+  A.ptr.push_back(0);
+  for (int32_t i = 0; i < A.rows; ++i) {
+    if (i > 0) A.col.push_back(i - 1), A.val.push_back(-1.0);
+    A.col.push_back(i), A.val.push_back(3.0);
+    if (i + 1 < A.rows) A.col.push_back(i + 1), A.val.push_back(-1.0);
+    A.ptr.push_back(int32_t(A.col.size()));
+  }
+  const std::optional<int64_t> entries = factor_entries(A);
+  if (direct_solver_name() == "cholmod") CHECK(entries == std::optional<int64_t>(19));
+  else CHECK_FALSE(entries);
+}
 
 TEST_CASE("voltage divider", "[mna]") {
   auto s = solve("V1 in 0 10\nR1 in mid 3k\nR2 mid 0 1k\n");

@@ -56,50 +56,66 @@ GpuContextWarmUp::~GpuContextWarmUp() {
 }
 
 BackendChoice choose_backend(const std::string& requested, int64_t unknowns, bool context_ahead) {
-  if (requested == "cpu") return {"cpu", "--backend cpu"};
+  if (requested == "cpu") return {"cpu", "--backend cpu", "pcg"};
   if (requested != "gpu" && requested != "auto") throw InputError("unknown backend '" + requested + "' (gpu, cpu or auto)");
   const int64_t threshold = context_ahead ? kAutoGpuMinUnknowns : kAutoGpuMinUnknownsCold;
   const char* context = context_ahead ? "with the GPU context created ahead" : "with no GPU context created ahead";
   if (requested == "auto" && unknowns < threshold)
     return {"cpu", fmt::format("auto: {} unknowns after chain elimination, below the {} from which the GPU finishes "
                                "first {}",
-                               unknowns, threshold, context)};
+                               unknowns, threshold, context),
+            "pcg"};
 #ifdef PGSIM_HAVE_CUDA
   std::string why;
   if (gpu::device_available(&why))
     return {"gpu", requested == "gpu" ? "--backend gpu"
                                       : fmt::format("auto: {} unknowns after chain elimination, at least {} {}",
-                                                    unknowns, threshold, context)};
+                                                    unknowns, threshold, context),
+            "pcg"};
 #else
   const std::string why = "this pgsim was built without CUDA";
 #endif
   if (requested == "gpu") throw SystemError("--backend gpu: no usable GPU (" + why + ")");
-  return {"cpu", "auto: no usable GPU (" + why + ")"};
+  return {"cpu", "auto: no usable GPU (" + why + ")", "pcg"};
 }
 
-BackendChoice choose_transient_backend(const Options& opt, int64_t unknowns, int64_t steps) {
-  if (opt.backend == "cpu") return {"cpu", "--backend cpu"};
+BackendChoice choose_transient_backend(const Options& opt, int64_t unknowns, int64_t steps,
+                                       const std::function<std::optional<int64_t>()>& factor_entries) {
+  if (opt.backend == "cpu") return {"cpu", "--backend cpu", opt.solver};
   if (opt.backend != "gpu" && opt.backend != "auto") throw InputError("unknown backend '" + opt.backend + "' (gpu, cpu or auto)");
   if (opt.solver == "direct") {
     if (opt.backend == "gpu") spdlog::warn("--backend gpu: the direct solver (--solver direct) runs on the CPU");
-    return {"cpu", "--solver direct: the factorisation runs on the CPU"};
+    return {"cpu", "--solver direct: the factorisation runs on the CPU", "direct"};
+  }
+  if (opt.backend == "auto" && !opt.solver_given && unknowns <= kAutoDirectMaxTransientUnknowns) {
+    const std::optional<int64_t> entries = factor_entries();
+    if (entries && *entries <= kAutoDirectMaxFactorEntries)
+      return {"cpu",
+              fmt::format("auto: {} unknowns and {} factor entries, at most {} and {}, where the factorisation's "
+                          "step (CPU) is the fastest",
+                          unknowns, *entries, kAutoDirectMaxTransientUnknowns, kAutoDirectMaxFactorEntries),
+              "direct"};
   }
   const double work = double(unknowns) * double(steps);
   if (opt.backend == "auto" && (unknowns < kAutoGpuMinTransientUnknowns || work < kAutoGpuMinTransientWork))
-    return {"cpu", fmt::format("auto: {} unknowns x {} steps, below the {} unknowns and {:.0e} unknown-steps from "
-                               "which the GPU finishes first",
-                               unknowns, steps, kAutoGpuMinTransientUnknowns, kAutoGpuMinTransientWork)};
+    return {"cpu",
+            fmt::format("auto: {} unknowns x {} steps, below the {} unknowns and {:.0e} unknown-steps from "
+                        "which the GPU finishes first",
+                        unknowns, steps, kAutoGpuMinTransientUnknowns, kAutoGpuMinTransientWork),
+            "pcg"};
 #ifdef PGSIM_HAVE_CUDA
   std::string why;
   if (gpu::device_available(&why))
-    return {"gpu", opt.backend == "gpu" ? "--backend gpu"
-                                        : fmt::format("auto: {} unknowns x {} steps, at least {:.0e}", unknowns,
-                                                      steps, kAutoGpuMinTransientWork)};
+    return {"gpu",
+            opt.backend == "gpu" ? "--backend gpu"
+                                 : fmt::format("auto: {} unknowns x {} steps, at least {:.0e}", unknowns, steps,
+                                               kAutoGpuMinTransientWork),
+            "pcg"};
 #else
   const std::string why = "this pgsim was built without CUDA";
 #endif
   if (opt.backend == "gpu") throw SystemError("--backend gpu: no usable GPU (" + why + ")");
-  return {"cpu", "auto: no usable GPU (" + why + ")"};
+  return {"cpu", "auto: no usable GPU (" + why + ")", "pcg"};
 }
 
 CmgOptions cmg_options(const Options& opt) {

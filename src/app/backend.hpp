@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -55,6 +56,7 @@ class GpuContextWarmUp {
 struct BackendChoice {
   std::string backend;  // "gpu" or "cpu"
   std::string reason;   // why, for the log and the JSON
+  std::string solver;   // "pcg", or for a transient (choose_transient_backend) "direct"
 };
 
 // requested: gpu, cpu or auto (else InputError); unknowns: the PCG system's rows after chain
@@ -72,12 +74,28 @@ BackendChoice choose_backend(const std::string& requested, int64_t unknowns, boo
 // second (1e6 unknown-steps at 0.82 us).
 constexpr int64_t kAutoGpuMinTransientUnknowns = 4000;
 constexpr double kAutoGpuMinTransientWork = 1e6;
+// ... but with neither --solver nor --precond given, auto solves a transient with the factorisation
+// on the CPU (--solver direct) when its step system has at most kAutoDirectMaxTransientUnknowns
+// unknowns and its Cholesky factor at most kAutoDirectMaxFactorEntries entries (pcg/direct.hpp's
+// factor_entries, a symbolic analysis of milliseconds, done only under the first bound), whatever
+// the GPU. A direct step reads the factor twice; the GPU's PCG step costs some 17 iterations of
+// kernel latency (about 1 ms at up to ~10^5 unknowns on the H100) after a context and upload of
+// 0.3-0.45 s. Measured on the H100 machine (16 cores, README "Transient analysis"): ibmpg1t, 25,372
+// step unknowns, about 185k factor entries: TODO ms per direct step against 1.0 ms on the GPU, and
+// TODO s against 1.6 s end to end; pgsim-gen --nodes 100k, 70,002 unknowns, 1.6M entries (1.59M
+// after chain elimination): 19.7 ms per direct step against 1.04 ms on the GPU. Between them the
+// direct step grows with the entries, passing the GPU's step near TODO entries.
+constexpr int64_t kAutoDirectMaxTransientUnknowns = 50000;
+constexpr int64_t kAutoDirectMaxFactorEntries = 400000;
 
-// The back end of a transient's time loop: the CPU for --backend cpu, and for --solver direct
-// (the factorisation runs on the CPU; with --backend gpu a warning says so); --backend gpu: the
-// GPU (SystemError without a usable one); auto: the GPU when one is usable and the run reaches both
-// thresholds above (no CUDA call below them).
-BackendChoice choose_transient_backend(const Options& opt, int64_t unknowns, int64_t steps);
+// The engine of a transient's time loop (unknowns: the step system's; factor_entries: of the step
+// matrix, asked only when needed). --backend cpu: the CPU with opt.solver. --solver direct: the
+// CPU (with --backend gpu a warning says the factorisation runs on the CPU). --backend gpu: the
+// GPU (SystemError without a usable one). auto: without --solver/--precond and within both
+// factorisation bounds, direct on the CPU; else the GPU when one is usable and the run reaches
+// both GPU thresholds above (no CUDA call below them), else the CPU.
+BackendChoice choose_transient_backend(const Options& opt, int64_t unknowns, int64_t steps,
+                                       const std::function<std::optional<int64_t>()>& factor_entries);
 
 // The GPU stepper (gpu/gpu_stepper.hpp) for a started step system, with report.precond (cmg: the
 // hierarchy of the step matrix is built on the CPU first): fills time.setup, time.upload and

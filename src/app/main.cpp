@@ -87,13 +87,15 @@ int main(int argc, char** argv) {
   auto* compare = app.add_option("--compare", opt.compare, "reference voltages (IBM .solution layout) to compare with");
   app.add_option("--json", opt.json, "write a machine-readable summary of the run here ('-': standard output)");
   app.add_option("--heatmap", opt.heatmap, "write an IR-drop heat map per metal layer (<layer>.png) into this folder");
-  app.add_option("--solver", opt.solver, "pcg (iterative) or direct (sparse Cholesky, the accuracy reference)")
-      ->check(CLI::IsMember({"pcg", "direct"}))
-      ->capture_default_str();
+  auto* solver = app.add_option("--solver", opt.solver,
+                                "pcg (iterative) or direct (sparse Cholesky, the accuracy reference; a small transient's "
+                                "default under --backend auto)")
+                      ->check(CLI::IsMember({"pcg", "direct"}))
+                      ->capture_default_str();
   std::string precond_help = "PCG preconditioner:";
   for (const auto& name : cpu_preconditioner_names()) precond_help += " " + name;
   opt.precond = cpu_preconditioner_names().front();
-  app.add_option("--precond", opt.precond, precond_help)
+  auto* precond = app.add_option("--precond", opt.precond, precond_help)
       ->check(CLI::IsMember(cpu_preconditioner_names()))
       ->capture_default_str();
   app.add_option("--backend", opt.backend, "where PCG runs: gpu, cpu, or auto (the GPU when one is usable; the CPU, with a warning, if it fails)")
@@ -159,6 +161,7 @@ int main(int argc, char** argv) {
   }
 
   opt.eliminate = !no_eliminate;
+  opt.solver_given = solver->count() > 0 || precond->count() > 0;
   // A pipe or socket whose reader has gone is a write error (exit 4, named), not a silent death.
   std::signal(SIGPIPE, SIG_IGN);
   // Once, before any parallel region: every phase's OpenMP loops (and the parser's chunking,

@@ -11,6 +11,7 @@ struct Options {
   std::string json;          // machine-readable summary; empty: none
   std::string heatmap;       // folder for per-layer IR-drop heat maps; empty: none
   std::string solver = "pcg";  // pcg | direct
+  bool solver_given = false;   // --solver or --precond on the command line (else a transient's auto may pick direct)
   std::string precond;       // empty: the default preconditioner
   std::string backend = "auto";  // gpu | cpu | auto
   std::string trsv;          // GPU triangular solves of ic0 (see gpu/sptrsv.hpp); empty: the default

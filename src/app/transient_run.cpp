@@ -10,6 +10,7 @@
 #include "app/solve_error.hpp"
 #include "app/waveform_file.hpp"
 #include "parser/input_error.hpp"
+#include "pcg/direct.hpp"
 #include "tran/integrate.hpp"
 #include "tran/step_solver.hpp"
 #include "tran/step_system.hpp"
@@ -20,7 +21,7 @@ namespace {
 
 // The solver the command line asks for, for one fixed matrix (the DC system or the step matrix).
 std::unique_ptr<StepSolver> make_solver(const CsrMatrix& A, const Options& opt, const std::string& precond) {
-  if (opt.solver == "direct") return std::make_unique<DirectStepSolver>(A);
+  if (opt.solver == "direct") return std::make_unique<DirectStepSolver>(A, opt.eliminate);
   SolveControl control;
   control.tolerance = opt.tolerance;
   control.max_iterations = opt.max_iterations;
@@ -55,15 +56,30 @@ void run_transient(const Options& opt, Netlist& nl, RunReport& rep, Stopwatch& p
   if (!opt.compare.empty()) reference = read_waveforms(opt.compare);
   prepare_sources(nl, spec.tstep, spec.tstop);
 
-  // t = 0: the DC operating point with every source at its t = 0 value.
-  rep.method = opt.solver;
-  rep.precond = opt.solver == "direct" ? direct_solver_name() : opt.precond.empty() ? "cmg" : opt.precond;
-  if (rep.precond == "cmg") rep.smoother = opt.smoother;
-  rep.backend = "cpu";
+  // The DC system (t = 0: C open, L short, every source at its t = 0 value) and the step system,
+  // whose size picks the engine, the DC operating point's solver included.
   const ReducedSystem dc = reduce(nl);
+  const Integration method = opt.method == "be" ? Integration::BackwardEuler : Integration::Trapezoidal;
+  StepSystem step = build_step_system(nl, method, tr.tstep);
+  rep.unknowns = step.reduced.unknowns();
+  rep.nnz = step.reduced.G.nnz();
   rep.time.reduce = phase.lap();
+  const int64_t steps = step_count(tr.tstop, tr.tstep);
+  const BackendChoice choice =
+      choose_transient_backend(opt, rep.unknowns, steps, [&] { return factor_entries(step.reduced.G); });
+  Options engine = opt;  // the command line with the chosen solver
+  engine.solver = choice.solver;
+  rep.method = engine.solver;
+  rep.precond = engine.solver == "direct" ? direct_solver_name() : opt.precond.empty() ? "cmg" : opt.precond;
+  if (rep.precond == "cmg") rep.smoother = opt.smoother;
+  rep.backend = choice.backend;
+  rep.backend_reason = choice.reason;
+  if (opt.backend == "auto")
+    spdlog::info("{}: the time loop runs on the {}{}", choice.reason, choice.backend,
+                 engine.solver == "direct" ? " with the factorisation" : "");
+
   std::vector<double> x_dc(static_cast<size_t>(dc.unknowns()), 0.0);
-  rep.result = make_solver(dc.G, opt, rep.precond)->solve(dc.b, x_dc);
+  rep.result = make_solver(dc.G, engine, rep.precond)->solve(dc.b, x_dc);
   if (!rep.result.converged)
     throw SolveError(fmt::format("the DC operating point did not converge: relative residual {:.3e} after {} "
                                  "iterations (raise --max-iter or try another --precond)",
@@ -72,23 +88,14 @@ void run_transient(const Options& opt, Netlist& nl, RunReport& rep, Stopwatch& p
   NodeDeviations worst = node_deviations(supply_nets(nl), dc, dc_voltages);
   rep.time.solve = phase.lap();
 
-  // The step system, its engine (factorisation or preconditioner built once, on the CPU or the
-  // GPU), the loop.
-  const Integration method = opt.method == "be" ? Integration::BackwardEuler : Integration::Trapezoidal;
-  StepSystem step = build_step_system(nl, method, tr.tstep);
+  // The step system's state at t = 0, its engine (factorisation or preconditioner built once, on
+  // the CPU or the GPU), the loop.
   std::vector<double> x0;
   start_from_dc(step, nl, dc_voltages, x0);
   // The step system holds what the loop needs (branches, sources' waveforms): as in the DC run,
   // only the node names are needed from here on.
   release_elements(nl);
-  rep.unknowns = step.reduced.unknowns();
-  rep.nnz = step.reduced.G.nnz();
   rep.time.reduce += phase.lap();
-  const int64_t steps = step_count(tr.tstop, tr.tstep);
-  const BackendChoice choice = choose_transient_backend(opt, rep.unknowns, steps);
-  rep.backend = choice.backend;
-  rep.backend_reason = choice.reason;
-  if (opt.backend == "auto") spdlog::info("{}: the time loop runs on the {}", choice.reason, choice.backend);
   const std::vector<Probe> probes = probes_of(step.reduced, printed);
   SolveControl control;
   control.tolerance = opt.tolerance;
@@ -100,7 +107,7 @@ void run_transient(const Options& opt, Netlist& nl, RunReport& rep, Stopwatch& p
     rep.device.clear();
     rep.time.upload = 0;
     phase.lap();
-    cpu_solver = make_solver(step.reduced.G, opt, rep.precond);
+    cpu_solver = make_solver(step.reduced.G, engine, rep.precond);
     stepper = std::make_unique<CpuStepper>(step, *cpu_solver, x0, probes);
     rep.time.setup += phase.lap();
   };

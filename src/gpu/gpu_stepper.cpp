@@ -120,10 +120,10 @@ class GpuStepper : public Stepper {
   SolveResult advance(double t) override {
     const cudaStream_t stream = pcg_->stream();
     const auto ns = std::ptrdiff_t(sys_.sources.size());
-    double* sv = source_values_->data();
-#pragma omp parallel for schedule(static, 1024) if (ns > 4096)
-    for (std::ptrdiff_t k = 0; k < ns; ++k) sv[k] = sys_.sources[size_t(k)].change_at(t);
-    if (ns) PGSIM_CUDA(cudaMemcpyAsync(values_.data(), sv, size_t(ns) * sizeof(double), cudaMemcpyHostToDevice, stream));
+    source_changes(sys_, t, source_values_->data());
+    if (ns)
+      PGSIM_CUDA(cudaMemcpyAsync(values_.data(), source_values_->data(), size_t(ns) * sizeof(double),
+                                 cudaMemcpyHostToDevice, stream));
     launch_step_rhs(b0_.data(), term_ptr_.data(), terms_.data(), values_.data(), n_, b_.data(), stream);
     const SolveResult r = pcg_->solve(*A_, b_.data(), x_.data(), *M_, control_);
     if (!r.converged) return r;

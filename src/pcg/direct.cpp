@@ -1,10 +1,11 @@
 #include "pcg/direct.hpp"
 
 #include <Eigen/Sparse>
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #ifdef PGSIM_HAVE_CHOLMOD
-#include <Eigen/CholmodSupport>
+#include <cholmod.h>
 #endif
 
 #include "pcg/pcg_cpu.hpp"
@@ -20,13 +21,89 @@ std::string direct_solver_name() {
 }
 
 #ifdef PGSIM_HAVE_CHOLMOD
-using Factorization = Eigen::CholmodDecomposition<Eigen::SparseMatrix<double, Eigen::ColMajor, int32_t>, Eigen::Lower>;
+// CHOLMOD through its own interface rather than Eigen's wrapper: a transient solves with one
+// factor a thousand times, and cholmod_solve2 keeps its result and workspace between solves,
+// where cholmod_solve (Eigen's) allocates and frees them on every call.
+struct DirectFactor::Impl {
+  cholmod_common common;
+  cholmod_factor* factor = nullptr;
+  cholmod_dense *x = nullptr, *y = nullptr, *e = nullptr;  // cholmod_solve2's result and workspace
+
+  Impl() { cholmod_start(&common); }
+  ~Impl() {
+    cholmod_free_dense(&x, &common);
+    cholmod_free_dense(&y, &common);
+    cholmod_free_dense(&e, &common);
+    cholmod_free_factor(&factor, &common);
+    cholmod_finish(&common);
+  }
+  Impl(const Impl&) = delete;
+  Impl& operator=(const Impl&) = delete;
+};
+
+namespace {
+// A is symmetric with both triangles stored: its CSR arrays read as CSC are the same matrix, of
+// which CHOLMOD reads the lower triangle (stype -1). The view does not own the arrays.
+cholmod_sparse cholmod_view(const CsrMatrix& A) {
+  cholmod_sparse view{};
+  view.nrow = view.ncol = size_t(A.rows);
+  view.nzmax = size_t(A.nnz());
+  view.p = const_cast<int32_t*>(A.ptr.data());
+  view.i = const_cast<int32_t*>(A.col.data());
+  view.x = const_cast<double*>(A.val.data());
+  view.stype = -1;
+  view.itype = CHOLMOD_INT;
+  view.xtype = CHOLMOD_REAL;
+  view.dtype = CHOLMOD_DOUBLE;
+  view.sorted = 1;
+  view.packed = 1;
+  return view;
+}
+}  // namespace
+
+std::optional<int64_t> factor_entries(const CsrMatrix& A) {
+  if (A.rows == 0) return 0;
+  cholmod_common c;
+  cholmod_start(&c);
+  cholmod_sparse view = cholmod_view(A);
+  cholmod_factor* symbolic = cholmod_analyze(&view, &c);
+  const std::optional<int64_t> entries =
+      symbolic && c.status == CHOLMOD_OK ? std::optional<int64_t>(int64_t(c.lnz)) : std::nullopt;
+  cholmod_free_factor(&symbolic, &c);
+  cholmod_finish(&c);
+  return entries;
+}
+
+DirectFactor::DirectFactor(const CsrMatrix& A) : impl_(std::make_unique<Impl>()), n_(A.rows) {
+  if (n_ == 0) return;
+  cholmod_sparse view = cholmod_view(A);
+  cholmod_common& c = impl_->common;
+  impl_->factor = cholmod_analyze(&view, &c);
+  if (impl_->factor) cholmod_factorize(&view, impl_->factor, &c);
+  if (!impl_->factor || c.status != CHOLMOD_OK || impl_->factor->minor < size_t(n_))
+    throw std::runtime_error("direct solver: factorization failed (matrix not positive definite?)");
+}
+
+DirectFactor::~DirectFactor() = default;
+
+void DirectFactor::solve(const double* b, double* x) {
+  if (n_ == 0) return;
+  cholmod_dense rhs{};  // a view of b
+  rhs.nrow = rhs.d = rhs.nzmax = size_t(n_);
+  rhs.ncol = 1;
+  rhs.x = const_cast<double*>(b);
+  rhs.xtype = CHOLMOD_REAL;
+  rhs.dtype = CHOLMOD_DOUBLE;
+  Impl& f = *impl_;
+  if (!cholmod_solve2(CHOLMOD_A, f.factor, &rhs, nullptr, &f.x, nullptr, &f.y, &f.e, &f.common))
+    throw std::runtime_error("direct solver: CHOLMOD's solve failed (out of memory?)");
+  std::copy_n(static_cast<const double*>(f.x->x), n_, x);
+}
 #else
-using Factorization = Eigen::SimplicialLDLT<Eigen::SparseMatrix<double, Eigen::ColMajor, int32_t>, Eigen::Lower>;
-#endif
+std::optional<int64_t> factor_entries(const CsrMatrix&) { return std::nullopt; }
 
 struct DirectFactor::Impl {
-  Factorization solver;
+  Eigen::SimplicialLDLT<Eigen::SparseMatrix<double, Eigen::ColMajor, int32_t>, Eigen::Lower> solver;
 };
 
 DirectFactor::DirectFactor(const CsrMatrix& A) : impl_(std::make_unique<Impl>()), n_(A.rows) {
@@ -41,12 +118,13 @@ DirectFactor::DirectFactor(const CsrMatrix& A) : impl_(std::make_unique<Impl>())
 
 DirectFactor::~DirectFactor() = default;
 
-void DirectFactor::solve(const double* b, double* x) const {
+void DirectFactor::solve(const double* b, double* x) {
   if (n_ == 0) return;
   Eigen::Map<const Eigen::VectorXd> rhs(b, n_);
   Eigen::Map<Eigen::VectorXd> sol(x, n_);
   sol = impl_->solver.solve(rhs);
 }
+#endif
 
 SolveResult solve_direct(const CsrMatrix& A, const std::vector<double>& b, std::vector<double>& x) {
   SolveResult result;

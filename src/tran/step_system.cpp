@@ -1,5 +1,10 @@
 #include "tran/step_system.hpp"
 
+#include <omp.h>
+
+#include <algorithm>
+#include <cstddef>
+
 #include "parser/input_error.hpp"
 #include "tran/companion.hpp"
 #include "tran/inductor_currents.hpp"
@@ -79,9 +84,20 @@ void start_from_dc(StepSystem& sys, const Netlist& nl, const std::vector<double>
   }
 }
 
-void step_rhs(const StepSystem& sys, double t, std::vector<double>& b) {
+void source_changes(const StepSystem& sys, double t, double* changes) {
+  const auto ns = std::ptrdiff_t(sys.sources.size());
+  // A thread per 2048 sources (tens of us of work): more would cost more in the fork than it saves.
+  const int threads = int(std::min<std::ptrdiff_t>(omp_get_max_threads(), std::max<std::ptrdiff_t>(1, ns / 2048)));
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
+  for (std::ptrdiff_t k = 0; k < ns; ++k) changes[k] = sys.sources[size_t(k)].change_at(t);
+}
+
+void step_rhs(const StepSystem& sys, const std::vector<double>& changes, std::vector<double>& b) {
   b = sys.reduced.b;
-  for (const TimedSource& s : sys.sources) stamp_current(b, s.plus, s.minus, s.change_at(t));
+  for (size_t k = 0; k < sys.sources.size(); ++k) {
+    const TimedSource& s = sys.sources[k];
+    stamp_current(b, s.plus, s.minus, changes[k]);
+  }
   for (const ReactiveBranch& br : sys.branches) stamp_current(b, br.plus, br.minus, br.history);
 }
 

@@ -51,7 +51,7 @@ class CpuStepper : public Stepper {
  private:
   StepSystem& system_;
   StepSolver& solver_;
-  std::vector<double> x_, b_, lo_, hi_, probed_;
+  std::vector<double> x_, b_, changes_, lo_, hi_, probed_;
   std::vector<Probe> probes_;
 };
 
