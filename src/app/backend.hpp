@@ -79,14 +79,15 @@ constexpr double kAutoGpuMinTransientWork = 1e6;
 // unknowns and its Cholesky factor at most kAutoDirectMaxFactorEntries entries (pcg/direct.hpp's
 // factor_entries, a symbolic analysis of milliseconds, done only under the first bound), whatever
 // the GPU. A direct step reads the factor twice; the GPU's PCG step costs some 17 iterations of
-// kernel latency (about 1 ms at up to ~10^5 unknowns on the H100) after a context and upload of
-// 0.3-0.45 s. Measured on the H100 machine (16 cores, README "Transient analysis"): ibmpg1t, 25,372
-// step unknowns, about 185k factor entries: TODO ms per direct step against 1.0 ms on the GPU, and
-// TODO s against 1.6 s end to end; pgsim-gen --nodes 100k, 70,002 unknowns, 1.6M entries (1.59M
-// after chain elimination): 19.7 ms per direct step against 1.04 ms on the GPU. Between them the
-// direct step grows with the entries, passing the GPU's step near TODO entries.
+// kernel latency (about 1 ms up to ~10^5 unknowns on the H100) after a context and upload that
+// add about 0.3 s to the run. Measured on the H100 machine (16 cores, README "Transient
+// analysis", 1000 steps): ibmpg1t, 25,372 step unknowns, 187,842 factor entries: 1.10-1.17 ms per
+// direct step against 1.04 ms on the GPU, so the GPU's fixed part decides: 1.33-1.43 s against
+// 1.63-1.71 s end to end. pgsim-gen --nodes 100k, 70,002 unknowns, 1.6M entries: 19.3 ms per
+// direct step against 1.04 ms. With the direct step growing in proportion to the entries, it
+// passes the GPU's step plus its fixed part spread over 1000 steps (1.35 ms) near 230k entries.
 constexpr int64_t kAutoDirectMaxTransientUnknowns = 50000;
-constexpr int64_t kAutoDirectMaxFactorEntries = 400000;
+constexpr int64_t kAutoDirectMaxFactorEntries = 250000;
 
 // The engine of a transient's time loop (unknowns: the step system's; factor_entries: of the step
 // matrix, asked only when needed). --backend cpu: the CPU with opt.solver. --solver direct: the
