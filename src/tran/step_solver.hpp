@@ -30,8 +30,8 @@ class KeptSystem {
  public:
   KeptSystem(const CsrMatrix& A, bool eliminate);
   const CsrMatrix& matrix() const { return chains_ ? chains_->G : A_; }
-  // x: A's unknowns, the previous step's on entry (the kept ones start kept_solve), this step's on
-  // return. kept_solve(b_kept, x_kept) solves the kept system in place of x_kept.
+  // x: A's unknowns, the previous step's on entry (kept_solve starts from their kept part), this
+  // step's on return. kept_solve(b_kept, x_kept) solves the kept system into x_kept.
   template <class KeptSolve>
   SolveResult solve(const std::vector<double>& b, std::vector<double>& x, KeptSolve&& kept_solve) {
     if (!chains_) return kept_solve(b, x);
@@ -49,8 +49,9 @@ class KeptSystem {
 };
 
 // Sparse Cholesky (CHOLMOD when built with it) of the kept system: one factorisation, per step
-// two triangular solves (and the chains' condensation and recovery: a third fewer unknowns to
-// factor on ibmpg1t's step matrix, about a sixth off the step).
+// two triangular solves and the chains' condensation and recovery (ibmpg1t's step matrix: a third
+// fewer unknowns to factor; about a sixth off the step on the 2-core development VM, within the
+// run-to-run noise on the H100 machine).
 class DirectStepSolver : public StepSolver {
  public:
   DirectStepSolver(const CsrMatrix& A, bool eliminate) : kept_(A, eliminate), factor_(kept_.matrix()) {}
