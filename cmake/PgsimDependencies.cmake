@@ -59,6 +59,9 @@ find_package(PNG QUIET)
 
 # MPI (Open MPI from Debian) is optional: with it `mpirun -np P pgsim ...` solves on P ranks
 # (src/dist/); without it pgsim is a plain program and refuses to run as several MPI processes.
+# pgsim calls the C API only: no MPI-2 C++ bindings (their library, libmpi_cxx, is left out of the
+# pgsim executable by --as-needed, src/app/CMakeLists.txt).
+set(MPI_CXX_SKIP_MPICXX ON)
 find_package(MPI COMPONENTS CXX QUIET)
 if(MPI_CXX_FOUND)
   set(PGSIM_HAVE_MPI ON)

@@ -201,6 +201,30 @@ TEST_CASE("the hierarchy is the same for any number of threads", "[cmg]") {
   same_csr(one.coarse.Lt, four.coarse.Lt);
 }
 
+TEST_CASE("the CPU cycle gives the same bits on any number of threads, with either smoother", "[cmg]") {
+  // 45k unknowns: level 0 runs its loops on every thread (cmg_preconditioner.cpp), the smaller
+  // levels on one, so 1, 3 and 8 threads split the work differently.
+  const test::GridSystem sys = grid(150, 2);
+  const std::vector<double> r = test::random_vector(size_t(sys.G.rows), 5);
+  const int before = omp_get_max_threads();
+  for (CmgSmoother smoother : {CmgSmoother::jacobi, CmgSmoother::sgs}) {
+    INFO(cmg_smoother_name(smoother));
+    CmgOptions options;
+    options.smoother = smoother;
+    const CmgPreconditioner M(sys.G, options);
+    REQUIRE(M.levels().size() >= 3);
+    std::vector<std::vector<double>> z;
+    for (int threads : {1, 3, 8}) {
+      omp_set_num_threads(threads);
+      z.emplace_back(r.size());
+      M.apply(r.data(), z.back().data());
+    }
+    CHECK(z[0] == z[1]);
+    CHECK(z[0] == z[2]);
+  }
+  omp_set_num_threads(before);
+}
+
 TEST_CASE("the coarsest factor solves the grounded Laplacian exactly", "[cmg]") {
   const test::GridSystem sys = grid(12, 1);
   const CsrMatrix L = sdd_to_laplacian(sys.G);

@@ -1,6 +1,9 @@
 // The device SpMV layouts against CsrMatrix::multiply on random matrices.
 #include <catch2/catch.hpp>
 
+#include <string>
+
+#include "gpu/cusparse_library.hpp"
 #include "gpu/device_buffer.hpp"
 #include "gpu/spmv.hpp"
 #include "gpu_test_util.hpp"
@@ -54,4 +57,15 @@ TEST_CASE("every SpMV layout matches the CPU on a grid matrix and on tiny ones")
 TEST_CASE("layout names round-trip and unknown names are rejected") {
   for (auto layout : gpu::all_layouts()) CHECK(gpu::parse_layout(gpu::layout_name(layout)) == layout);
   CHECK_THROWS_AS(gpu::parse_layout("ellpack"), std::invalid_argument);
+}
+
+TEST_CASE("cuSPARSE opens on first use, without a device, every function found") {
+  // pgsim does not link cuSPARSE (gpu/cusparse_library.hpp): the layouts above reach it through
+  // dlopen. Loading needs no GPU, so this runs everywhere the build found the toolkit.
+  const gpu::CusparseLibrary& lib = gpu::cusparse();
+  CHECK(&lib == &gpu::cusparse());  // loaded once
+#define PGSIM_CHECK_LOADED(name) CHECK(lib.name != nullptr);
+  PGSIM_CUSPARSE_FUNCTIONS(PGSIM_CHECK_LOADED)
+#undef PGSIM_CHECK_LOADED
+  CHECK(std::string(lib.GetErrorString(CUSPARSE_STATUS_INVALID_VALUE)).find("invalid") != std::string::npos);
 }

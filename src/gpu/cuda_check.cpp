@@ -1,5 +1,7 @@
 #include "gpu/cuda_check.hpp"
 
+#include "gpu/cusparse_library.hpp"
+
 namespace pgsim::gpu {
 
 void throw_cuda_error(cudaError_t err, const char* call, const char* file, int line) {
@@ -9,7 +11,7 @@ void throw_cuda_error(cudaError_t err, const char* call, const char* file, int l
 
 void throw_cusparse_error(cusparseStatus_t err, const char* call, const char* file, int line) {
   throw GpuError(std::string(call) + " failed at " + file + ":" + std::to_string(line) + ": " +
-                 cusparseGetErrorString(err));
+                 cusparse().GetErrorString(err));
 }
 
 }  // namespace pgsim::gpu

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "gpu/cuda_check.hpp"
+#include "gpu/cusparse_library.hpp"
 #include "gpu/device_buffer.hpp"
 #include "gpu/host_staging.hpp"
 #include "gpu/launch.cuh"
@@ -165,31 +166,31 @@ class CsrVectorSpmv final : public DeviceSpmv {
 class CusparseSpmv final : public DeviceSpmv {
  public:
   explicit CusparseSpmv(const CsrMatrix& A) : rows_(A.rows), ptr_(A.ptr), col_(A.col), val_(A.val) {
-    PGSIM_CUSPARSE(cusparseCreate(&handle_));
-    PGSIM_CUSPARSE(cusparseCreateCsr(&mat_, A.rows, A.rows, A.nnz(), ptr_.data(), col_.data(), val_.data(),
+    PGSIM_CUSPARSE(cusparse().Create(&handle_));
+    PGSIM_CUSPARSE(cusparse().CreateCsr(&mat_, A.rows, A.rows, A.nnz(), ptr_.data(), col_.data(), val_.data(),
                                      CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F));
     DeviceBuffer<double> probe(size_t(A.rows > 0 ? A.rows : 1));
-    PGSIM_CUSPARSE(cusparseCreateDnVec(&x_, A.rows, probe.data(), CUDA_R_64F));
-    PGSIM_CUSPARSE(cusparseCreateDnVec(&y_, A.rows, probe.data(), CUDA_R_64F));
+    PGSIM_CUSPARSE(cusparse().CreateDnVec(&x_, A.rows, probe.data(), CUDA_R_64F));
+    PGSIM_CUSPARSE(cusparse().CreateDnVec(&y_, A.rows, probe.data(), CUDA_R_64F));
     size_t bytes = 0;
     const double one = 1, zero = 0;
-    PGSIM_CUSPARSE(cusparseSpMV_bufferSize(handle_, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, mat_, x_, &zero, y_,
+    PGSIM_CUSPARSE(cusparse().SpMV_bufferSize(handle_, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, mat_, x_, &zero, y_,
                                            CUDA_R_64F, CUSPARSE_SPMV_CSR_ALG1, &bytes));
     work_ = DeviceBuffer<char>(bytes);
   }
   ~CusparseSpmv() override {
-    cusparseDestroyDnVec(y_);
-    cusparseDestroyDnVec(x_);
-    cusparseDestroySpMat(mat_);
-    cusparseDestroy(handle_);
+    cusparse().DestroyDnVec(y_);
+    cusparse().DestroyDnVec(x_);
+    cusparse().DestroySpMat(mat_);
+    cusparse().Destroy(handle_);
   }
   void multiply(const double* x, double* y, cudaStream_t stream) override {
     if (rows_ == 0) return;
     const double one = 1, zero = 0;
-    PGSIM_CUSPARSE(cusparseSetStream(handle_, stream));
-    PGSIM_CUSPARSE(cusparseDnVecSetValues(x_, const_cast<double*>(x)));
-    PGSIM_CUSPARSE(cusparseDnVecSetValues(y_, y));
-    PGSIM_CUSPARSE(cusparseSpMV(handle_, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, mat_, x_, &zero, y_, CUDA_R_64F,
+    PGSIM_CUSPARSE(cusparse().SetStream(handle_, stream));
+    PGSIM_CUSPARSE(cusparse().DnVecSetValues(x_, const_cast<double*>(x)));
+    PGSIM_CUSPARSE(cusparse().DnVecSetValues(y_, y));
+    PGSIM_CUSPARSE(cusparse().SpMV(handle_, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, mat_, x_, &zero, y_, CUDA_R_64F,
                                 CUSPARSE_SPMV_CSR_ALG1, work_.data()));
   }
   SpmvLayout layout() const override { return SpmvLayout::cusparse; }

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <optional>
 
+#include "gpu/cusparse_library.hpp"
 #include "gpu/cusparse_spsv.hpp"
 #include "gpu/device_buffer.hpp"
 #include "parser/input_error.hpp"
@@ -147,8 +148,8 @@ unsigned blocks_for(int64_t threads) { return static_cast<unsigned>((threads + k
 
 class CusparseHandle {
  public:
-  CusparseHandle() { PGSIM_CUSPARSE(cusparseCreate(&h_)); }
-  ~CusparseHandle() { cusparseDestroy(h_); }
+  CusparseHandle() { PGSIM_CUSPARSE(cusparse().Create(&h_)); }
+  ~CusparseHandle() { cusparse().Destroy(h_); }
   CusparseHandle(const CusparseHandle&) = delete;
   CusparseHandle& operator=(const CusparseHandle&) = delete;
   cusparseHandle_t get() const { return h_; }
