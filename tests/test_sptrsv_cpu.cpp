@@ -191,7 +191,7 @@ TEST_CASE("IC(0)-PCG solves ibmpg1 to 1e-10 within 1e-6 V of the reference", "[i
   REQUIRE(r.converged);
   CHECK(r.relative_residual <= 1e-10);
   CHECK(r.iterations < rj.iterations / 2);
-  const Comparison c = compare_voltages(nl, node_voltages(sys, x), read_voltages(test::shared_data("ibmpg1.solution")));
+  const Comparison c = compare_voltages(nl, node_voltages(sys, x), match_reference(nl, read_voltages(test::shared_data("ibmpg1.solution"))));
   CHECK(c.matched == 30635);
   CHECK(c.max_abs_error <= 1e-6);
 }

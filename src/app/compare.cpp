@@ -6,25 +6,40 @@
 #include "parser/shown.hpp"
 
 namespace pgsim {
+namespace {
+
+constexpr size_t kExamples = 5;  // missing names listed, per side
+
+}  // namespace
+
+MatchedReference match_reference(const Netlist& netlist, const std::vector<NamedValue>& reference) {
+  MatchedReference m;
+  m.values.reserve(reference.size());
+  for (const NamedValue& ref : reference) {
+    const uint32_t v = netlist.node_names.find(ref.name);
+    if (v != NameTable::npos) {
+      m.values.push_back({v, ref.value});
+      continue;
+    }
+    ++m.missing_in_result;
+    if (m.missing_examples.size() < kExamples) m.missing_examples.push_back(shown_plain(ref.name) + " (not in the netlist)");
+  }
+  return m;
+}
 
 Comparison compare_voltages(const Netlist& netlist, const std::vector<double>& voltages,
-                            const std::vector<NamedValue>& reference, size_t worst_count) {
-  constexpr size_t kExamples = 5;
+                            const MatchedReference& reference, size_t worst_count) {
   Comparison c;
+  c.missing_in_result = reference.missing_in_result;
+  c.missing_examples = reference.missing_examples;
   std::vector<uint8_t> seen(netlist.node_count(), 0);
   std::vector<std::pair<double, uint32_t>> errors;
   double sum = 0;
-  for (const NamedValue& ref : reference) {
-    uint32_t v = netlist.node_names.find(ref.name);
-    if (v == NameTable::npos) {
-      ++c.missing_in_result;
-      if (c.missing_examples.size() < kExamples) c.missing_examples.push_back(shown_plain(ref.name) + " (not in the netlist)");
-      continue;
-    }
+  for (const auto& [v, value] : reference.values) {
     if (seen[v]) continue;  // a name listed twice counts once
     seen[v] = 1;
     if (v == Netlist::ground) continue;
-    double err = voltages[v] - ref.value;
+    double err = voltages[v] - value;
     ++c.matched;
     sum += std::abs(err);
     errors.push_back({err, v});

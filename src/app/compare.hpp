@@ -1,6 +1,8 @@
 #pragma once
 // --compare: the computed voltages against a reference file, matched by node name.
+#include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "app/voltage_file.hpp"
@@ -18,7 +20,19 @@ struct Comparison {
   std::vector<std::string> missing_examples;  // a few missing names, either side
 };
 
+// A reference's names matched to netlist nodes, done right after the parse: then neither the
+// reference's names nor the netlist's node-name index (NameTable::drop_index) outlive it.
+struct MatchedReference {
+  std::vector<std::pair<uint32_t, double>> values;  // node id and reference value, in reference order
+  int64_t missing_in_result = 0;                    // reference names the netlist lacks
+  std::vector<std::string> missing_examples;        // the first few of them
+};
+
+// Needs the node-name index (before drop_index).
+MatchedReference match_reference(const Netlist& netlist, const std::vector<NamedValue>& reference);
+
+// Reads node names by id only: the index may have been dropped.
 Comparison compare_voltages(const Netlist& netlist, const std::vector<double>& voltages,
-                            const std::vector<NamedValue>& reference, size_t worst_count = 5);
+                            const MatchedReference& reference, size_t worst_count = 5);
 
 }  // namespace pgsim

@@ -113,8 +113,12 @@ RunReport run(const Options& opt, dist::MpiSession* mpi, RunData* data) {
     return rep;
   }
   if (opt.tstep > 0 && !netlist.transient.tran) throw InputError("--tstep: " + opt.netlist + " has no .tran line");
-  std::vector<NamedValue> reference;
-  if (!opt.compare.empty()) reference = read_voltages(opt.compare);
+  MatchedReference reference;
+  if (!opt.compare.empty()) reference = match_reference(netlist, read_voltages(opt.compare));
+  // Nothing after this looks a node up by name (outputs read names by id): the index (about 20 B
+  // per node) is freed before reduce and the solver's setup make theirs.
+  netlist.node_names.drop_index();
+  log_memory("name index dropped", rep.nodes);
 
   keep.system = reduce(netlist);
   ReducedSystem& sys = keep.system;

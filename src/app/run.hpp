@@ -65,10 +65,10 @@ struct RunReport {
 // the node names that output and reports need.
 void release_elements(Netlist& netlist);
 
-// The largest data of a DC run, alive until its end: the netlist (node names), the reduced
-// system, the solution and every node's voltage and deviation. run() keeps them in the caller's
-// RunData when given one (main.cpp: a process about to exit leaves them to the kernel), else in
-// its own, freed when it returns.
+// The largest data of a DC run, alive until its end: the netlist (node names, readable by id:
+// their index is dropped after the parse), the reduced system, the solution and every node's
+// voltage and deviation. run() keeps them in the caller's RunData when given one (main.cpp: a
+// process about to exit leaves them to the kernel), else in its own, freed when it returns.
 struct RunData {
   Netlist netlist;
   ReducedSystem system;
