@@ -48,6 +48,7 @@ void run_transient(const Options& opt, Netlist& nl, RunReport& rep, Stopwatch& p
   tr.tstep = opt.tstep > 0 ? opt.tstep : spec.tstep;
   tr.tstop = spec.tstop;
   const std::vector<uint32_t> printed = printed_node_ids(nl);
+  nl.node_names.drop_index();  // the last lookup by name (waveforms are compared by their own names)
   tr.printed_nodes = static_cast<int64_t>(printed.size());
   if (!opt.output.empty() && printed.empty())
     throw InputError("-o: a transient run writes the .print tran v(...) nodes' waveforms, and " + nl.files[0] +
