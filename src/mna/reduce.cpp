@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "mna/atomic_extremum.hpp"
 #include "mna/concurrent_union_find.hpp"
 #include "mna/potential_union_find.hpp"
 #include "mna/prefix_sum.hpp"
@@ -92,23 +93,17 @@ bool stamps(const Element& e, const Companion* companion) {
   return e.kind == ElementKind::CurrentSource || conductance(e, companion) > 0;
 }
 
-// x = min(x, value), atomically.
-void lower_to(uint32_t& x, uint32_t value) {
-  uint32_t seen = __atomic_load_n(&x, __ATOMIC_RELAXED);
-  while (value < seen && !__atomic_compare_exchange_n(&x, &seen, value, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
-  }
-}
-
 // Sorts a short range in place (rows of a grid hold a handful of entries), a long one with std::sort.
-template <class Less>
-void sort_range(uint32_t* first, uint32_t* last, Less less) {
+// The permutation depends only on the comparisons' outcomes, whatever T is.
+template <class T, class Less>
+void sort_range(T* first, T* last, Less less) {
   if (last - first > 32) {
     std::sort(first, last, less);
     return;
   }
   if (last - first < 2) return;  // also an empty range of a null array: first + 1 would be undefined
-  for (uint32_t* i = first + 1; i < last; ++i)
-    for (uint32_t* j = i; j > first && less(*j, j[-1]); --j) std::swap(*j, j[-1]);
+  for (T* i = first + 1; i < last; ++i)
+    for (T* j = i; j > first && less(*j, j[-1]); --j) std::swap(*j, j[-1]);
 }
 
 // Whether merging element e (a source or short) closes a loop of its set that disagrees with it;
@@ -221,7 +216,7 @@ void number_unknowns(const PotentialUnionFind& uf, ReducedSystem& sys) {
   assign_touched(first, n_nodes, UINT32_MAX);
 #pragma omp parallel for schedule(static, 4096)
   for (std::ptrdiff_t v = 0; v < sn; ++v)
-    if (uf.flat_root(uint32_t(v)) != ground_root) lower_to(first[uf.flat_root(uint32_t(v))], uint32_t(v));
+    if (uf.flat_root(uint32_t(v)) != ground_root) atomic_lower_to(first[uf.flat_root(uint32_t(v))], uint32_t(v));
   // number[v]: 1 at first nodes, then their running count: first node v gets unknown number[v] - 1.
   std::vector<int32_t> number;
   assign_touched(number, n_nodes);
@@ -295,6 +290,13 @@ RowEntries entries_by_row(const Netlist& nl, const Companion* companion, const R
   return rows;
 }
 
+// One element of the row being stamped, and the unknown across it from the row (-1: a fixed node,
+// or a current source), looked up once per element rather than at every comparison of the sorts.
+struct RowEntry {
+  uint32_t element;
+  int32_t neighbour;
+};
+
 // 3. Stamps conductances (resistors; with a companion capacitors and inductors too) and current
 // sources, row by row in parallel: each row sums its elements' contributions in element order (so
 // G and b do not depend on the thread count), then CSR with sorted columns, parallel conductances
@@ -316,45 +318,54 @@ void stamp(const Netlist& nl, const Companion* companion, ReducedSystem& sys, st
     const int32_t ua = sys.unknown_of_node[e.plus];
     return ua == u ? sys.unknown_of_node[e.minus] : ua;
   };
-#pragma omp parallel for schedule(dynamic, 4096)
-  for (int32_t u = 0; u < n; ++u) {
-    uint32_t* first = rows.entry.data() + rows.ptr[size_t(u)];
-    uint32_t* last = rows.entry.data() + rows.ptr[size_t(u) + 1];
-    sort_range(first, last, std::less<uint32_t>());
-    double d = 0, b = 0;
-    // Conductances first, then current sources, each in element order, as a serial pass over the
-    // elements would sum them. Current leaving u through a conductance: g (v_u - v_other).
-    for (uint32_t* p = first; p < last; ++p) {
-      const Element& e = nl.elements[*p];
-      if (e.kind == ElementKind::CurrentSource) continue;
-      const double g = conductance(e, companion);
-      const bool plus = sys.unknown_of_node[e.plus] == u;
-      const double o_self = sys.offset_of_node[plus ? e.plus : e.minus];
-      const double o_other = sys.offset_of_node[plus ? e.minus : e.plus];
-      d += g;
-      if (neighbour(*p, u) >= 0) {
-        b -= g * (o_self - o_other);
-      } else {
-        b += g * (o_other - o_self);
-        anchored[size_t(u)] = 1;
+#pragma omp parallel
+  {
+    std::vector<RowEntry> row;  // this thread's current row
+#pragma omp for schedule(dynamic, 4096)
+    for (int32_t u = 0; u < n; ++u) {
+      uint32_t* first = rows.entry.data() + rows.ptr[size_t(u)];
+      uint32_t* last = rows.entry.data() + rows.ptr[size_t(u) + 1];
+      sort_range(first, last, std::less<uint32_t>());
+      row.clear();
+      for (uint32_t* p = first; p < last; ++p) row.push_back({*p, neighbour(*p, u)});
+      double d = 0, b = 0;
+      // Conductances first, then current sources, each in element order, as a serial pass over the
+      // elements would sum them. Current leaving u through a conductance: g (v_u - v_other).
+      for (const RowEntry& r : row) {
+        const Element& e = nl.elements[r.element];
+        if (e.kind == ElementKind::CurrentSource) continue;
+        const double g = conductance(e, companion);
+        const bool plus = sys.unknown_of_node[e.plus] == u;
+        const double o_self = sys.offset_of_node[plus ? e.plus : e.minus];
+        const double o_other = sys.offset_of_node[plus ? e.minus : e.plus];
+        d += g;
+        if (r.neighbour >= 0) {
+          b -= g * (o_self - o_other);
+        } else {
+          b += g * (o_other - o_self);
+          anchored[size_t(u)] = 1;
+        }
       }
+      // SPICE: a positive source drives current out of its plus node, through itself, into minus.
+      for (const RowEntry& r : row) {
+        const Element& e = nl.elements[r.element];
+        if (e.kind != ElementKind::CurrentSource) continue;
+        if (sys.unknown_of_node[e.plus] == u) b -= e.value;
+        if (sys.unknown_of_node[e.minus] == u) b += e.value;
+      }
+      diag[size_t(u)] = d;
+      sys.b[size_t(u)] = b;
+      // By neighbour (element order among equals, kept by the stable insertion sort): the
+      // distinct neighbours and the diagonal make the row.
+      sort_range(row.data(), row.data() + row.size(),
+                 [](const RowEntry& x, const RowEntry& y) { return x.neighbour < y.neighbour; });
+      int32_t length = 1;
+      for (size_t i = 0; i < row.size(); ++i) {
+        first[i] = row[i].element;
+        if (row[i].neighbour >= 0 && (i == 0 || row[i].neighbour != row[i - 1].neighbour)) ++length;
+      }
+      G.ptr[size_t(u) + 1] = length;
     }
-    // SPICE: a positive source drives current out of its plus node, through itself, into minus.
-    for (uint32_t* p = first; p < last; ++p) {
-      const Element& e = nl.elements[*p];
-      if (e.kind != ElementKind::CurrentSource) continue;
-      if (sys.unknown_of_node[e.plus] == u) b -= e.value;
-      if (sys.unknown_of_node[e.minus] == u) b += e.value;
-    }
-    diag[size_t(u)] = d;
-    sys.b[size_t(u)] = b;
-    // By neighbour (element order among equals, kept by the stable insertion sort): the
-    // distinct neighbours and the diagonal make the row.
-    sort_range(first, last, [&](uint32_t x, uint32_t y) { return neighbour(x, u) < neighbour(y, u); });
-    int32_t length = 1;
-    for (uint32_t* p = first; p < last; ++p)
-      if (neighbour(*p, u) >= 0 && (p == first || neighbour(*p, u) != neighbour(p[-1], u))) ++length;
-    G.ptr[size_t(u) + 1] = length;
   }
   prefix_sum(G.ptr);
   assign_touched(G.col, size_t(G.ptr[size_t(n)]));
