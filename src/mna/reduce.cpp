@@ -15,6 +15,7 @@
 #include "mna/potential_union_find.hpp"
 #include "mna/prefix_sum.hpp"
 #include "mna/touched_vector.hpp"
+#include "parser/default_init.hpp"
 #include "parser/input_error.hpp"
 #include "parser/shown.hpp"
 
@@ -247,7 +248,7 @@ void number_unknowns(const PotentialUnionFind& uf, ReducedSystem& sys) {
 // unknown is listed once there.
 struct RowEntries {
   std::vector<int32_t> ptr;
-  std::vector<uint32_t> entry;
+  FillVector<uint32_t> entry;  // resized unwritten: the parallel scatter writes every entry
 };
 
 RowEntries entries_by_row(const Netlist& nl, const Companion* companion, const ReducedSystem& sys) {
@@ -277,7 +278,7 @@ RowEntries entries_by_row(const Netlist& nl, const Companion* companion, const R
   }
   if (total + n > INT32_MAX) throw InputError("the system has more than 2^31 nonzeros, beyond this build's index width");
   prefix_sum(rows.ptr);
-  assign_touched(rows.entry, size_t(total));
+  rows.entry.resize(size_t(total));
 #pragma omp parallel for schedule(static, 4096)
   for (std::ptrdiff_t k = 0; k < elements; ++k) {
     const Element& e = nl.elements[size_t(k)];
