@@ -178,10 +178,13 @@ PotentialUnionFind merge_super_nodes(const Netlist& nl, const Companion* compani
   size_t first_bad = merging.size();
 #pragma omp parallel reduction(min : first_bad)
   {
-    // Thread t owns the sets whose smallest node is in [first_node(t), first_node(t + 1)).
+    // Thread t owns the sets whose smallest node r has floor(r team / n_nodes) = t (owner()): r in
+    // [first_owned(t), first_owned(t + 1)), first_owned(t) = ceil(n_nodes t / team).
     const int team = omp_get_num_threads(), me = omp_get_thread_num();
-    auto first_node = [&](int t) { return uint32_t(uint64_t(n_nodes) * uint64_t(t) / uint64_t(team)); };
     auto owner = [&](uint32_t v) { return uint16_t(uint64_t(sets.root(int32_t(v))) * uint64_t(team) / n_nodes); };
+    auto first_owned = [&](int t) {
+      return uint32_t((uint64_t(n_nodes) * uint64_t(t) + uint64_t(team) - 1) / uint64_t(team));
+    };
 #pragma omp for schedule(static)
     for (std::ptrdiff_t i = 0; i < m; ++i) owner_of[size_t(i)] = owner(nl.elements[merging[size_t(i)]].plus);
     std::vector<uint32_t> path;
@@ -196,10 +199,15 @@ PotentialUnionFind merge_super_nodes(const Netlist& nl, const Companion* compani
       }
     }
     // Every node's offset from its root, each set's nodes in increasing order (a set's nodes are
-    // at or above its smallest one).
+    // at or above its smallest one). Thread 0 reads every node: it compares each root with its
+    // range rather than dividing (owner()), a division per node that made this loop the longest
+    // serial step of the reduction.
+    const uint32_t mine_from = first_owned(me), mine_to = first_owned(me + 1);
     if (my_bad == merging.size())
-      for (uint32_t v = first_node(me); v < n_nodes; ++v)
-        if (owner(v) == me) uf.find(v, path);
+      for (uint32_t v = mine_from; v < n_nodes; ++v) {
+        const uint32_t root = uint32_t(sets.root(int32_t(v)));
+        if (root >= mine_from && root < mine_to) uf.find(v, path);
+      }
     first_bad = std::min(first_bad, my_bad);
   }
   if (first_bad < merging.size()) report_loop(nl, merging, first_bad);
