@@ -1,7 +1,10 @@
 #include <catch2/catch.hpp>
 
+#include <omp.h>
+
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "app/run.hpp"
 #include "grid_system.hpp"
@@ -90,6 +93,55 @@ TEST_CASE("chain elimination of grids is exact and leaves an SDD M-matrix", "[ch
   dense.via_stride = 1;
   const test::GridSystem sys = test::make_grid_system(dense);
   CHECK(eliminate_chains(sys.G, sys.b).eliminated() == 2 * 2 * 20);
+}
+
+TEST_CASE("chain elimination gives the same system and steps bit for bit for 1, 2 and 8 threads", "[chains]") {
+  // 2 x 300 x 300 crossings, vias every third row and column: wire chains between hubs, and
+  // arrays large enough (1 MB and more) for the parallel first touch and fills.
+  test::GridShape shape;
+  shape.nx = shape.ny = 300;
+  shape.via_stride = 3;
+  const test::GridSystem sys = test::make_grid_system(shape);
+  const int threads_before = omp_get_max_threads();
+  omp_set_num_threads(1);
+  const EliminatedSystem one = eliminate_chains(sys.G, sys.b);
+  REQUIRE(one.eliminated() > 50000);
+  auto same_bits = [](const std::vector<double>& a, const std::vector<double>& b) {
+    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
+  };
+  for (int threads : {2, 8}) {
+    INFO("threads " << threads);
+    omp_set_num_threads(threads);
+    const EliminatedSystem e = eliminate_chains(sys.G, sys.b);
+    CHECK(e.G.rows == one.G.rows);
+    CHECK(e.G.ptr == one.G.ptr);
+    CHECK(e.G.col == one.G.col);
+    CHECK(same_bits(e.G.val, one.G.val));
+    CHECK(same_bits(e.b, one.b));
+    CHECK(e.kept == one.kept);
+    REQUIRE(e.steps.size() == one.steps.size());
+    CHECK(std::memcmp(e.steps.data(), one.steps.data(), one.steps.size() * sizeof(EliminatedSystem::Step)) == 0);
+  }
+  omp_set_num_threads(threads_before);
+}
+
+TEST_CASE("the whole system's residual after recovery is the same bit for bit for 1, 2 and 8 threads", "[chains]") {
+  // pgsim reports it in --json (solver.relative_residual), so it must not depend on the thread count.
+  test::GridShape shape;
+  shape.nx = shape.ny = 200;
+  const test::GridSystem sys = test::make_grid_system(shape);
+  std::vector<double> x(sys.b.size());
+  for (size_t i = 0; i < x.size(); ++i) x[i] = 1.8 - 1e-3 * double(i % 97);  // far from a solution: every row counts
+  const int threads_before = omp_get_max_threads();
+  omp_set_num_threads(1);
+  const double one = relative_residual(sys.G, sys.b, x);
+  REQUIRE(one > 0);
+  for (int threads : {2, 8}) {
+    omp_set_num_threads(threads);
+    const double r = relative_residual(sys.G, sys.b, x);
+    CHECK(std::memcmp(&r, &one, sizeof r) == 0);
+  }
+  omp_set_num_threads(threads_before);
 }
 
 TEST_CASE("chains hanging off a hub are eliminated without searching the hub", "[chains]") {

@@ -238,11 +238,20 @@ std::vector<NetSummary> summarize_nets(const Netlist& netlist, const NodeDeviati
 
 DeviationStats& stats_of(IrDropGroup& g, NetKind kind) { return kind == NetKind::Supply ? g.drop : g.bounce; }
 
-// Drop (kind Supply) or bounce (Ground) statistics per group and over all. The values go into
-// one array, group by group and in node order within a group (a counting sort, each thread
-// placing one contiguous node range), so per-group and overall percentiles share it.
-void summarize_kind(const Netlist& netlist, const NodeDeviations& d, const std::vector<int32_t>& group, NetKind kind,
-                    IrDropReport& r) {
+// One kind's values (drop or bounce), group by group, ready for the mean and percentiles.
+struct KindValues {
+  NetKind kind = NetKind::None;
+  std::vector<int64_t> begin;  // group g's values are values[begin[g], begin[g + 1])
+  std::vector<double> values;
+  std::vector<double> all_values;  // a copy of values for the whole set's selections
+};
+
+// Drop (kind Supply) or bounce (Ground): each group's and the whole set's count and worst node
+// (into r), and the values for their distributions. The values go into one array, group by group
+// and in node order within a group (a counting sort, each thread placing one contiguous node
+// range), so per-group and overall percentiles share it.
+KindValues gather_kind(const Netlist& netlist, const NodeDeviations& d, const std::vector<int32_t>& group, NetKind kind,
+                       IrDropReport& r) {
   const uint32_t n = netlist.node_count();
   const size_t groups = r.layers.size();
   auto key = [&](uint32_t i) { return d.kind[i] == kind ? int64_t(group[i]) : int64_t(-1); };
@@ -253,9 +262,12 @@ void summarize_kind(const Netlist& netlist, const NodeDeviations& d, const std::
   for (uint32_t w : worst)
     if (w != 0 && (worst_all == 0 || d.value[w] > d.value[worst_all] || (d.value[w] == d.value[worst_all] && w < worst_all)))
       worst_all = w;
-  std::vector<int64_t> begin(groups + 1, 0);
+  KindValues out;
+  out.kind = kind;
+  std::vector<int64_t>& begin = out.begin;
+  begin.assign(groups + 1, 0);
   std::partial_sum(count.begin(), count.end(), begin.begin() + 1);
-  std::vector<double> values;
+  std::vector<double>& values = out.values;
   assign_touched(values, size_t(begin.back()));
   // next[c * groups + g]: where chunk c of the nodes puts its next value of group g.
   const std::ptrdiff_t chunks = omp_get_max_threads();
@@ -284,25 +296,33 @@ void summarize_kind(const Netlist& netlist, const NodeDeviations& d, const std::
     s.worst_node = std::string(netlist.node_names[worst_node]);
   };
   // The whole set is summed and selected in a copy, beside the groups (each reorders only its own
-  // range of values): that job, the longest, no longer waits for theirs. (Its mean is summed in
+  // range of values): that job, the longest, does not wait for theirs. (Its mean is summed in
   // group order, node order within a group; it was summed after the groups' selections had
   // reordered their ranges, an order that changed with them: the last bits of --json's mean moved.)
-  std::vector<double> all_values;
-  assign_touched(all_values, values.size());
+  assign_touched(out.all_values, values.size());
   const std::ptrdiff_t n_values = std::ptrdiff_t(values.size());
 #pragma omp parallel for schedule(static)
-  for (std::ptrdiff_t i = 0; i < n_values; ++i) all_values[size_t(i)] = values[size_t(i)];
-  DeviationStats& all = stats_of(r.all, kind);
-  name_worst(all, worst_all, begin.back());
+  for (std::ptrdiff_t i = 0; i < n_values; ++i) out.all_values[size_t(i)] = values[size_t(i)];
+  name_worst(stats_of(r.all, kind), worst_all, begin.back());
+  for (size_t g = 0; g < groups; ++g) name_worst(stats_of(r.layers[g], kind), worst[g], begin[g + 1] - begin[g]);
+  return out;
+}
+
+// Every distribution of both kinds (each group's and the whole set's) in one parallel loop, the
+// whole sets first: they are the longest selections, and with the kinds side by side the phase
+// waits for the longer of them rather than for both, one after the other.
+void fill_distributions(std::vector<KindValues>& kinds, IrDropReport& r) {
+  const std::ptrdiff_t per_kind = std::ptrdiff_t(r.layers.size()) + 1, all_sets = std::ptrdiff_t(kinds.size());
 #pragma omp parallel for schedule(dynamic, 1)
-  for (size_t g = 0; g <= groups; ++g) {
-    if (g == groups) {
-      fill_distribution(all, all_values.begin(), all_values.end());
-      continue;
+  for (std::ptrdiff_t job = 0; job < all_sets * per_kind; ++job) {
+    KindValues& k = kinds[size_t(job % all_sets)];
+    const std::ptrdiff_t g = job / all_sets - 1;  // -1: the whole set
+    if (g < 0) {
+      fill_distribution(stats_of(r.all, k.kind), k.all_values.begin(), k.all_values.end());
+    } else {
+      fill_distribution(stats_of(r.layers[size_t(g)], k.kind), k.values.begin() + k.begin[size_t(g)],
+                        k.values.begin() + k.begin[size_t(g) + 1]);
     }
-    DeviationStats& s = stats_of(r.layers[g], kind);
-    name_worst(s, worst[g], begin[g + 1] - begin[g]);
-    fill_distribution(s, values.begin() + begin[g], values.begin() + begin[g + 1]);
   }
 }
 
@@ -323,7 +343,9 @@ IrDropReport summarize_ir_drop(const Netlist& netlist, const NodeDeviations& d) 
   std::vector<std::string> names;
   const std::vector<int32_t> group = layer_groups(netlist, d, names);
   for (auto& name : names) r.layers.push_back({std::move(name), {}, {}});
-  for (NetKind kind : {NetKind::Supply, NetKind::Ground}) summarize_kind(netlist, d, group, kind, r);
+  std::vector<KindValues> kinds;
+  for (NetKind kind : {NetKind::Supply, NetKind::Ground}) kinds.push_back(gather_kind(netlist, d, group, kind, r));
+  fill_distributions(kinds, r);
   return r;
 }
 

@@ -5,6 +5,7 @@
 #include <omp.h>
 
 #include <cmath>
+#include <future>
 #include <optional>
 
 #include "app/backend.hpp"
@@ -237,12 +238,24 @@ RunReport run(const Options& opt, dist::MpiSession* mpi, RunData* data) {
   Stopwatch step;  // -v: the write phase's parts
   keep.voltages = node_voltages(sys, x);
   const std::vector<double>& voltages = keep.voltages;
-  if (!opt.output.empty()) write_voltages(opt.output, netlist, voltages);
+  std::optional<OutputFile> voltages_file;
+  std::future<void> committed;
+  if (!opt.output.empty()) {
+    voltages_file.emplace(opt.output);
+    write_voltages(*voltages_file, netlist, voltages);
+    // Committing flushes the file to disk (fsync) and renames it: a wait for the device, not work
+    // for a core, so it runs on a thread of its own beside the IR-drop summary.
+    committed = std::async(std::launch::async, [&voltages_file] { voltages_file->commit(); });
+  }
   const double written = step.lap();
   keep.deviations = node_deviations(std::move(nets), sys, voltages);
   const NodeDeviations& deviations = keep.deviations;
   rep.ir_drop = summarize_ir_drop(netlist, deviations);
-  spdlog::debug("voltages computed and written in {:.3f} s, IR-drop summary in {:.3f} s", written, step.lap());
+  const double summarized = step.lap();
+  if (committed.valid()) committed.get();  // a failed flush or rename is thrown here
+  spdlog::debug("voltages computed and written in {:.3f} s, IR-drop summary in {:.3f} s, the voltages file's "
+                "commit (flush to disk, rename) done {:.3f} s after that",
+                written, summarized, step.lap());
   if (!opt.heatmap.empty()) {
     const auto maps = write_heatmaps(opt.heatmap, netlist, deviations);
     if (maps.empty()) spdlog::warn("--heatmap: no supplied node is named n<layer>_<x>_<y>, so there is nothing to draw");

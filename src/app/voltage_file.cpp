@@ -12,8 +12,7 @@
 
 namespace pgsim {
 
-void write_voltages(const std::string& path, const Netlist& netlist, const std::vector<double>& voltages) {
-  OutputFile out(path);
+void write_voltages(OutputFile& out, const Netlist& netlist, const std::vector<double>& voltages) {
   // Item k is node k + 1: ground (node 0) is not written. Lines are about 32 bytes.
   write_in_parallel(netlist.node_count() - 1, chunk_items_for(32), [&](size_t begin, size_t end, std::string& text) {
     char number[32];
@@ -25,6 +24,11 @@ void write_voltages(const std::string& path, const Netlist& netlist, const std::
       text += '\n';
     }
   }, [&](std::string_view text) { out.write(text); });
+}
+
+void write_voltages(const std::string& path, const Netlist& netlist, const std::vector<double>& voltages) {
+  OutputFile out(path);
+  write_voltages(out, netlist, voltages);
   out.commit();
 }
 

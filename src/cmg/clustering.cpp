@@ -6,6 +6,8 @@
 #include <cstddef>
 #include <stdexcept>
 
+#include "mna/atomic_extremum.hpp"
+#include "mna/prefix_sum.hpp"
 #include "mna/touched_vector.hpp"
 
 namespace pgsim {
@@ -20,13 +22,6 @@ constexpr int kMaxHeight = 3;
 constexpr double kWeakShare = 1.0 / 8.0;
 // Rounds of fewer ready vertices run on one thread (forests can be deep: one round per level).
 constexpr size_t kParallelRound = 16384;
-
-// x = max(x, value), atomically.
-void raise_to(int32_t& x, int32_t value) {
-  int32_t seen = __atomic_load_n(&x, __ATOMIC_RELAXED);
-  while (seen < value && !__atomic_compare_exchange_n(&x, &seen, value, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
-  }
-}
 
 // The vertices v with keep(v), in no particular order.
 template <class Keep>
@@ -49,10 +44,10 @@ std::vector<int32_t> collect(int32_t n, Keep keep) {
 // height, known once all its children are done, so every children-first order gives the same
 // forest: large rounds of ready vertices run in parallel (atomic max and count on the parent),
 // the rest as one queue on one thread. children[v] is consumed.
-void cut_tall_trees(std::vector<int32_t>& parent, std::vector<int32_t>& children) {
+void cut_tall_trees(FillVector<int32_t>& parent, FillVector<int32_t>& children) {
   const int32_t n = static_cast<int32_t>(parent.size());
-  std::vector<int32_t> height;
-  assign_touched(height, parent.size());
+  FillVector<int32_t> height;
+  assign_parallel(height, parent.size());
   std::vector<int32_t> ready = collect(n, [&](int32_t v) { return children[v] == 0; });
   size_t done = 0;
   while (ready.size() >= kParallelRound && omp_get_max_threads() > 1) {
@@ -67,7 +62,7 @@ void cut_tall_trees(std::vector<int32_t>& parent, std::vector<int32_t>& children
         if (height[v] >= kMaxHeight)
           parent[v] = v;
         else
-          raise_to(height[p], height[v] + 1);
+          atomic_raise_to(height[p], height[v] + 1);
         int32_t left;
 #pragma omp atomic capture
         left = --children[p];
@@ -100,12 +95,14 @@ void cut_tall_trees(std::vector<int32_t>& parent, std::vector<int32_t>& children
 Clustering cluster_vertices(const CsrMatrix& A) {
   const int32_t n = A.rows;
   const size_t un = static_cast<size_t>(n);
-  std::vector<int32_t> chosen, parent;
-  std::vector<double> heaviest, volume;
-  assign_touched(chosen, un);
-  assign_touched(parent, un);
-  assign_touched(heaviest, un);
-  assign_touched(volume, un);
+  // Arrays of this computation only: resized unwritten, each element written first by the loop
+  // that fills it (on all threads).
+  FillVector<int32_t> chosen, parent;
+  FillVector<double> heaviest, volume;
+  chosen.resize(un);
+  parent.resize(un);
+  heaviest.resize(un);
+  volume.resize(un);
 
   // Heaviest neighbour (ties: the lowest index, so the forest has no cycles longer than two).
 #pragma omp parallel for schedule(static, 4096)
@@ -160,8 +157,8 @@ Clustering cluster_vertices(const CsrMatrix& A) {
     chosen[v] = weak ? v : parent[v];
   }
   parent.swap(chosen);
-  std::vector<int32_t> children;
-  assign_touched(children, un);
+  FillVector<int32_t> children;
+  assign_parallel(children, un);
 #pragma omp parallel for schedule(static, 4096)
   for (int32_t v = 0; v < n; ++v)
     if (parent[v] != v) {
@@ -172,23 +169,32 @@ Clustering cluster_vertices(const CsrMatrix& A) {
   cut_tall_trees(parent, children);
 
   // Every vertex is at most kMaxHeight edges below its root.
-  std::vector<int32_t> root;
-  assign_touched(root, un);
+  FillVector<int32_t> root;
+  root.resize(un);
 #pragma omp parallel for schedule(static, 4096)
   for (int32_t v = 0; v < n; ++v) {
     int32_t r = v;
     while (parent[r] != r) r = parent[r];
     root[v] = r;
   }
+  // Clusters numbered in the order of their first (smallest) vertex, in parallel: each root gets
+  // its cluster's first vertex, the first vertices are counted in vertex order (a prefix sum),
+  // and each root's slot then takes its cluster's number, which every member copies.
   Clustering c;
-  assign_touched(c.cluster_of, un, -1);
-  std::vector<int32_t> id_of_root;
-  assign_touched(id_of_root, un, -1);
-  for (int32_t v = 0; v < n; ++v) {
-    int32_t& id = id_of_root[root[v]];
-    if (id < 0) id = c.count++;
-    c.cluster_of[v] = id;
-  }
+  FillVector<int32_t> first;  // per root: its cluster's first vertex, then the cluster's number
+  assign_parallel(first, un, n);
+#pragma omp parallel for schedule(static, 4096)
+  for (int32_t v = 0; v < n; ++v) atomic_lower_to(first[root[v]], v);
+  assign_touched(c.cluster_of, un);
+#pragma omp parallel for schedule(static, 4096)
+  for (int32_t v = 0; v < n; ++v) c.cluster_of[v] = first[root[v]] == v;
+  prefix_sum(c.cluster_of);  // at a first vertex: its cluster's number + 1
+  c.count = n > 0 ? c.cluster_of[un - 1] : 0;
+#pragma omp parallel for schedule(static, 4096)
+  for (int32_t v = 0; v < n; ++v)
+    if (root[v] == v) first[v] = c.cluster_of[first[v]] - 1;
+#pragma omp parallel for schedule(static, 4096)
+  for (int32_t v = 0; v < n; ++v) c.cluster_of[v] = first[root[v]];
   return c;
 }
 

@@ -25,8 +25,8 @@ void counting_sort(const std::vector<int32_t>& key, int32_t keys, std::vector<in
   assign_touched(key_ptr, nk + 1);
   assign_touched(rank, n);
   // count[c * nk + k]: items of key k in chunk c, then where chunk c's first such item goes.
-  std::vector<int32_t> count;
-  assign_touched(count, chunks * nk);
+  FillVector<int32_t> count;
+  assign_parallel(count, chunks * nk);
   auto chunk_begin = [n, chunks](size_t c) { return n * c / chunks; };
   const std::ptrdiff_t schunks = std::ptrdiff_t(chunks), skeys = std::ptrdiff_t(nk);
 

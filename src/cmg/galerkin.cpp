@@ -66,9 +66,9 @@ void make_exactly_symmetric(CsrMatrix& A) {
 CsrMatrix galerkin_coarse(const CsrMatrix& A, const std::vector<int32_t>& cluster_of, int32_t clusters) {
   const size_t nc = static_cast<size_t>(clusters);
   // Members of each cluster in increasing order and an upper bound of each coarse row's length.
-  std::vector<int32_t> member_ptr, rank, members, bound;
+  std::vector<int32_t> member_ptr, rank, bound;
   counting_sort(cluster_of, clusters, member_ptr, rank);
-  assign_touched(members, static_cast<size_t>(A.rows));
+  FillVector<int32_t> members(static_cast<size_t>(A.rows));  // unwritten until the loop below
 #pragma omp parallel for schedule(static, 4096)
   for (int32_t v = 0; v < A.rows; ++v) members[rank[v]] = v;
   assign_touched(bound, nc + 1);
@@ -145,8 +145,7 @@ CsrMatrix galerkin_coarse(const CsrMatrix& A, const std::vector<int32_t>& cluste
 
 CsrMatrix permute_symmetric(const CsrMatrix& A, const std::vector<int32_t>& new_of_old) {
   const size_t n = static_cast<size_t>(A.rows);
-  std::vector<int32_t> old_of_new;
-  assign_touched(old_of_new, n);
+  FillVector<int32_t> old_of_new(n);  // unwritten until the loop below
 #pragma omp parallel for schedule(static, 4096)
   for (int32_t i = 0; i < A.rows; ++i) old_of_new[new_of_old[i]] = i;
   CsrMatrix B;

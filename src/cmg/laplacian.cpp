@@ -12,9 +12,8 @@ namespace pgsim {
 CsrMatrix sdd_to_laplacian(const CsrMatrix& G) {
   const int32_t n = G.rows;
   // Excess diagonal per row; rows with a positive excess get an edge to the ground vertex n.
-  std::vector<double> excess;
+  FillVector<double> excess(static_cast<size_t>(n));  // unwritten until the first loop
   std::vector<int32_t> count;
-  assign_touched(excess, static_cast<size_t>(n));
   assign_touched(count, static_cast<size_t>(n) + 2);
 #pragma omp parallel for schedule(static, 4096)
   for (int32_t i = 0; i < n; ++i) {

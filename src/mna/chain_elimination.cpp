@@ -6,6 +6,7 @@
 
 #include "mna/prefix_sum.hpp"
 #include "mna/touched_vector.hpp"
+#include "parser/default_init.hpp"
 
 namespace pgsim {
 namespace {
@@ -17,13 +18,16 @@ constexpr int32_t kMaxSearchedRow = 64;
 // The system being eliminated, in place: G's rows with the diagonal replaced by the excess
 // e_v = G_vv - sum_j |G_vj| (kept apart so long chains do not cancel digits), conductances
 // w = |G_vj| > 0 in the off-diagonal slots, and slots of removed edges or unknowns skipped.
+// Its arrays are FillVectors: resize() leaves them unwritten, and the first parallel loop writes
+// every element (std::vector's resize would first zero them on one thread, a serial pass over
+// hundreds of MB at millions of unknowns).
 struct WorkGraph {
   const std::vector<int32_t>& ptr;
-  std::vector<int32_t> col;  // -1: a dead slot
-  std::vector<double> w;
-  std::vector<double> excess, rhs;
-  std::vector<int32_t> degree;
-  std::vector<char> alive;
+  FillVector<int32_t> col;  // -1: a dead slot
+  FillVector<double> w;
+  FillVector<double> excess, rhs;
+  FillVector<int32_t> degree;
+  FillVector<char> alive;
 
   bool live(int32_t k) const { return col[k] >= 0 && alive[col[k]]; }
   int32_t find(int32_t row, int32_t target) const {
@@ -39,28 +43,32 @@ EliminatedSystem eliminate_chains(const CsrMatrix& G, const std::vector<double>&
   const int32_t n = G.rows;
   const size_t un = static_cast<size_t>(n);
   WorkGraph g{G.ptr, {}, {}, {}, {}, {}, {}};
-  assign_touched(g.col, G.col.size());
-  assign_touched(g.w, G.val.size());
-  assign_touched(g.excess, un);
-  assign_touched(g.rhs, un);
-  assign_touched(g.degree, un);
-  assign_touched(g.alive, un, char(1));
+  g.col.resize(G.col.size());
+  g.w.resize(G.val.size());
+  g.excess.resize(un);
+  g.rhs.resize(un);
+  g.degree.resize(un);
+  g.alive.resize(un);
 #pragma omp parallel for schedule(static, 4096)
   for (int32_t v = 0; v < n; ++v) {
     g.rhs[v] = b[v];
     double diag = 0, off = 0;
+    int32_t degree = 0;
     for (int32_t k = G.ptr[v]; k < G.ptr[v + 1]; ++k) {
       g.col[k] = G.col[k];
       if (G.col[k] == v || G.val[k] == 0) {
         if (G.col[k] == v) diag = G.val[k];
         g.col[k] = -1;
+        g.w[k] = 0;
         continue;
       }
       g.w[k] = std::fabs(G.val[k]);
       off += g.w[k];
-      ++g.degree[v];
+      ++degree;
     }
     g.excess[v] = diag - off;
+    g.degree[v] = degree;
+    g.alive[v] = 1;
   }
 
   EliminatedSystem out;

@@ -10,10 +10,12 @@
 #include <stdexcept>
 #include <string>
 
+#include "mna/atomic_extremum.hpp"
 #include "mna/concurrent_union_find.hpp"
 #include "mna/potential_union_find.hpp"
 #include "mna/prefix_sum.hpp"
 #include "mna/touched_vector.hpp"
+#include "parser/default_init.hpp"
 #include "parser/input_error.hpp"
 #include "parser/shown.hpp"
 
@@ -92,23 +94,17 @@ bool stamps(const Element& e, const Companion* companion) {
   return e.kind == ElementKind::CurrentSource || conductance(e, companion) > 0;
 }
 
-// x = min(x, value), atomically.
-void lower_to(uint32_t& x, uint32_t value) {
-  uint32_t seen = __atomic_load_n(&x, __ATOMIC_RELAXED);
-  while (value < seen && !__atomic_compare_exchange_n(&x, &seen, value, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
-  }
-}
-
 // Sorts a short range in place (rows of a grid hold a handful of entries), a long one with std::sort.
-template <class Less>
-void sort_range(uint32_t* first, uint32_t* last, Less less) {
+// The permutation depends only on the comparisons' outcomes, whatever T is.
+template <class T, class Less>
+void sort_range(T* first, T* last, Less less) {
   if (last - first > 32) {
     std::sort(first, last, less);
     return;
   }
   if (last - first < 2) return;  // also an empty range of a null array: first + 1 would be undefined
-  for (uint32_t* i = first + 1; i < last; ++i)
-    for (uint32_t* j = i; j > first && less(*j, j[-1]); --j) std::swap(*j, j[-1]);
+  for (T* i = first + 1; i < last; ++i)
+    for (T* j = i; j > first && less(*j, j[-1]); --j) std::swap(*j, j[-1]);
 }
 
 // Whether merging element e (a source or short) closes a loop of its set that disagrees with it;
@@ -182,10 +178,13 @@ PotentialUnionFind merge_super_nodes(const Netlist& nl, const Companion* compani
   size_t first_bad = merging.size();
 #pragma omp parallel reduction(min : first_bad)
   {
-    // Thread t owns the sets whose smallest node is in [first_node(t), first_node(t + 1)).
+    // Thread t owns the sets whose smallest node r has floor(r team / n_nodes) = t (owner()): r in
+    // [first_owned(t), first_owned(t + 1)), first_owned(t) = ceil(n_nodes t / team).
     const int team = omp_get_num_threads(), me = omp_get_thread_num();
-    auto first_node = [&](int t) { return uint32_t(uint64_t(n_nodes) * uint64_t(t) / uint64_t(team)); };
     auto owner = [&](uint32_t v) { return uint16_t(uint64_t(sets.root(int32_t(v))) * uint64_t(team) / n_nodes); };
+    auto first_owned = [&](int t) {
+      return uint32_t((uint64_t(n_nodes) * uint64_t(t) + uint64_t(team) - 1) / uint64_t(team));
+    };
 #pragma omp for schedule(static)
     for (std::ptrdiff_t i = 0; i < m; ++i) owner_of[size_t(i)] = owner(nl.elements[merging[size_t(i)]].plus);
     std::vector<uint32_t> path;
@@ -200,10 +199,15 @@ PotentialUnionFind merge_super_nodes(const Netlist& nl, const Companion* compani
       }
     }
     // Every node's offset from its root, each set's nodes in increasing order (a set's nodes are
-    // at or above its smallest one).
+    // at or above its smallest one). Thread 0 reads every node: it compares each root with its
+    // range rather than dividing (owner()), a division per node that made this loop the longest
+    // serial step of the reduction.
+    const uint32_t mine_from = first_owned(me), mine_to = first_owned(me + 1);
     if (my_bad == merging.size())
-      for (uint32_t v = first_node(me); v < n_nodes; ++v)
-        if (owner(v) == me) uf.find(v, path);
+      for (uint32_t v = mine_from; v < n_nodes; ++v) {
+        const uint32_t root = uint32_t(sets.root(int32_t(v)));
+        if (root >= mine_from && root < mine_to) uf.find(v, path);
+      }
     first_bad = std::min(first_bad, my_bad);
   }
   if (first_bad < merging.size()) report_loop(nl, merging, first_bad);
@@ -221,7 +225,7 @@ void number_unknowns(const PotentialUnionFind& uf, ReducedSystem& sys) {
   assign_touched(first, n_nodes, UINT32_MAX);
 #pragma omp parallel for schedule(static, 4096)
   for (std::ptrdiff_t v = 0; v < sn; ++v)
-    if (uf.flat_root(uint32_t(v)) != ground_root) lower_to(first[uf.flat_root(uint32_t(v))], uint32_t(v));
+    if (uf.flat_root(uint32_t(v)) != ground_root) atomic_lower_to(first[uf.flat_root(uint32_t(v))], uint32_t(v));
   // number[v]: 1 at first nodes, then their running count: first node v gets unknown number[v] - 1.
   std::vector<int32_t> number;
   assign_touched(number, n_nodes);
@@ -252,7 +256,7 @@ void number_unknowns(const PotentialUnionFind& uf, ReducedSystem& sys) {
 // unknown is listed once there.
 struct RowEntries {
   std::vector<int32_t> ptr;
-  std::vector<uint32_t> entry;
+  FillVector<uint32_t> entry;  // resized unwritten: the parallel scatter writes every entry
 };
 
 RowEntries entries_by_row(const Netlist& nl, const Companion* companion, const ReducedSystem& sys) {
@@ -282,7 +286,7 @@ RowEntries entries_by_row(const Netlist& nl, const Companion* companion, const R
   }
   if (total + n > INT32_MAX) throw InputError("the system has more than 2^31 nonzeros, beyond this build's index width");
   prefix_sum(rows.ptr);
-  assign_touched(rows.entry, size_t(total));
+  rows.entry.resize(size_t(total));
 #pragma omp parallel for schedule(static, 4096)
   for (std::ptrdiff_t k = 0; k < elements; ++k) {
     const Element& e = nl.elements[size_t(k)];
@@ -294,6 +298,13 @@ RowEntries entries_by_row(const Netlist& nl, const Companion* companion, const R
   }
   return rows;
 }
+
+// One element of the row being stamped, and the unknown across it from the row (-1: a fixed node,
+// or a current source), looked up once per element rather than at every comparison of the sorts.
+struct RowEntry {
+  uint32_t element;
+  int32_t neighbour;
+};
 
 // 3. Stamps conductances (resistors; with a companion capacitors and inductors too) and current
 // sources, row by row in parallel: each row sums its elements' contributions in element order (so
@@ -316,45 +327,54 @@ void stamp(const Netlist& nl, const Companion* companion, ReducedSystem& sys, st
     const int32_t ua = sys.unknown_of_node[e.plus];
     return ua == u ? sys.unknown_of_node[e.minus] : ua;
   };
-#pragma omp parallel for schedule(dynamic, 4096)
-  for (int32_t u = 0; u < n; ++u) {
-    uint32_t* first = rows.entry.data() + rows.ptr[size_t(u)];
-    uint32_t* last = rows.entry.data() + rows.ptr[size_t(u) + 1];
-    sort_range(first, last, std::less<uint32_t>());
-    double d = 0, b = 0;
-    // Conductances first, then current sources, each in element order, as a serial pass over the
-    // elements would sum them. Current leaving u through a conductance: g (v_u - v_other).
-    for (uint32_t* p = first; p < last; ++p) {
-      const Element& e = nl.elements[*p];
-      if (e.kind == ElementKind::CurrentSource) continue;
-      const double g = conductance(e, companion);
-      const bool plus = sys.unknown_of_node[e.plus] == u;
-      const double o_self = sys.offset_of_node[plus ? e.plus : e.minus];
-      const double o_other = sys.offset_of_node[plus ? e.minus : e.plus];
-      d += g;
-      if (neighbour(*p, u) >= 0) {
-        b -= g * (o_self - o_other);
-      } else {
-        b += g * (o_other - o_self);
-        anchored[size_t(u)] = 1;
+#pragma omp parallel
+  {
+    std::vector<RowEntry> row;  // this thread's current row
+#pragma omp for schedule(dynamic, 4096)
+    for (int32_t u = 0; u < n; ++u) {
+      uint32_t* first = rows.entry.data() + rows.ptr[size_t(u)];
+      uint32_t* last = rows.entry.data() + rows.ptr[size_t(u) + 1];
+      sort_range(first, last, std::less<uint32_t>());
+      row.clear();
+      for (uint32_t* p = first; p < last; ++p) row.push_back({*p, neighbour(*p, u)});
+      double d = 0, b = 0;
+      // Conductances first, then current sources, each in element order, as a serial pass over the
+      // elements would sum them. Current leaving u through a conductance: g (v_u - v_other).
+      for (const RowEntry& r : row) {
+        const Element& e = nl.elements[r.element];
+        if (e.kind == ElementKind::CurrentSource) continue;
+        const double g = conductance(e, companion);
+        const bool plus = sys.unknown_of_node[e.plus] == u;
+        const double o_self = sys.offset_of_node[plus ? e.plus : e.minus];
+        const double o_other = sys.offset_of_node[plus ? e.minus : e.plus];
+        d += g;
+        if (r.neighbour >= 0) {
+          b -= g * (o_self - o_other);
+        } else {
+          b += g * (o_other - o_self);
+          anchored[size_t(u)] = 1;
+        }
       }
+      // SPICE: a positive source drives current out of its plus node, through itself, into minus.
+      for (const RowEntry& r : row) {
+        const Element& e = nl.elements[r.element];
+        if (e.kind != ElementKind::CurrentSource) continue;
+        if (sys.unknown_of_node[e.plus] == u) b -= e.value;
+        if (sys.unknown_of_node[e.minus] == u) b += e.value;
+      }
+      diag[size_t(u)] = d;
+      sys.b[size_t(u)] = b;
+      // By neighbour (element order among equals, kept by the stable insertion sort): the
+      // distinct neighbours and the diagonal make the row.
+      sort_range(row.data(), row.data() + row.size(),
+                 [](const RowEntry& x, const RowEntry& y) { return x.neighbour < y.neighbour; });
+      int32_t length = 1;
+      for (size_t i = 0; i < row.size(); ++i) {
+        first[i] = row[i].element;
+        if (row[i].neighbour >= 0 && (i == 0 || row[i].neighbour != row[i - 1].neighbour)) ++length;
+      }
+      G.ptr[size_t(u) + 1] = length;
     }
-    // SPICE: a positive source drives current out of its plus node, through itself, into minus.
-    for (uint32_t* p = first; p < last; ++p) {
-      const Element& e = nl.elements[*p];
-      if (e.kind != ElementKind::CurrentSource) continue;
-      if (sys.unknown_of_node[e.plus] == u) b -= e.value;
-      if (sys.unknown_of_node[e.minus] == u) b += e.value;
-    }
-    diag[size_t(u)] = d;
-    sys.b[size_t(u)] = b;
-    // By neighbour (element order among equals, kept by the stable insertion sort): the
-    // distinct neighbours and the diagonal make the row.
-    sort_range(first, last, [&](uint32_t x, uint32_t y) { return neighbour(x, u) < neighbour(y, u); });
-    int32_t length = 1;
-    for (uint32_t* p = first; p < last; ++p)
-      if (neighbour(*p, u) >= 0 && (p == first || neighbour(*p, u) != neighbour(p[-1], u))) ++length;
-    G.ptr[size_t(u) + 1] = length;
   }
   prefix_sum(G.ptr);
   assign_touched(G.col, size_t(G.ptr[size_t(n)]));

@@ -10,9 +10,10 @@
 
 #include <algorithm>
 #include <cstddef>
-#include <cstring>
 #include <type_traits>
 #include <vector>
+
+#include "parser/default_init.hpp"
 
 namespace pgsim {
 
@@ -30,16 +31,31 @@ void assign_touched(std::vector<T>& v, size_t n, T value = T()) {
   }
   std::vector<T>().swap(v);
   v.reserve(n);
-  // The reserved storage holds no objects yet: memset writes its bytes (page by page, one
-  // thread per range) only to fault it in.
+  // The reserved storage holds no objects yet: one byte written per page (one thread per range of
+  // pages) only faults it in; the kernel zeroes each page as it maps it.
   unsigned char* raw = reinterpret_cast<unsigned char*>(v.data());
   const std::ptrdiff_t pages = std::ptrdiff_t((bytes + 4095) / 4096);
 #pragma omp parallel for schedule(static)
-  for (std::ptrdiff_t p = 0; p < pages; ++p) {
-    const size_t begin = size_t(p) * 4096;
-    std::memset(raw + begin, 0, std::min<size_t>(4096, bytes - begin));
-  }
+  for (std::ptrdiff_t p = 0; p < pages; ++p) raw[size_t(p) * 4096] = 0;
   v.assign(n, value);
+}
+
+// For an array private to one computation: v becomes n copies of `value`, written once, by all
+// threads (a FillVector's resize writes nothing, so no thread fills it alone first; its pages
+// are faulted in by the threads that write them). Below kTouchedBytes, by this thread.
+template <class T>
+void assign_parallel(FillVector<T>& v, size_t n, T value = T()) {
+  static_assert(std::is_trivially_copyable_v<T>, "elements written by plain stores");
+  if (n * sizeof(T) < kTouchedBytes || omp_get_max_threads() == 1) {
+    v.assign(n, value);
+    return;
+  }
+  FillVector<T>().swap(v);
+  v.resize(n);
+  T* data = v.data();
+  const std::ptrdiff_t sn = std::ptrdiff_t(n);
+#pragma omp parallel for schedule(static, 4096)
+  for (std::ptrdiff_t i = 0; i < sn; ++i) data[i] = value;
 }
 
 }  // namespace pgsim
