@@ -36,7 +36,8 @@ constexpr uint64_t kAutoWarmUpMinBytes = uint64_t(kAutoGpuMinUnknowns) * 150;
 // Whether the run may solve on the GPU, decided before parsing: a CUDA build, --solver pcg,
 // not --export-only, and --backend gpu, or auto with a netlist file of at least
 // kAutoWarmUpMinBytes, or one whose text size cannot be known ahead (standard input, a pipe,
-// gzip data, a path that does not exist).
+// gzip data, a path that does not exist), or without --dc a transient file of at least
+// kAutoWarmUpMinTransientBytes.
 bool gpu_likely(const Options& opt);
 
 // While alive, a thread creates the CUDA context and pays the first solve's other one-time costs
@@ -74,27 +75,35 @@ BackendChoice choose_backend(const std::string& requested, int64_t unknowns, boo
 // second (1e6 unknown-steps at 0.82 us).
 constexpr int64_t kAutoGpuMinTransientUnknowns = 4000;
 constexpr double kAutoGpuMinTransientWork = 1e6;
+// auto creates the GPU context ahead (gpu_likely) for a transient netlist file (a .tran line in its last 64 KiB) of at
+// least this size: about kAutoGpuMinTransientUnknowns step unknowns (ibmpg1t has 174 bytes per
+// step unknown). Created after the parse instead, it would delay a run that the GPU wins by its
+// 0.2-0.3 s.
+constexpr uint64_t kAutoWarmUpMinTransientBytes = uint64_t(kAutoGpuMinTransientUnknowns) * 150;
+
 // ... but with neither --solver nor --precond given, auto solves a transient with the factorisation
 // on the CPU (--solver direct) when its step system has at most kAutoDirectMaxTransientUnknowns
-// unknowns and its Cholesky factor at most kAutoDirectMaxFactorEntries entries (pcg/direct.hpp's
-// factor_entries, a symbolic analysis of milliseconds, done only under the first bound), whatever
-// the GPU. A direct step reads the factor twice; the GPU's PCG step costs some 17 iterations of
-// kernel latency (about 1 ms up to ~10^5 unknowns on the H100) after a context and upload that
-// add about 0.3 s to the run. Measured on the H100 machine (16 cores, README "Transient
-// analysis", 1000 steps): ibmpg1t, 25,372 step unknowns, 187,842 factor entries: 1.10-1.17 ms per
-// direct step against 1.04 ms on the GPU, so the GPU's fixed part decides: 1.33-1.43 s against
-// 1.63-1.71 s end to end. pgsim-gen --nodes 100k, 70,002 unknowns, 1.6M entries: 19.3 ms per
-// direct step against 1.04 ms. With the direct step growing in proportion to the entries, it
-// passes the GPU's step plus its fixed part spread over 1000 steps (1.35 ms) near 230k entries.
+// unknowns and its Cholesky factor at most kAutoDirectMaxFactorEntriesBesideGpu entries
+// (pcg/direct.hpp's factor_entries, a symbolic analysis of milliseconds, done only under the
+// first bound), whatever the GPU; and up to kAutoDirectMaxFactorEntries entries when the GPU does
+// not run it (no usable GPU, or below the GPU thresholds above), where the CPU's PCG step (0.82 us
+// per unknown) is the alternative. A direct step reads the factor twice, in time proportional to
+// its entries: measured on the H100 machine (16 cores, README "Transient analysis", 1000 steps),
+// ibmpg1t, 25,372 step unknowns, 187,842 factor entries: 1.10-1.17 ms per direct step (5.9 ns
+// per entry), pgsim-gen --nodes 100k, 70,002 unknowns, 1.6M entries: 19.3 ms. The GPU's step
+// has a floor of kernel latency at such sizes (TODO_GPU_STEP ms on ibmpg1t, with its context
+// created beside the parse), which the direct step passes near 100k entries.
 constexpr int64_t kAutoDirectMaxTransientUnknowns = 50000;
+constexpr int64_t kAutoDirectMaxFactorEntriesBesideGpu = 100000;
 constexpr int64_t kAutoDirectMaxFactorEntries = 250000;
 
 // The engine of a transient's time loop (unknowns: the step system's; factor_entries: of the step
 // matrix, asked only when needed). --backend cpu: the CPU with opt.solver. --solver direct: the
 // CPU (with --backend gpu a warning says the factorisation runs on the CPU). --backend gpu: the
-// GPU (SystemError without a usable one). auto: without --solver/--precond and within both
-// factorisation bounds, direct on the CPU; else the GPU when one is usable and the run reaches
-// both GPU thresholds above (no CUDA call below them), else the CPU.
+// GPU (SystemError without a usable one). auto: without --solver/--precond and within
+// kAutoDirectMaxFactorEntriesBesideGpu, direct on the CPU; else the GPU when one is usable and the
+// run reaches both GPU thresholds above (no CUDA call below them); else on the CPU, direct within
+// kAutoDirectMaxFactorEntries (without --solver/--precond), PCG beyond.
 BackendChoice choose_transient_backend(const Options& opt, int64_t unknowns, int64_t steps,
                                        const std::function<std::optional<int64_t>()>& factor_entries);
 
