@@ -40,11 +40,11 @@ constexpr size_t kTranTailBytes = 64 * 1024;
   std::string text(size_t(tail), '\0');
   in.read(text.data(), std::streamsize(tail));
   text.resize(size_t(in.gcount()));
+  for (auto& c : text) c = char(std::tolower(static_cast<unsigned char>(c)));
   for (size_t line = 0; line < text.size();) {
     size_t i = line;
     while (i < text.size() && (text[i] == ' ' || text[i] == '\t')) ++i;
-    if (text.size() - i > 5 && text[i] == '.' && std::tolower(text[i + 1]) == 't' && std::tolower(text[i + 2]) == 'r' &&
-        std::tolower(text[i + 3]) == 'a' && std::tolower(text[i + 4]) == 'n' && std::isspace(text[i + 5]))
+    if (text.compare(i, 5, ".tran") == 0 && i + 5 < text.size() && std::isspace(static_cast<unsigned char>(text[i + 5])))
       return true;
     const size_t end = text.find('\n', i);
     if (end == std::string::npos) break;

@@ -30,9 +30,10 @@ class Stepper {
   virtual ~Stepper() = default;
   // One step to time t = t_{n+1}: the right-hand side, the solve, the history currents. An
   // iterative solve starts from 2 x_n - x_{n-1} (x0 at the first step): the grid's voltages move
-  // smoothly from step to step, so this guess's error is the change's change, and ibmpg1t's steps
-  // took N fewer iterations than from x_n. On a solve that does not converge the state is that
-  // step's last iterate.
+  // smoothly from step to step, so this guess's error is the change's change: ibmpg1t's GPU steps
+  // take 11.0 iterations instead of 17.0 from x_n at --tol 1e-10, 5.3 instead of 10.5 at 1e-8
+  // (H100 machine, README "Transient analysis"). On a solve that does not converge the state is
+  // that step's last iterate.
   virtual SolveResult advance(double t) = 0;
   // The probed nodes' voltages in the state now, in the order the stepper was given them.
   virtual const std::vector<double>& probed() = 0;
