@@ -113,12 +113,23 @@ TEST_CASE("the transient rule: auto with the default solver factors a small, spa
       return n;
     };
   };
-  const BackendChoice small = choose_transient_backend(opt, most, steps, entries(kAutoDirectMaxFactorEntries));
+  // Within the smaller bound the factorisation beats the GPU too.
+  const BackendChoice small = choose_transient_backend(opt, most, steps, entries(kAutoDirectMaxFactorEntriesBesideGpu));
   CHECK(small.backend == "cpu");
   CHECK(small.solver == "direct");
-  CHECK(small.reason.find(std::to_string(most) + " unknowns and " + std::to_string(kAutoDirectMaxFactorEntries) +
-                          " factor entries") != std::string::npos);
+  CHECK(small.reason.find(std::to_string(most) + " unknowns and " +
+                          std::to_string(kAutoDirectMaxFactorEntriesBesideGpu) + " factor entries") != std::string::npos);
   CHECK(asked == 1);
+  // Beyond it the GPU, where one is usable; else the factorisation up to the larger bound.
+  const BackendChoice middle = choose_transient_backend(opt, most, steps, entries(kAutoDirectMaxFactorEntries));
+  CHECK(middle.backend == (gpu_usable() ? "gpu" : "cpu"));
+  CHECK(middle.solver == (gpu_usable() ? "pcg" : "direct"));
+  if (!gpu_usable()) CHECK(middle.reason.find("no usable GPU") != std::string::npos);
+  // Too little work for the GPU: the factorisation up to the larger bound too.
+  const BackendChoice brief = choose_transient_backend(opt, most, 1, entries(kAutoDirectMaxFactorEntries));
+  CHECK(brief.backend == "cpu");
+  CHECK(brief.solver == "direct");
+  CHECK(brief.reason.find(std::to_string(most) + " unknowns x 1 steps") != std::string::npos);
   // A factor too dense (a step too slow), no CHOLMOD, or too many unknowns to analyse: PCG.
   using Entries = std::function<std::optional<int64_t>()>;
   for (const Entries& dense : {Entries(entries(kAutoDirectMaxFactorEntries + 1)), Entries([] { return std::nullopt; })}) {
@@ -145,6 +156,17 @@ TEST_CASE("the GPU warm-up starts only where the run may use the GPU") {
   opt.netlist = dir.write("g.sp", kGrid);
   opt.backend = "auto";
   CHECK_FALSE(gpu_likely(opt));  // a few bytes: far below kAutoWarmUpMinBytes
+  // A transient file from kAutoWarmUpMinTransientBytes: a .tran line near its end (any case, indented).
+  const std::string filler = "* " + std::string(kAutoWarmUpMinTransientBytes, 'x') + "\n" + kGrid;
+  opt.netlist = dir.write("t.sp", filler + "  .TRAN 1e-11 1e-8\n.end\n");
+  CHECK(gpu_likely(opt) == gpu_built());
+  opt.dc_only = true;  // --dc: the DC operating point, as any DC run of this size
+  CHECK_FALSE(gpu_likely(opt));
+  opt.dc_only = false;
+  opt.netlist = dir.write("t2.sp", filler + "* .tran in a comment\n.trans 1\n.end\n");
+  CHECK_FALSE(gpu_likely(opt));
+  opt.netlist = dir.write("t3.sp", std::string(kGrid) + ".tran 1e-11 1e-8\n");  // too small to reach the GPU
+  CHECK_FALSE(gpu_likely(opt));
   opt.netlist = dir.file("missing.sp");
   CHECK(gpu_likely(opt) == gpu_built());  // size unknown ahead: the parser will say what is wrong
   opt.netlist = dir.write("g.sp.gz", std::string("\x1f\x8b", 2) + "compressed: the text's size is unknown");

@@ -79,6 +79,14 @@ TEST_CASE("the GPU stepper gives the factorisation's waveforms and ranges on a t
       CHECK(max_difference(gpu.probed, cpu.probed) < 1e-9);
       CHECK(test::max_abs_difference(gpu.lo, cpu.lo) < 1e-9);
       CHECK(test::max_abs_difference(gpu.hi, cpu.hi) < 1e-9);
+      // Times off integrate's grid, in the loads' second rise (1 ns on): the GPU stepper evaluated
+      // the sources of (n + 1) h ahead, so it must evaluate these when asked, and 103 h is again
+      // the one it evaluated ahead. Still the CPU's.
+      for (const double t : {100.5 * h, 101.7 * h, 103.0 * h}) {
+        REQUIRE(gpu_stepper->advance(t).converged);
+        REQUIRE(cpu_stepper.advance(t).converged);
+        CHECK(test::max_abs_difference(gpu_stepper->probed(), cpu_stepper.probed()) < 1e-9);
+      }
       // The loads pull the centre down by millivolts: the comparison above is not of constants.
       double low = 1.8;
       for (const auto& v : cpu.probed) low = std::min(low, v[0]);

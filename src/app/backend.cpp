@@ -3,6 +3,8 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cctype>
+#include <fstream>
 #include <limits>
 #include <optional>
 #include <stdexcept>
@@ -25,6 +27,33 @@
 #endif
 
 namespace pgsim {
+namespace {
+
+// Whether a line of the file's last kTranTailBytes starts with .tran (any case, after blanks): a
+// transient netlist, as IBM's and pgsim-gen's files end with their control lines. A guess that
+// only decides whether the GPU context is started ahead: the parser has the last word.
+constexpr size_t kTranTailBytes = 64 * 1024;
+[[maybe_unused]] bool tail_has_tran_line(const std::string& path, uint64_t bytes) {
+  std::ifstream in(path, std::ios::binary);
+  const uint64_t tail = std::min<uint64_t>(bytes, kTranTailBytes);
+  in.seekg(std::streamoff(bytes - tail));
+  std::string text(size_t(tail), '\0');
+  in.read(text.data(), std::streamsize(tail));
+  text.resize(size_t(in.gcount()));
+  for (auto& c : text) c = char(std::tolower(static_cast<unsigned char>(c)));
+  for (size_t line = 0; line < text.size();) {
+    size_t i = line;
+    while (i < text.size() && (text[i] == ' ' || text[i] == '\t')) ++i;
+    if (text.compare(i, 5, ".tran") == 0 && i + 5 < text.size() && std::isspace(static_cast<unsigned char>(text[i + 5])))
+      return true;
+    const size_t end = text.find('\n', i);
+    if (end == std::string::npos) break;
+    line = end + 1;
+  }
+  return false;
+}
+
+}  // namespace
 
 bool gpu_likely(const Options& opt) {
 #ifdef PGSIM_HAVE_CUDA
@@ -32,7 +61,8 @@ bool gpu_likely(const Options& opt) {
   if (opt.backend == "gpu") return true;
   // Standard input, a pipe or gzip data count as large (the parser reports a path that cannot be read).
   const std::optional<uint64_t> bytes = netlist_text_bytes(opt.netlist);
-  return !bytes || *bytes >= kAutoWarmUpMinBytes;
+  if (!bytes || *bytes >= kAutoWarmUpMinBytes) return true;
+  return !opt.dc_only && *bytes >= kAutoWarmUpMinTransientBytes && tail_has_tran_line(opt.netlist, *bytes);
 #else
   (void)opt;
   return false;
@@ -87,35 +117,40 @@ BackendChoice choose_transient_backend(const Options& opt, int64_t unknowns, int
     if (opt.backend == "gpu") spdlog::warn("--backend gpu: the direct solver (--solver direct) runs on the CPU");
     return {"cpu", "--solver direct: the factorisation runs on the CPU", "direct"};
   }
-  if (opt.backend == "auto" && !opt.solver_given && unknowns <= kAutoDirectMaxTransientUnknowns) {
-    const std::optional<int64_t> entries = factor_entries();
-    if (entries && *entries <= kAutoDirectMaxFactorEntries)
-      return {"cpu",
-              fmt::format("auto: {} unknowns and {} factor entries, at most {} and {}, where the factorisation's "
-                          "step (CPU) is the fastest",
-                          unknowns, *entries, kAutoDirectMaxTransientUnknowns, kAutoDirectMaxFactorEntries),
-              "direct"};
-  }
-  const double work = double(unknowns) * double(steps);
-  if (opt.backend == "auto" && (unknowns < kAutoGpuMinTransientUnknowns || work < kAutoGpuMinTransientWork))
+  std::optional<int64_t> entries;  // the step matrix's factor entries, where auto may factor it
+  if (opt.backend == "auto" && !opt.solver_given && unknowns <= kAutoDirectMaxTransientUnknowns)
+    entries = factor_entries();
+  auto direct = [&](const std::string& why, int64_t most_entries) -> BackendChoice {
     return {"cpu",
-            fmt::format("auto: {} unknowns x {} steps, below the {} unknowns and {:.0e} unknown-steps from "
-                        "which the GPU finishes first",
-                        unknowns, steps, kAutoGpuMinTransientUnknowns, kAutoGpuMinTransientWork),
-            "pcg"};
+            fmt::format("auto: {}{} unknowns and {} factor entries, at most {} and {}, where the factorisation's "
+                        "step (CPU) is the fastest",
+                        why, unknowns, *entries, kAutoDirectMaxTransientUnknowns, most_entries),
+            "direct"};
+  };
+  if (entries && *entries <= kAutoDirectMaxFactorEntriesBesideGpu) return direct("", kAutoDirectMaxFactorEntriesBesideGpu);
+  std::string not_gpu;  // why the GPU does not run it
+  const double work = double(unknowns) * double(steps);
+  if (opt.backend == "auto" && (unknowns < kAutoGpuMinTransientUnknowns || work < kAutoGpuMinTransientWork)) {
+    not_gpu = fmt::format("{} unknowns x {} steps, below the {} unknowns and {:.0e} unknown-steps from which the GPU "
+                          "finishes first",
+                          unknowns, steps, kAutoGpuMinTransientUnknowns, kAutoGpuMinTransientWork);
+  } else {
 #ifdef PGSIM_HAVE_CUDA
-  std::string why;
-  if (gpu::device_available(&why))
-    return {"gpu",
-            opt.backend == "gpu" ? "--backend gpu"
-                                 : fmt::format("auto: {} unknowns x {} steps, at least {:.0e}", unknowns, steps,
-                                               kAutoGpuMinTransientWork),
-            "pcg"};
+    std::string why;
+    if (gpu::device_available(&why))
+      return {"gpu",
+              opt.backend == "gpu" ? "--backend gpu"
+                                   : fmt::format("auto: {} unknowns x {} steps, at least {:.0e}", unknowns, steps,
+                                                 kAutoGpuMinTransientWork),
+              "pcg"};
 #else
-  const std::string why = "this pgsim was built without CUDA";
+    const std::string why = "this pgsim was built without CUDA";
 #endif
-  if (opt.backend == "gpu") throw SystemError("--backend gpu: no usable GPU (" + why + ")");
-  return {"cpu", "auto: no usable GPU (" + why + ")", "pcg"};
+    if (opt.backend == "gpu") throw SystemError("--backend gpu: no usable GPU (" + why + ")");
+    not_gpu = "no usable GPU (" + why + ")";
+  }
+  if (entries && *entries <= kAutoDirectMaxFactorEntries) return direct(not_gpu + "; ", kAutoDirectMaxFactorEntries);
+  return {"cpu", "auto: " + not_gpu, "pcg"};
 }
 
 CmgOptions cmg_options(const Options& opt) {

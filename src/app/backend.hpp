@@ -36,7 +36,8 @@ constexpr uint64_t kAutoWarmUpMinBytes = uint64_t(kAutoGpuMinUnknowns) * 150;
 // Whether the run may solve on the GPU, decided before parsing: a CUDA build, --solver pcg,
 // not --export-only, and --backend gpu, or auto with a netlist file of at least
 // kAutoWarmUpMinBytes, or one whose text size cannot be known ahead (standard input, a pipe,
-// gzip data, a path that does not exist).
+// gzip data, a path that does not exist), or without --dc a transient file of at least
+// kAutoWarmUpMinTransientBytes.
 bool gpu_likely(const Options& opt);
 
 // While alive, a thread creates the CUDA context and pays the first solve's other one-time costs
@@ -68,33 +69,44 @@ BackendChoice choose_backend(const std::string& requested, int64_t unknowns, boo
 // --backend auto runs a transient (PCG) on the GPU from kAutoGpuMinTransientUnknowns step unknowns
 // and kAutoGpuMinTransientWork unknowns times steps. Measured on the H100 machine (16 cores), ibmpg1t
 // (25,372 step unknowns, 1000 steps, README "Transient analysis"): the CPU's warm-started CMG-PCG
-// step costs 0.82 us per unknown (20.9 ms), the GPU's about 1 ms, a floor set by kernel latency at
-// this size, after a context of about 0.3 s. So the GPU's step is the faster from about 1,200
+// step costs 0.82 us per unknown (20.9 ms), the GPU's about 1 ms (0.61 ms since its first guess
+// is extrapolated), a floor set by kernel latency at this size, after a context of about 0.3 s. So the GPU's step is the faster from about 1,200
 // unknowns (4,000: with a margin), and its context pays off once the CPU's loop would take a
 // second (1e6 unknown-steps at 0.82 us).
 constexpr int64_t kAutoGpuMinTransientUnknowns = 4000;
 constexpr double kAutoGpuMinTransientWork = 1e6;
+// auto creates the GPU context ahead (gpu_likely) for a transient netlist file (a .tran line in
+// its last 64 KiB) of at least this size: about kAutoGpuMinTransientUnknowns step unknowns
+// (ibmpg1t has 174 bytes per step unknown). Created after the parse instead, its 0.28 s would
+// come after the parse's 0.13 s rather than beside it, on ibmpg1t's GPU run of about 1.1 s.
+constexpr uint64_t kAutoWarmUpMinTransientBytes = uint64_t(kAutoGpuMinTransientUnknowns) * 150;
+
 // ... but with neither --solver nor --precond given, auto solves a transient with the factorisation
 // on the CPU (--solver direct) when its step system has at most kAutoDirectMaxTransientUnknowns
-// unknowns and its Cholesky factor at most kAutoDirectMaxFactorEntries entries (pcg/direct.hpp's
-// factor_entries, a symbolic analysis of milliseconds, done only under the first bound), whatever
-// the GPU. A direct step reads the factor twice; the GPU's PCG step costs some 17 iterations of
-// kernel latency (about 1 ms up to ~10^5 unknowns on the H100) after a context and upload that
-// add about 0.3 s to the run. Measured on the H100 machine (16 cores, README "Transient
-// analysis", 1000 steps): ibmpg1t, 25,372 step unknowns, 187,842 factor entries: 1.10-1.17 ms per
-// direct step against 1.04 ms on the GPU, so the GPU's fixed part decides: 1.33-1.43 s against
-// 1.63-1.71 s end to end. pgsim-gen --nodes 100k, 70,002 unknowns, 1.6M entries: 19.3 ms per
-// direct step against 1.04 ms. With the direct step growing in proportion to the entries, it
-// passes the GPU's step plus its fixed part spread over 1000 steps (1.35 ms) near 230k entries.
+// unknowns and its Cholesky factor at most kAutoDirectMaxFactorEntriesBesideGpu entries
+// (pcg/direct.hpp's factor_entries, a symbolic analysis of milliseconds, done only under the
+// first bound), whatever the GPU; and up to kAutoDirectMaxFactorEntries entries when the GPU does
+// not run it (no usable GPU, or below the GPU thresholds above), where the CPU's PCG step (0.82 us
+// per unknown) is the alternative. A direct step reads the factor twice, in time proportional to
+// its entries. Measured on the H100 machine (16 cores, README "Transient analysis", 1000 steps),
+// ibmpg1t, 25,372 step unknowns, 187,842 factor entries: 1.00-1.07 ms per direct step (5.3-5.7
+// ns per entry), 1.18-1.25 s end to end; the GPU's step 0.61-0.63 ms (11 iterations: kernel
+// latency at this size), 1.11-1.25 s end to end, its part outside the loop 0.34 s more than the
+// factorisation's (the context beside the parse, the upload, the driver's teardown at exit). So
+// the GPU's 1000 steps cost what 0.95 ms direct steps do, i.e. about 168k entries; the bound
+// leaves the factorisation where it surely wins. pgsim-gen --nodes 100k, 70,002 unknowns, 1.6M
+// entries: 19.3 ms per direct step against 1.04 ms on the GPU (before the GPU's step was cut).
 constexpr int64_t kAutoDirectMaxTransientUnknowns = 50000;
+constexpr int64_t kAutoDirectMaxFactorEntriesBesideGpu = 150000;
 constexpr int64_t kAutoDirectMaxFactorEntries = 250000;
 
 // The engine of a transient's time loop (unknowns: the step system's; factor_entries: of the step
 // matrix, asked only when needed). --backend cpu: the CPU with opt.solver. --solver direct: the
 // CPU (with --backend gpu a warning says the factorisation runs on the CPU). --backend gpu: the
-// GPU (SystemError without a usable one). auto: without --solver/--precond and within both
-// factorisation bounds, direct on the CPU; else the GPU when one is usable and the run reaches
-// both GPU thresholds above (no CUDA call below them), else the CPU.
+// GPU (SystemError without a usable one). auto: without --solver/--precond and within
+// kAutoDirectMaxFactorEntriesBesideGpu, direct on the CPU; else the GPU when one is usable and the
+// run reaches both GPU thresholds above (no CUDA call below them); else on the CPU, direct within
+// kAutoDirectMaxFactorEntries (without --solver/--precond), PCG beyond.
 BackendChoice choose_transient_backend(const Options& opt, int64_t unknowns, int64_t steps,
                                        const std::function<std::optional<int64_t>()>& factor_entries);
 

@@ -6,6 +6,8 @@
 
 #include <CLI/CLI.hpp>
 #include <csignal>
+#include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <new>
 
@@ -179,5 +181,17 @@ int main(int argc, char** argv) {
   if (!mpi.is_root()) return serve_rank(opt, mpi);
   const int code = run_pipeline(opt, mpi);
   mpi.announce(code);  // releases the other ranks when no distributed solve started them
+  if (!mpi.initialized()) {
+    // Every output is in place (written, closed, renamed) and the tables are printed: leave
+    // without tearing down what the process holds (the CUDA runtime's context and device memory,
+    // pinned buffers, the run's data), which the kernel and the driver reclaim anyway. What the
+    // driver does as the process's device files close remains: on the H100 machine an ibmpg1t
+    // run on the GPU still spends 0.13-0.17 s outside its pipeline (start and exit), one on the
+    // CPU 0.04 s. Only what is buffered for the terminal remains to be flushed.
+    std::cout.flush();
+    spdlog::default_logger()->flush();
+    std::fflush(nullptr);
+    std::_Exit(code);
+  }
   return code;
 }

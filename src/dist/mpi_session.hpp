@@ -17,6 +17,8 @@ class MpiSession {
   int rank() const { return rank_; }
   int size() const { return size_; }
   bool is_root() const { return rank_ == 0; }
+  // Whether MPI was started (a launcher announced a job): then the destructor must finalize it.
+  bool initialized() const { return initialized_; }
   // Non-empty when a launcher started several processes but this build cannot join them.
   const std::string& launch_error() const { return launch_error_; }
 

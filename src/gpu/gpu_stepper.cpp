@@ -1,7 +1,11 @@
 #include "gpu/gpu_stepper.hpp"
 
 #include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <mutex>
 #include <stdexcept>
+#include <thread>
 
 #include "gpu/cuda_check.hpp"
 #include "gpu/device_buffer.hpp"
@@ -31,6 +35,77 @@ class PinnedBuffer {
  private:
   double* p_ = nullptr;
   size_t n_ = 0;
+};
+
+// S(t) (source_changes) in pinned memory, the next step's evaluated on a thread of its own while
+// the device solves the current one: ibmpg1t's 10,774 PULSE sources cost the host tens of us per
+// step on several cores, with the device idle, as long as a few PCG iterations.
+class SourceValues {
+ public:
+  explicit SourceValues(const StepSystem& sys)
+      : sys_(sys), buffers_{PinnedBuffer(sys.sources.size()), PinnedBuffer(sys.sources.size())} {
+    if (!sys.sources.empty()) worker_ = std::thread([this] { serve(); });
+  }
+  ~SourceValues() {
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      quit_ = true;
+    }
+    changed_.notify_all();
+    if (worker_.joinable()) worker_.join();
+  }
+  SourceValues(const SourceValues&) = delete;
+  SourceValues& operator=(const SourceValues&) = delete;
+
+  // S(t): what ahead(t) evaluated, else evaluated now. Valid until the second ahead() after this.
+  const double* at(double t) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    changed_.wait(lock, [&] { return !busy_; });
+    double* values = buffers_[slot_].data();
+    if (!(ready_ && time_ == t)) source_changes(sys_, t, values);
+    ready_ = false;
+    return values;
+  }
+
+  // Starts evaluating S(t) on the worker, into the buffer at() did not return last.
+  void ahead(double t) {
+    if (!worker_.joinable()) return;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      changed_.wait(lock, [&] { return !busy_; });
+      slot_ ^= 1;
+      time_ = t;
+      busy_ = ready_ = true;
+    }
+    changed_.notify_all();
+  }
+
+ private:
+  void serve() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    for (;;) {
+      changed_.wait(lock, [&] { return busy_ || quit_; });
+      if (quit_) return;
+      double* values = buffers_[slot_].data();
+      const double t = time_;
+      lock.unlock();
+      source_changes(sys_, t, values);
+      lock.lock();
+      busy_ = false;
+      changed_.notify_all();
+    }
+  }
+
+  const StepSystem& sys_;
+  PinnedBuffer buffers_[2];
+  std::thread worker_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  int slot_ = 0;       // the buffer at() returns; ahead() fills the other
+  double time_ = 0;    // of the values ahead() asked for
+  bool busy_ = false;  // the worker is evaluating them
+  bool ready_ = false;  // ... or has
+  bool quit_ = false;
 };
 
 // Per unknown, its right-hand side's terms in step_rhs's order (sources, then branches), each
@@ -80,6 +155,7 @@ class GpuStepper : public Stepper {
     b0_ = DeviceBuffer<double>(sys.reduced.b);
     b_ = DeviceBuffer<double>(size_t(n_));
     x_ = DeviceBuffer<double>(x0);
+    x_previous_ = DeviceBuffer<double>(x0);  // the first step's guess: x0
     lo_ = DeviceBuffer<double>(x0);
     hi_ = DeviceBuffer<double>(x0);
     term_ptr_ = DeviceBuffer<int32_t>(terms.ptr);
@@ -108,7 +184,7 @@ class GpuStepper : public Stepper {
     probe_unknown_ = DeviceBuffer<int32_t>(probe_unknown);
     probe_offset_ = DeviceBuffer<double>(probe_offset);
     probed_device_ = DeviceBuffer<double>(probes.size());
-    source_values_ = std::make_unique<PinnedBuffer>(ns);
+    sources_ = std::make_unique<SourceValues>(sys);
     probed_host_ = std::make_unique<PinnedBuffer>(probes.size());
     probed_.resize(probes.size());
     PGSIM_CUDA(cudaDeviceSynchronize());  // the uploads above went through the legacy stream
@@ -120,11 +196,13 @@ class GpuStepper : public Stepper {
   SolveResult advance(double t) override {
     const cudaStream_t stream = pcg_->stream();
     const auto ns = std::ptrdiff_t(sys_.sources.size());
-    source_changes(sys_, t, source_values_->data());
     if (ns)
-      PGSIM_CUDA(cudaMemcpyAsync(values_.data(), source_values_->data(), size_t(ns) * sizeof(double),
+      PGSIM_CUDA(cudaMemcpyAsync(values_.data(), sources_->at(t), size_t(ns) * sizeof(double),
                                  cudaMemcpyHostToDevice, stream));
-    launch_step_rhs(b0_.data(), term_ptr_.data(), terms_.data(), values_.data(), n_, b_.data(), stream);
+    // The next step's, at integrate's time for it (any other time is evaluated when asked for).
+    sources_->ahead(double(std::llround(t / sys_.h) + 1) * sys_.h);
+    launch_step_start(b0_.data(), term_ptr_.data(), terms_.data(), values_.data(), n_, b_.data(), x_.data(),
+                      x_previous_.data(), stream);
     const SolveResult r = pcg_->solve(*A_, b_.data(), x_.data(), *M_, control_);
     if (!r.converged) return r;
     const DeviceBranches br{br_plus_.data(),    br_minus_.data(),          br_offset_.data(),
@@ -165,7 +243,7 @@ class GpuStepper : public Stepper {
   std::unique_ptr<DeviceSpmv> A_;
   std::unique_ptr<DevicePreconditioner> M_;
   std::unique_ptr<GpuPcg> pcg_;
-  DeviceBuffer<double> b0_, b_, x_, lo_, hi_;
+  DeviceBuffer<double> b0_, b_, x_, x_previous_, lo_, hi_;
   DeviceBuffer<int32_t> term_ptr_, terms_;
   DeviceBuffer<int32_t> br_plus_, br_minus_;
   DeviceBuffer<double> br_offset_, br_g_, br_current_;
@@ -173,7 +251,8 @@ class GpuStepper : public Stepper {
   DeviceBuffer<double> values_;  // [S(t) per source | hist per branch]
   DeviceBuffer<int32_t> probe_unknown_;
   DeviceBuffer<double> probe_offset_, probed_device_;
-  std::unique_ptr<PinnedBuffer> source_values_, probed_host_;
+  std::unique_ptr<SourceValues> sources_;
+  std::unique_ptr<PinnedBuffer> probed_host_;
   std::vector<double> probed_;
 };
 

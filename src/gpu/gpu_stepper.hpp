@@ -7,7 +7,8 @@
 // capacitors' and inductors' state, and for every unknown the list of source and history terms
 // of its right-hand side. Each step then costs one host-to-device copy of the waveform sources'
 // values at t (evaluated on the host: the waveforms are the parser's, so the CPU and GPU read one
-// definition), a kernel forming b = b0 + S(t) + H_n, PCG warm-started from x_n on the device, a
+// definition), a kernel forming b = b0 + S(t) + H_n and the first guess 2 x_n - x_{n-1}, PCG on the
+// device, a
 // kernel updating the histories, one tracking each unknown's range and gathering the probes,
 // and one device-to-host copy of the probed voltages. The whole x stays on the device; the
 // unknowns' ranges come back once, at the end.

@@ -11,7 +11,7 @@ namespace {
 
 // The PCG scalars in device memory: an array of doubles, these are the indices.
 namespace scalar {
-enum : int { pq, rz, rz_old, rr, rr_stop, done, iteration, count };
+enum : int { pq, rz, rz_old, rr, bb, rr_stop, done, iteration, count };  // rr, bb adjacent: read back together
 }
 
 __global__ void dot_kernel(const double* __restrict__ a, const double* __restrict__ b, int64_t n, GridSum g,
@@ -49,9 +49,11 @@ __global__ void update_xr(double* __restrict__ x, double* __restrict__ r, const 
   }
 }
 
-// Start of a solve or a restart: iteration counter, convergence threshold, flag.
-__global__ void reset_kernel(double* scal, int rr_stop, int done, int iteration, double stop, double first_iteration) {
-  scal[rr_stop] = stop;
+// Start of a solve or a restart: iteration counter, convergence threshold (tolerance^2 ||b||^2,
+// ||b||^2 from the device), flag.
+__global__ void reset_kernel(double* scal, double tolerance_sq, double first_iteration) {
+  using namespace scalar;
+  scal[rr_stop] = tolerance_sq * scal[bb];
   scal[done] = 0.0;
   scal[iteration] = first_iteration;
 }
@@ -108,14 +110,14 @@ GpuPcg::GpuPcg(int32_t n, bool use_graphs)
       scalars_(size_t(scalar::count)),
       finished_(1) {
   PGSIM_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-  PGSIM_CUDA(cudaMallocHost(&rr_host_, sizeof(double)));
+  PGSIM_CUDA(cudaMallocHost(&rr_host_, 2 * sizeof(double)));
   for (auto& e : step_done_) PGSIM_CUDA(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
   PGSIM_CUDA(cudaMemset(finished_.data(), 0, sizeof(unsigned)));
   PGSIM_CUDA(cudaMemset(scalars_.data(), 0, scalar::count * sizeof(double)));
 }
 
 GpuPcg::~GpuPcg() {
-  if (first_) cudaGraphExecDestroy(first_);
+  if (start_) cudaGraphExecDestroy(start_);
   if (step_) cudaGraphExecDestroy(step_);
   for (auto& e : step_done_) cudaEventDestroy(e);
   if (history_) cudaFreeHost(history_);
@@ -144,46 +146,65 @@ void GpuPcg::launch_second_half(DevicePreconditioner& M) {
   PGSIM_CUDA_LAUNCH();
 }
 
-// One recorded step: [z = M r; rz; p = z + beta p;] q = A p; pq; x, r update; rr and verdict.
-void GpuPcg::launch_step(bool with_preconditioner, DeviceSpmv& A, DevicePreconditioner& M) {
+// CG's start from r at iteration `first_iteration`: the threshold, z = M r, rz, p = z, and the
+// first iteration's first half.
+void GpuPcg::launch_start(double tolerance_sq, double first_iteration, DeviceSpmv& A, DevicePreconditioner& M) {
+  reset_kernel<<<1, 1, 0, stream_>>>(scalars_.data(), tolerance_sq, first_iteration);
+  PGSIM_CUDA_LAUNCH();
+  M.apply(r_.data(), z_.data(), stream_);
+  rz_kernel<<<reduce_blocks(n_), kBlock, 0, stream_>>>(r_.data(), z_.data(), n_, scalars_.data(),
+                                                       GridSum{partials_.data(), finished_.data()}, scalar::rz,
+                                                       scalar::rz_old);
+  PGSIM_CUDA_LAUNCH();
+  PGSIM_CUDA(cudaMemcpyAsync(p_.data(), z_.data(), size_t(n_) * sizeof(double), cudaMemcpyDeviceToDevice, stream_));
+  launch_first_half(A);
+}
+
+// One iteration after the first: z = M r; rz; p = z + beta p; q = A p; pq; x, r update; rr and verdict.
+void GpuPcg::launch_iteration(DeviceSpmv& A, DevicePreconditioner& M) {
   if (!use_graphs_) {
-    if (with_preconditioner) launch_second_half(M);
+    launch_second_half(M);
     launch_first_half(A);
     return;
   }
-  PGSIM_CUDA(cudaGraphLaunch(step_graph(with_preconditioner, A, M), stream_));
+  PGSIM_CUDA(cudaGraphLaunch(graphs(A, M, tolerance_sq_).step, stream_));
 }
 
-// The step as a graph, captured on first use for this A and M.
-cudaGraphExec_t GpuPcg::step_graph(bool with_preconditioner, DeviceSpmv& A, DevicePreconditioner& M) {
-  if (graph_A_ != A.instance.value() || graph_M_ != M.instance.value()) {
-    for (auto* exec : {&first_, &step_})
+// The start (from iteration 0 with tolerance_sq) and the iteration as graphs, captured on first use
+// for this A, M and tolerance.
+GpuPcg::Graphs GpuPcg::graphs(DeviceSpmv& A, DevicePreconditioner& M, double tolerance_sq) {
+  if (graph_A_ != A.instance.value() || graph_M_ != M.instance.value() || !(graph_tolerance_sq_ == tolerance_sq)) {
+    for (auto* exec : {&start_, &step_})
       if (*exec) {
         PGSIM_CUDA(cudaGraphExecDestroy(*exec));
         *exec = nullptr;
       }
     graph_A_ = A.instance.value();
     graph_M_ = M.instance.value();
+    graph_tolerance_sq_ = tolerance_sq;
   }
-  cudaGraphExec_t& exec = with_preconditioner ? step_ : first_;
-  if (!exec) {
+  auto capture = [&](cudaGraphExec_t& exec, auto&& launch) {
+    if (exec) return;
     cudaGraph_t graph;
     PGSIM_CUDA(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
-    if (with_preconditioner) launch_second_half(M);
-    launch_first_half(A);
+    launch();
     PGSIM_CUDA(cudaStreamEndCapture(stream_, &graph));
     PGSIM_CUDA(cudaGraphInstantiate(&exec, graph, 0));
     PGSIM_CUDA(cudaGraphDestroy(graph));
     PGSIM_CUDA(cudaGraphUpload(exec, stream_));
-  }
-  return exec;
+  };
+  capture(start_, [&] { launch_start(tolerance_sq, 0.0, A, M); });
+  capture(step_, [&] {
+    launch_second_half(M);
+    launch_first_half(A);
+  });
+  return {start_, step_};
 }
 
 void GpuPcg::prepare(DeviceSpmv& A, DevicePreconditioner& M, const SolveControl& control) {
   reserve_history(control.max_iterations + 1);
   if (!use_graphs_) return;
-  step_graph(false, A, M);
-  step_graph(true, A, M);
+  graphs(A, M, control.tolerance * control.tolerance);
   PGSIM_CUDA(cudaStreamSynchronize(stream_));
 }
 
@@ -193,58 +214,53 @@ void GpuPcg::reserve_history(int iterations) {
   if (history_) PGSIM_CUDA(cudaFreeHost(history_));
   PGSIM_CUDA(cudaHostAlloc(&history_, size_t(iterations) * 2 * sizeof(double), cudaHostAllocMapped));
   history_size_ = iterations;
-  graph_A_ = graph_M_ = 0;
+  graph_A_ = graph_M_ = 0;  // drops the graphs at their next use
 }
 
-double GpuPcg::read_rr() {
-  PGSIM_CUDA(cudaStreamSynchronize(stream_));
-  return *rr_host_;
-}
-
-double GpuPcg::relative_residual(DeviceSpmv& A, const double* b, double bnorm) {
+void GpuPcg::queue_residual(DeviceSpmv& A, const double* b) {
   A.multiply(x_.data(), q_.data(), stream_);
   residual_kernel<<<reduce_blocks(n_), kBlock, 0, stream_>>>(b, q_.data(), r_.data(), n_, scalars_.data(),
                                                              GridSum{partials_.data(), finished_.data()}, scalar::rr);
   PGSIM_CUDA_LAUNCH();
-  PGSIM_CUDA(cudaMemcpyAsync(rr_host_, scalars_.data() + scalar::rr, sizeof(double), cudaMemcpyDeviceToHost, stream_));
-  return std::sqrt(read_rr()) / bnorm;
+}
+
+double GpuPcg::read_scalars() {
+  PGSIM_CUDA(cudaMemcpyAsync(rr_host_, scalars_.data() + scalar::rr, 2 * sizeof(double), cudaMemcpyDeviceToHost,
+                             stream_));
+  PGSIM_CUDA(cudaStreamSynchronize(stream_));
+  return rr_host_[0];
 }
 
 SolveResult GpuPcg::solve(DeviceSpmv& A, const double* b, double* x, DevicePreconditioner& M,
                           const SolveControl& control) {
   SolveResult result;
   const GridSum g{partials_.data(), finished_.data()};
-  dot_kernel<<<reduce_blocks(n_), kBlock, 0, stream_>>>(b, b, n_, g, scalars_.data() + scalar::rr);
+  reserve_history(control.max_iterations + 1);
+  // ||b|| and the first true residual come back in one round trip (a step of a transient solves
+  // a small system, where each host wait costs about as much as an iteration).
+  dot_kernel<<<reduce_blocks(n_), kBlock, 0, stream_>>>(b, b, n_, g, scalars_.data() + scalar::bb);
   PGSIM_CUDA_LAUNCH();
-  PGSIM_CUDA(cudaMemcpyAsync(rr_host_, scalars_.data() + scalar::rr, sizeof(double), cudaMemcpyDeviceToHost, stream_));
-  const double bnorm = std::sqrt(read_rr());
+  PGSIM_CUDA(cudaMemcpyAsync(x_.data(), x, size_t(n_) * sizeof(double), cudaMemcpyDeviceToDevice, stream_));
+  queue_residual(A, b);
+  const double rr0 = read_scalars(), bnorm = std::sqrt(rr_host_[1]);
   if (n_ == 0 || bnorm == 0.0) {
     if (n_) PGSIM_CUDA(cudaMemsetAsync(x, 0, size_t(n_) * sizeof(double), stream_));
     PGSIM_CUDA(cudaStreamSynchronize(stream_));
     result.converged = true;
     return result;
   }
-  PGSIM_CUDA(cudaMemcpyAsync(x_.data(), x, size_t(n_) * sizeof(double), cudaMemcpyDeviceToDevice, stream_));
-  reserve_history(control.max_iterations + 1);
-  const double stop = control.tolerance * bnorm;
-  double rel = relative_residual(A, b, bnorm);
+  tolerance_sq_ = control.tolerance * control.tolerance;
+  double rel = std::sqrt(rr0) / bnorm;
   int it = 0;
   // Same control flow as pcg_cpu: when the recurrence claims convergence the true residual is
   // checked, and CG restarts from it if it is not there yet.
   while (rel > control.tolerance && it < control.max_iterations) {
-    reset_kernel<<<1, 1, 0, stream_>>>(scalars_.data(), scalar::rr_stop, scalar::done, scalar::iteration,
-                                       stop * stop, double(it));
-    PGSIM_CUDA_LAUNCH();
-    M.apply(r_.data(), z_.data(), stream_);
-    rz_kernel<<<reduce_blocks(n_), kBlock, 0, stream_>>>(r_.data(), z_.data(), n_, scalars_.data(), g, scalar::rz,
-                                                         scalar::rz_old);
-    PGSIM_CUDA_LAUNCH();
-    PGSIM_CUDA(cudaMemcpyAsync(p_.data(), z_.data(), size_t(n_) * sizeof(double), cudaMemcpyDeviceToDevice, stream_));
-    launch_step(false, A, M);
+    if (use_graphs_ && it == 0) PGSIM_CUDA(cudaGraphLaunch(graphs(A, M, tolerance_sq_).start, stream_));
+    else launch_start(tolerance_sq_, double(it), A, M);  // a restart (rare): its count goes on
     PGSIM_CUDA(cudaEventRecord(step_done_[it % 2], stream_));
     while (it < control.max_iterations) {
       if (it + 1 < control.max_iterations) {  // queue the next iteration before waiting for this one
-        launch_step(true, A, M);
+        launch_iteration(A, M);
         PGSIM_CUDA(cudaEventRecord(step_done_[(it + 1) % 2], stream_));
       }
       PGSIM_CUDA(cudaEventSynchronize(step_done_[it % 2]));
@@ -255,10 +271,12 @@ SolveResult GpuPcg::solve(DeviceSpmv& A, const double* b, double* x, DevicePreco
       if (control.progress) control.progress(it, rel);
       if (converged) break;
     }
-    rel = relative_residual(A, b, bnorm);
+    // The true residual, and x_ out to x in the same round trip: x is the result unless CG restarts,
+    // and a restart copies it out again.
+    queue_residual(A, b);
+    PGSIM_CUDA(cudaMemcpyAsync(x, x_.data(), size_t(n_) * sizeof(double), cudaMemcpyDeviceToDevice, stream_));
+    rel = std::sqrt(read_scalars()) / bnorm;
   }
-  PGSIM_CUDA(cudaMemcpyAsync(x, x_.data(), size_t(n_) * sizeof(double), cudaMemcpyDeviceToDevice, stream_));
-  PGSIM_CUDA(cudaStreamSynchronize(stream_));
   result.iterations = it;
   result.relative_residual = rel;
   result.converged = rel <= control.tolerance;

@@ -1,7 +1,8 @@
 #pragma once
 // PCG with every vector operation on the device. The scalars (alpha, beta, the dot products)
-// stay in device memory, so an iteration is a fixed sequence of launches that is captured once
-// in a CUDA graph and replayed. Each iteration's ||r||^2 and "converged" flag are written by the
+// stay in device memory, so an iteration, and CG's start, are fixed sequences of launches that
+// are captured once in CUDA graphs and replayed. A solve waits for the device once before its
+// iterations (||b|| and the first true residual) and once after (the true residual). Each iteration's ||r||^2 and "converged" flag are written by the
 // device straight into mapped host memory; the host queues iteration k+1 before it waits for
 // k's flag, so the round trip hides behind the next iteration's kernels. Once the flag is set
 // the queued iteration leaves x and r alone, so the result and the iteration count are those of
@@ -29,8 +30,10 @@ class GpuPcg {
   GpuPcg(const GpuPcg&) = delete;
   GpuPcg& operator=(const GpuPcg&) = delete;
 
-  // Everything a solve with A, M and control.max_iterations builds on first use, built now: the
-  // iteration history and the two step graphs, captured, instantiated and uploaded to the device.
+  // Everything a solve with A, M and control (max_iterations, tolerance) builds on first use,
+  // built now: the iteration history and the two graphs (CG's start: the threshold, the first
+  // preconditioner application and iteration; one later iteration), captured, instantiated and
+  // uploaded to the device.
   // Optional: solve() does what is missing.
   void prepare(DeviceSpmv& A, DevicePreconditioner& M, const SolveControl& control);
 
@@ -42,10 +45,14 @@ class GpuPcg {
  private:
   void launch_first_half(DeviceSpmv& A);                          // q = A p; pq; x, r update; rr
   void launch_second_half(DevicePreconditioner& M);               // z = M r; rz; p = z + beta p
-  double relative_residual(DeviceSpmv& A, const double* b, double bnorm);  // r = b - A x, true
-  double read_rr();
-  void launch_step(bool with_preconditioner, DeviceSpmv& A, DevicePreconditioner& M);
-  cudaGraphExec_t step_graph(bool with_preconditioner, DeviceSpmv& A, DevicePreconditioner& M);
+  void queue_residual(DeviceSpmv& A, const double* b);  // r = b - A x_, rr = r.r (true residual)
+  double read_scalars();  // waits for the stream; ||r||^2, with ||b||^2 beside it in rr_host_[1]
+  void launch_start(double tolerance_sq, double first_iteration, DeviceSpmv& A, DevicePreconditioner& M);
+  void launch_iteration(DeviceSpmv& A, DevicePreconditioner& M);
+  struct Graphs {
+    cudaGraphExec_t start, step;
+  };
+  Graphs graphs(DeviceSpmv& A, DevicePreconditioner& M, double tolerance_sq);
   void reserve_history(int iterations);
 
   int32_t n_;
@@ -53,13 +60,15 @@ class GpuPcg {
   cudaStream_t stream_ = nullptr;
   DeviceBuffer<double> x_, r_, z_, p_, q_, partials_, scalars_;
   DeviceBuffer<unsigned> finished_;
-  double* rr_host_ = nullptr;  // pinned
+  double* rr_host_ = nullptr;  // pinned: ||r||^2, ||b||^2
   double* history_ = nullptr;  // mapped host memory: per iteration ||r||^2 and the converged flag
   int history_size_ = 0;
   cudaEvent_t step_done_[2] = {nullptr, nullptr};
-  cudaGraphExec_t first_ = nullptr, step_ = nullptr;
+  cudaGraphExec_t start_ = nullptr, step_ = nullptr;
   uint64_t graph_A_ = 0;  // InstanceId of the A and M the graphs were captured with; 0: none
   uint64_t graph_M_ = 0;
+  double graph_tolerance_sq_ = -1;  // the tolerance^2 baked into start_
+  double tolerance_sq_ = 0;         // the solve's
 };
 
 }  // namespace pgsim::gpu

@@ -5,10 +5,13 @@
 namespace pgsim::gpu {
 namespace {
 
-__global__ void step_rhs_kernel(const double* __restrict__ b0, const int32_t* __restrict__ term_ptr,
-                                const int32_t* __restrict__ terms, const double* __restrict__ values, int32_t n,
-                                double* __restrict__ b) {
+__global__ void step_start_kernel(const double* __restrict__ b0, const int32_t* __restrict__ term_ptr,
+                                  const int32_t* __restrict__ terms, const double* __restrict__ values, int32_t n,
+                                  double* __restrict__ b, double* __restrict__ x, double* __restrict__ x_previous) {
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+    const double xi = x[i];
+    x[i] = 2.0 * xi - x_previous[i];
+    x_previous[i] = xi;
     double s = b0[i];
     for (int32_t k = term_ptr[i]; k < term_ptr[i + 1]; ++k) {
       const int32_t t = terms[k];
@@ -44,10 +47,10 @@ __global__ void track_kernel(const double* __restrict__ x, int32_t n, double* __
 
 }  // namespace
 
-void launch_step_rhs(const double* b0, const int32_t* term_ptr, const int32_t* terms, const double* values,
-                     int32_t n, double* b, cudaStream_t stream) {
+void launch_step_start(const double* b0, const int32_t* term_ptr, const int32_t* terms, const double* values,
+                       int32_t n, double* b, double* x, double* x_previous, cudaStream_t stream) {
   if (n == 0) return;
-  step_rhs_kernel<<<blocks_for(n), kBlock, 0, stream>>>(b0, term_ptr, terms, values, n, b);
+  step_start_kernel<<<blocks_for(n), kBlock, 0, stream>>>(b0, term_ptr, terms, values, n, b, x, x_previous);
   PGSIM_CUDA_LAUNCH();
 }
 

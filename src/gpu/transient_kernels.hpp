@@ -7,12 +7,14 @@
 
 namespace pgsim::gpu {
 
-// The step's right-hand side b = b0 + S(t) + H_n (tran/step_system.hpp) with one thread per
-// unknown: unknown i's terms are terms[term_ptr[i] .. term_ptr[i + 1]), each 2 k + s: values[k]
-// subtracted (s = 0, the term's plus end) or added (s = 1, its minus end), in the order the CPU's
-// step_rhs stamps them, so the sum is the CPU's.
-void launch_step_rhs(const double* b0, const int32_t* term_ptr, const int32_t* terms, const double* values,
-                     int32_t n, double* b, cudaStream_t stream);
+// The start of a step, one thread per unknown. The right-hand side b = b0 + S(t) + H_n
+// (tran/step_system.hpp): unknown i's terms are terms[term_ptr[i] .. term_ptr[i + 1]), each 2 k + s:
+// values[k] subtracted (s = 0, the term's plus end) or added (s = 1, its minus end), in the order
+// the CPU's step_rhs stamps them, so the sum is the CPU's. And PCG's first guess, the CPU
+// stepper's (tran/stepper.hpp): x = 2 x_n - x_{n-1} from x = x_n, x_previous = x_{n-1}, which
+// then holds x_n.
+void launch_step_start(const double* b0, const int32_t* term_ptr, const int32_t* terms, const double* values,
+                       int32_t n, double* b, double* x, double* x_previous, cudaStream_t stream);
 
 // The capacitors and inductors after a step (advance_history): per branch k, from x_{n+1},
 // current[k] = i_{n+1} and history[k] = hist_{n+1}.

@@ -18,7 +18,8 @@ namespace pgsim {
 class StepSolver {
  public:
   virtual ~StepSolver() = default;
-  // x: the previous step's solution on entry (an iterative solver starts from it), this step's on return.
+  // x: the first guess on entry (an iterative solver starts from it; CpuStepper: extrapolated from
+  // the last two steps), this step's solution on return.
   virtual SolveResult solve(const std::vector<double>& b, std::vector<double>& x) = 0;
   virtual std::vector<LevelStats> levels() const { return {}; }
 };

@@ -12,12 +12,17 @@ std::vector<Probe> probes_of(const ReducedSystem& sys, const std::vector<uint32_
 }
 
 CpuStepper::CpuStepper(StepSystem& system, StepSolver& solver, std::vector<double> x0, std::vector<Probe> probes)
-    : system_(system), solver_(solver), x_(std::move(x0)), lo_(x_), hi_(x_), probes_(std::move(probes)) {}
+    : system_(system), solver_(solver), x_(std::move(x0)), x_previous_(x_), lo_(x_), hi_(x_), probes_(std::move(probes)) {}
 
 SolveResult CpuStepper::advance(double t) {
   changes_.resize(system_.sources.size());
   source_changes(system_, t, changes_.data());
   step_rhs(system_, changes_, b_);
+  for (size_t i = 0; i < x_.size(); ++i) {  // the first guess, 2 x_n - x_{n-1}
+    const double xi = x_[i];
+    x_[i] = 2.0 * xi - x_previous_[i];
+    x_previous_[i] = xi;
+  }
   const SolveResult r = solver_.solve(b_, x_);
   if (!r.converged) return r;
   advance_history(system_, x_);
