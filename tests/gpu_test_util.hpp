@@ -207,11 +207,12 @@ inline std::vector<double> reference_cycle(const CmgHierarchy& h, size_t l, cons
     std::vector<double> rc(size_t(nc), 0.0);
     for (int32_t c = 0; c < nc; ++c)
       for (int32_t i = lev.cluster_ptr[c]; i < lev.cluster_ptr[c + 1]; ++i) rc[c] += r[i] - ax[i];
-    std::vector<double> z = reference_cycle(h, l + 1, rc);
+    std::vector<double> z = reference_cycle(h, l + 1, rc), y(x);
     for (int32_t c = 0; c < nc; ++c)
-      for (int32_t i = lev.cluster_ptr[c]; i < lev.cluster_ptr[c + 1]; ++i) x[i] += z[c];
-    lev.A.multiply(x.data(), ax.data());
-    for (int32_t i = 0; i < n; ++i) x[i] += lev.inv_diag[i] * (r[i] - ax[i]);
+      for (int32_t i = lev.cluster_ptr[c]; i < lev.cluster_ptr[c + 1]; ++i) y[i] += z[c];
+    lev.A.multiply(y.data(), ax.data());
+    const double w = lev.weights.empty() ? 1.0 : lev.weights[size_t(t)];
+    for (int32_t i = 0; i < n; ++i) x[i] = (1 - w) * x[i] + w * (y[i] + lev.inv_diag[i] * (r[i] - ax[i]));
   }
   return x;
 }

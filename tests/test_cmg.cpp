@@ -284,6 +284,53 @@ TEST_CASE("the CMG preconditioner is symmetric and positive definite", "[cmg]") 
   }
 }
 
+TEST_CASE("chebyshev_rho: weighted repeats stay a fixed SPD operator, and max_repeats caps them", "[cmg]") {
+  const test::GridSystem sys = grid(60, 1);
+  // rho 0.9 on every level of the W-cycle: weights for [0, rho] alone would make it indefinite
+  // (measured: 1629 iterations on a 1M-node grid); the child's bound keeps it definite.
+  for (auto [rho, max_repeats] : {std::pair{0.6, 0}, std::pair{0.9, 0}, std::pair{0.7, 2}, std::pair{0.9, 1}}) {
+    INFO("chebyshev_rho " << rho << ", max_repeats " << max_repeats);
+    CmgOptions o{100, 0.75, 40, 0};  // the W-cycle on every level
+    o.chebyshev_rho = rho;
+    o.max_repeats = max_repeats;
+    const CmgPreconditioner M(sys.G, o);
+    const CmgHierarchy& h = M.hierarchy();
+    REQUIRE(h.levels.size() >= 3);
+    // From the coarsest up, independently of the builder: one repeat's error propagation has its
+    // spectrum in [a, 1], a the lowest value of the child's polynomial over the child's interval
+    // (0 below the exact coarsest solve); p(m) = prod_k (1 - w_k (1 - m)) must stay below 1 on
+    // [a, 1) and be the Chebyshev polynomial of [a, rho] (largest magnitude 1 / T_t(x1) there).
+    double a = 0;
+    for (size_t l = h.levels.size() - 1; l-- > 0;) {
+      const CmgLevel& level = h.levels[l];
+      INFO("level " << l);
+      if (max_repeats > 0) CHECK(level.repeats <= max_repeats);
+      REQUIRE(level.weights.size() == size_t(level.repeats));
+      auto p = [&level](double m) {
+        double v = 1;
+        for (double w : level.weights) v *= 1 - w * (1 - m);
+        return v;
+      };
+      const int t = level.repeats;
+      const double bound = 1.0 / std::cosh(t * std::acosh((2 - a - rho) / (rho - a)));
+      double largest = 0, highest = -1, lowest = 0;
+      for (int s = 0; s <= 4000; ++s) {
+        const double m = a + (1 - a) * s / 4000.0;
+        if (m <= rho) largest = std::max(largest, std::abs(p(m)));
+        if (s < 4000) highest = std::max(highest, p(m));
+        lowest = std::min(lowest, p(m));
+      }
+      CHECK(largest == Approx(bound).epsilon(1e-4));
+      CHECK(highest < 1);
+      a = lowest;
+    }
+    test::check_fixed_spd(M, static_cast<size_t>(sys.G.rows));
+  }
+  CmgOptions bad;
+  bad.chebyshev_rho = 1;
+  CHECK_THROWS_AS(build_cmg_hierarchy(sys.G, bad), std::invalid_argument);
+}
+
 namespace {
 
 // CMG-PCG to 1e-10 in at most `max_iterations`, every unknown within 1e-6 V of the direct solve.

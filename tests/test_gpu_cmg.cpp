@@ -76,6 +76,31 @@ TEST_CASE("device CMG cycle equals the reference cycle") {
   }
 }
 
+TEST_CASE("device CMG cycle with weighted repeats equals the reference cycle") {
+  test::skip_without_gpu();
+  std::mt19937 rng(14);
+  // Long rows and clusters (pad 2); repeats 1 and 2 with weights other than 1, in grid launches
+  // (the coarse solve too) and in the tail.
+  const CsrMatrix G = test::grid_sdd(60, 45, 2, rng);
+  for (int repeats : {1, 2}) {
+    CmgHierarchy h = test::naive_hierarchy(G, 40, repeats, rng);
+    for (size_t l = 0; l + 1 < h.levels.size(); ++l)
+      h.levels[l].weights = repeats == 1 ? std::vector<double>{1.4} : std::vector<double>{2.7, 1.1};
+    const std::vector<double> r = test::random_vector(size_t(G.rows), rng);
+    const std::vector<double> want = test::reference_cmg(h, r);
+    CmgHierarchy plain = h;  // the weights change the result
+    for (CmgLevel& level : plain.levels) level.weights.clear();
+    CHECK(test::relative_difference(want, test::reference_cmg(plain, r)) > 1e-3);
+    for (int32_t tail_rows : {0, 300, 1 << 30}) {
+      gpu::CmgDeviceOptions opt;
+      opt.tail_rows = tail_rows;
+      opt.tail_max_coarse = tail_rows == 0 ? 0 : 512;
+      INFO("repeats " << repeats << ", tail_rows " << tail_rows);
+      CHECK(test::relative_difference(test::device_apply(h, opt, r), want) < 1e-12);
+    }
+  }
+}
+
 TEST_CASE("device CMG cycle with a coarsest level too large for the tail kernel") {
   test::skip_without_gpu();
   std::mt19937 rng(12);

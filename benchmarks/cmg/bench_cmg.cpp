@@ -45,9 +45,10 @@ struct Row {
   int iterations = 0;
 };
 
-// Setup once (median of `repeat` builds), then `repeat` solves; the true residual of the original system.
+// Setup once (median of `repeat` builds), then `repeat` solves to `tolerance` (relative to the original
+// system's right-hand side); the true residual of the original system.
 Row measure(const std::string& name, const CsrMatrix& G0, const std::vector<double>& b0, bool eliminate,
-            bool cmg, const CmgOptions& options, int repeat, bool print_levels) {
+            bool cmg, const CmgOptions& options, int repeat, bool print_levels, double tolerance) {
   Row row;
   row.name = name;
   std::vector<double> setups, solves;
@@ -67,7 +68,7 @@ Row measure(const std::string& name, const CsrMatrix& G0, const std::vector<doub
     const double bn = std::sqrt(std::inner_product(b0.begin(), b0.end(), b0.begin(), 0.0));
     const double kn = std::sqrt(std::inner_product(b.begin(), b.end(), b.begin(), 0.0));
     SolveControl control;
-    control.tolerance = 1e-10 * bn / kn;
+    control.tolerance = tolerance * bn / kn;
     control.max_iterations = 100000;
     t = Clock::now();
     std::vector<double> x(static_cast<size_t>(G.rows), 0.0);
@@ -125,6 +126,7 @@ uint64_t hierarchy_hash(const CmgHierarchy& h) {
     add(l.color_ptr);
     add(l.color_rows);
     add(std::vector<int32_t>{l.repeats});
+    add(l.weights);
   }
   add(h.coarse.vertex);
   add_csr(h.coarse.L);
@@ -180,10 +182,13 @@ int main(int argc, char** argv) {
   test::GridShape shape;
   bool grid = false;
   int repeat = 3;
-  bool jacobi = true, setup_only = false;
+  double tolerance = 1e-10;
+  bool jacobi = true, setup_only = false, plain = true;  // plain: also without chain elimination
   for (int i = 1; i < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--no-jacobi") || !std::strcmp(argv[i], "--phases")) {  // flags without a value
+    if (!std::strcmp(argv[i], "--no-jacobi") || !std::strcmp(argv[i], "--phases") ||
+        !std::strcmp(argv[i], "--eliminated-only")) {  // flags without a value
       if (argv[i][2] == 'n') jacobi = false;
+      else if (argv[i][2] == 'e') plain = false;
       else setup_only = true;
       --i;
       continue;
@@ -195,8 +200,12 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--coarse")) options.coarse_rows = std::atoi(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--v-cycle-rows")) options.v_cycle_rows = std::atoi(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--repeat")) repeat = std::max(1, std::atoi(argv[i + 1]));
+    else if (!std::strcmp(argv[i], "--v-cycle-ratio")) options.v_cycle_ratio = std::atoi(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--max-repeats")) options.max_repeats = std::atoi(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--chebyshev-rho")) options.chebyshev_rho = std::atof(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--tol")) tolerance = std::atof(argv[i + 1]);
     else {
-      std::fprintf(stderr, "usage: bench_cmg (--netlist FILE | --grid N [--via-stride S]) [--repeat R] [--coarse ROWS] [--v-cycle-rows ROWS] [--no-jacobi] [--phases]\n");
+      std::fprintf(stderr, "usage: bench_cmg (--netlist FILE | --grid N [--via-stride S]) [--repeat R] [--coarse ROWS] [--v-cycle-rows ROWS] [--v-cycle-ratio Q] [--max-repeats T] [--chebyshev-rho RHO] [--tol TOL] [--no-jacobi] [--eliminated-only] [--phases]\n");
       return 2;
     }
   }
@@ -214,7 +223,7 @@ int main(int argc, char** argv) {
     b = std::move(sys.b);
     std::printf("%s: %d unknowns, %lld nnz\n", netlist.c_str(), G.rows, (long long)G.nnz());
   } else {
-    std::fprintf(stderr, "usage: bench_cmg (--netlist FILE | --grid N [--via-stride S]) [--repeat R] [--coarse ROWS] [--v-cycle-rows ROWS] [--no-jacobi] [--phases]\n");
+    std::fprintf(stderr, "usage: bench_cmg (--netlist FILE | --grid N [--via-stride S]) [--repeat R] [--coarse ROWS] [--v-cycle-rows ROWS] [--v-cycle-ratio Q] [--max-repeats T] [--chebyshev-rho RHO] [--tol TOL] [--no-jacobi] [--eliminated-only] [--phases]\n");
     return 2;
   }
   if (setup_only) {
@@ -222,16 +231,16 @@ int main(int argc, char** argv) {
     return 0;
   }
   std::vector<Row> rows;
-  rows.push_back(measure("cmg, chains eliminated", G, b, true, true, options, repeat, true));
-  rows.push_back(measure("cmg, no elimination", G, b, false, true, options, repeat, true));
+  rows.push_back(measure("cmg, chains eliminated", G, b, true, true, options, repeat, true, tolerance));
+  if (plain) rows.push_back(measure("cmg, no elimination", G, b, false, true, options, repeat, true, tolerance));
   if (jacobi) {
-    rows.push_back(measure("jacobi, chains eliminated", G, b, true, false, options, repeat, false));
-    rows.push_back(measure("jacobi, no elimination", G, b, false, false, options, repeat, false));
+    rows.push_back(measure("jacobi, chains eliminated", G, b, true, false, options, repeat, false, tolerance));
+    if (plain) rows.push_back(measure("jacobi, no elimination", G, b, false, false, options, repeat, false, tolerance));
   }
   std::printf("\n%-28s %10s %6s %10s %10s %10s %14s\n", "method", "pcg rows", "iters", "setup s", "solve s",
               "residual", "jacobi/this");
   for (const Row& r : rows)
     std::printf("%-28s %10d %6d %10.4f %10.4f %10.2e %14.1f\n", r.name.c_str(), r.rows, r.iterations, r.setup,
-                r.solve, r.residual, jacobi ? rows[3].solve / r.solve : 0.0);
+                r.solve, r.residual, jacobi ? rows.back().solve / r.solve : 0.0);
   return 0;
 }

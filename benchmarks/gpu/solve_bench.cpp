@@ -1,9 +1,10 @@
 // solve_bench: the GPU CMG-PCG solve of one netlist against its baselines, in one run.
 // Usage: solve_bench NETLIST [--tol 1e-8] [--reps 5] [--v-cycle-rows R] [--v-cycle-ratio Q] [--coarse-rows R]
-//        (CmgOptions)
+//        [--max-repeats T] [--chebyshev-rho RHO]  (CmgOptions)
 //        [--tail-rows R] [--tail-blocks B] [--tail-max-coarse C]
 //        (CmgDeviceOptions of gpu-cmg, its variants and the profile)
 //        [--no-cycle-sweep]  (skip the v_cycle_rows / v_cycle_ratio sweep)
+//        [--no-weights-sweep]  (skip the max_repeats / chebyshev_rho sweep)
 //        [--setup-only]  (hierarchy + upload --reps times with their phase breakdown, no solves)
 // Pipeline as in pgsim: parse, reduce, chain elimination, CMG hierarchy on the CPU, one upload.
 // Then, all from this run:
@@ -171,16 +172,19 @@ int main(int argc, char** argv) {
   int reps = 5;
   CmgOptions cmg_options;
   gpu::CmgDeviceOptions device;
-  bool setup_only = false, cycle_sweep = true;
+  bool setup_only = false, cycle_sweep = true, weights_sweep = true;
   for (int i = 2; i < argc; ++i) {
     if (std::string(argv[i]) == "--setup-only") setup_only = true;
     if (std::string(argv[i]) == "--no-cycle-sweep") cycle_sweep = false;
+    if (std::string(argv[i]) == "--no-weights-sweep") weights_sweep = false;
     if (i + 1 == argc) break;
     if (std::string(argv[i]) == "--tol") tol = std::atof(argv[i + 1]);
     if (std::string(argv[i]) == "--reps") reps = std::atoi(argv[i + 1]);
     if (std::string(argv[i]) == "--v-cycle-rows") cmg_options.v_cycle_rows = std::atoi(argv[i + 1]);
     if (std::string(argv[i]) == "--v-cycle-ratio") cmg_options.v_cycle_ratio = std::atoi(argv[i + 1]);
     if (std::string(argv[i]) == "--coarse-rows") cmg_options.coarse_rows = std::atoi(argv[i + 1]);
+    if (std::string(argv[i]) == "--max-repeats") cmg_options.max_repeats = std::atoi(argv[i + 1]);
+    if (std::string(argv[i]) == "--chebyshev-rho") cmg_options.chebyshev_rho = std::atof(argv[i + 1]);
     if (std::string(argv[i]) == "--tail-rows") device.tail_rows = std::atoi(argv[i + 1]);
     if (std::string(argv[i]) == "--tail-blocks") device.tail_blocks = std::atoi(argv[i + 1]);
     if (std::string(argv[i]) == "--tail-max-coarse") device.tail_max_coarse = std::atoi(argv[i + 1]);
@@ -330,6 +334,36 @@ int main(int argc, char** argv) {
                 c.rows, c.ratio, repeats.c_str(), t.result.iterations, t.seconds * 1e3,
                 t.seconds * 1e6 / std::max(1, t.result.iterations), iteration_bytes(G, hs, 8) / bw * 1e6,
                 c.rows == cmg_defaults.v_cycle_rows && c.ratio == cmg_defaults.v_cycle_ratio ? " (default)" : "");
+  }
+  std::printf("\n");
+
+  // The repeats and their weights (CmgOptions::max_repeats, chebyshev_rho): fewer visits of the
+  // small levels against iterations, each a fresh hierarchy of the same system.
+  if (weights_sweep)
+    std::printf("max_repeats / chebyshev_rho (repeats capped at max_repeats, weighted as the Chebyshev polynomial of "
+                "[0, rho]):\n");
+  struct WeightsCase {
+    int max_repeats;
+    double rho;
+  };
+  std::vector<WeightsCase> weights_cases;
+  if (weights_sweep)
+    for (int t : {0, 2, 1})
+      for (double rho : {0.0, 0.5, 0.7, 0.85}) weights_cases.push_back(WeightsCase{t, rho});
+  for (const WeightsCase c : weights_cases) {
+    CmgOptions o = cmg_options;
+    o.max_repeats = c.max_repeats;
+    o.chebyshev_rho = c.rho;
+    const CmgHierarchy hs = build_cmg_hierarchy(G, o);
+    auto Ms = gpu::make_device_cmg(hs, device);
+    const Timed t = time_gpu(pcg, *A, *Ms, db, dx, control, reps);
+    std::string repeats;
+    for (const auto& l : hs.levels) repeats += (repeats.empty() ? "" : ",") + std::to_string(l.repeats);
+    std::printf("  max_repeats %d, chebyshev_rho %.2f (repeats %s): %3d iterations, solve %8.3f ms, %7.1f us/iteration, "
+                "floor %5.0f us%s\n",
+                c.max_repeats, c.rho, repeats.c_str(), t.result.iterations, t.seconds * 1e3,
+                t.seconds * 1e6 / std::max(1, t.result.iterations), iteration_bytes(G, hs, 8) / bw * 1e6,
+                c.max_repeats == cmg_defaults.max_repeats && c.rho == cmg_defaults.chebyshev_rho ? " (default)" : "");
   }
   std::printf("\n");
 

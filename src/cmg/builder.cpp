@@ -33,6 +33,30 @@ bool v_cycle_below(const CmgOptions& options, int32_t level0_rows, int32_t child
          (options.v_cycle_ratio > 0 && int64_t(child_rows) * options.v_cycle_ratio <= level0_rows);
 }
 
+// CmgOptions::chebyshev_rho. One repeat's error propagation SK has its spectrum in [a, 1], a <= 0
+// the lowest eigenvalue of the child's error propagation (0 below an exact solve), so the
+// repeats are weighted as the Chebyshev polynomial of [a, rho]: w_k = 1 / (1 - m_k), m_k its
+// zeros (a + rho) / 2 + (rho - a) / 2 cos((2k + 1) pi / (2t)). That p is below 1 on [a, 1) (at
+// most 1 / T_t(x1) in magnitude on [a, rho], increasing to p(1) = 1 above), so the level's
+// error propagation stays below 1: the cycle stays positive definite however far down the
+// weighted levels reach.
+std::vector<double> chebyshev_weights(int t, double a, double rho) {
+  std::vector<double> w(static_cast<size_t>(t));
+  const double pi = std::acos(-1.0);
+  for (int k = 0; k < t; ++k)
+    w[size_t(k)] = 1.0 / (1.0 - 0.5 * (a + rho) - 0.5 * (rho - a) * std::cos((2 * k + 1) * pi / (2.0 * t)));
+  return w;
+}
+
+// The lowest eigenvalue (a bound, <= 0) of a level's error propagation p(SK) S, SK in [a, 1],
+// S in [0, 1]: -1 / T_t(x1), x1 = (2 - a - rho) / (rho - a), with Chebyshev weights (p
+// equioscillates on [a, rho]); min(0, a^t) with every weight 1 (p(m) = m^t).
+double lowest_error_eigenvalue(const CmgLevel& level, double a, double rho) {
+  const int t = level.repeats;
+  if (level.weights.empty()) return t % 2 == 1 ? std::min(0.0, std::pow(a, t)) : 0.0;
+  return -1.0 / std::cosh(t * std::acosh((2 - a - rho) / (rho - a)));
+}
+
 void log_times(const CmgBuildTimes& t) {
   spdlog::debug("cmg build {:.3f} s: laplacian {:.3f} s, coarse factor {:.3f} s, colouring {:.3f} s", t.total,
                 t.laplacian, t.coarse_factor, t.coloring);
@@ -60,6 +84,7 @@ void use_gauss_seidel(CmgHierarchy& h) {
   h.smoother = CmgSmoother::sgs;
   for (size_t l = 0; l + 1 < h.levels.size(); ++l) {
     CmgLevel& level = h.levels[l];
+    level.weights.clear();  // the Gauss-Seidel cycle has no weights (hierarchy.hpp)
     const std::vector<int32_t> color = greedy_coloring(level.A);
     int32_t colors = 0;
     for (int32_t c : color) colors = std::max(colors, c + 1);
@@ -73,6 +98,8 @@ void use_gauss_seidel(CmgHierarchy& h) {
 }
 
 CmgHierarchy build_cmg_hierarchy(const CsrMatrix& G, const CmgOptions& options, CmgBuildTimes* times) {
+  if (!(options.chebyshev_rho >= 0 && options.chebyshev_rho < 1))
+    throw std::invalid_argument("CMG chebyshev_rho must be in [0, 1)");
   CmgBuildTimes t;
   Stopwatch phase, total;
   // Levels first in the numbering the clustering gives (cluster ids by first vertex), ...
@@ -134,7 +161,17 @@ CmgHierarchy build_cmg_hierarchy(const CsrMatrix& G, const CmgOptions& options, 
     if (l + 1 < levels) {
       const CsrMatrix& child = h.levels[l + 1].A;
       level.repeats = v_cycle_below(options, h.levels[0].A.rows, child.rows) ? 1 : repeats(level.A.nnz(), child.nnz());
+      if (options.max_repeats > 0) level.repeats = std::min(level.repeats, options.max_repeats);
     }
+  }
+  // The weights from the coarsest level up: each level's interval starts at its child's bound.
+  double lowest = 0;  // the coarsest solve is exact
+  const double rho = options.chebyshev_rho;
+  for (size_t l = levels - 1; l-- > 0;) {
+    CmgLevel& level = h.levels[l];
+    if (rho > 0 && options.smoother == CmgSmoother::jacobi)
+      level.weights = chebyshev_weights(level.repeats, lowest, rho);
+    lowest = lowest_error_eigenvalue(level, lowest, rho);
   }
   h.coarse = factor_coarsest(h.levels.back().A);
   t.coarse_factor = phase.lap();

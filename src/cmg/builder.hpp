@@ -30,6 +30,15 @@ struct CmgOptions {
   // while the repeats of levels whose child holds 1/273 (5M-node grid) or 1/67 (1M-node grid) of
   // level 0 save 4 iterations each. On grids under ~1M unknowns v_cycle_rows is the larger cap.
   int32_t v_cycle_ratio = 512;
+  // At most this many repeats per level (0: no cap beyond the formula and the two caps above).
+  int max_repeats = 0;
+  // The weights of every non-coarsest level's repeats (hierarchy.hpp, Jacobi smoother only), in
+  // [0, 1): w_k = 1 / (1 - m_k), m_k the zeros of the degree-t_l Chebyshev polynomial of
+  // [a, rho], so that the level's error propagation is that polynomial of one repeat's
+  // (normalized to 1 at 1), the best damping of [a, rho] by t_l repeats; a <= 0 is the child's
+  // lowest error eigenvalue (bounded from the coarsest level up), which keeps the cycle positive
+  // definite for any rho. 0: every weight 1 (plain repeats).
+  double chebyshev_rho = 0;
   // The cycle's smoother (hierarchy.hpp); sgs also colours every level but the coarsest.
   CmgSmoother smoother = CmgSmoother::jacobi;
 };
@@ -62,7 +71,8 @@ std::string cmg_smoother_name(CmgSmoother smoother);
 CmgHierarchy build_cmg_hierarchy(const CsrMatrix& G, const CmgOptions& options = {}, CmgBuildTimes* times = nullptr);
 
 // Switches h to the Gauss-Seidel smoother: a greedy colouring of every level but the coarsest
-// (CmgLevel::color_ptr, color_rows). The levels themselves are left as they are.
+// (CmgLevel::color_ptr, color_rows), and every level's weights cleared (that cycle has none). The
+// levels themselves are left as they are.
 void use_gauss_seidel(CmgHierarchy& h);
 
 }  // namespace pgsim

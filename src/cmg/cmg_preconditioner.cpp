@@ -90,16 +90,15 @@ void CmgPreconditioner::jacobi_cycle(size_t l, Clock::time_point start) const {
   double* x = x_[l].data();
 #pragma omp parallel for if (parallel)
   for (int32_t i = 0; i < n; ++i) x[i] = inv_diag[i] * b[i];
+  double* y = w_[l].data();
   for (int rep = 0; rep < level.repeats; ++rep) {
     restrict_residual(l);
     child_cycle(l, start);
-    prolong(l);
-    // Damped Jacobi.
-    double* next = w_[l].data();
+    prolong(l, y);
+    // Damped Jacobi of y, weighted with x (hierarchy.hpp): x_i only at i, so in place.
+    const double w = level.weights.empty() ? 1.0 : level.weights[static_cast<size_t>(rep)];
 #pragma omp parallel for schedule(static, 4096) if (parallel)
-    for (int32_t i = 0; i < n; ++i) next[i] = x[i] + inv_diag[i] * residual(A, b, x, i);
-    std::swap(x_[l], w_[l]);
-    x = x_[l].data();
+    for (int32_t i = 0; i < n; ++i) x[i] = (1 - w) * x[i] + w * (y[i] + inv_diag[i] * residual(A, b, y, i));
   }
   seconds_[l] += seconds_since(start);
 }
@@ -112,7 +111,7 @@ void CmgPreconditioner::sgs_cycle(size_t l, Clock::time_point start) const {
     for (int32_t c = 0; c < colors; ++c) gauss_seidel_color(l, c);
     restrict_residual(l);
     child_cycle(l, start);
-    prolong(l);
+    prolong(l, x_[l].data());
     for (int32_t c = colors; c-- > 0;) gauss_seidel_color(l, c);
   }
   seconds_[l] += seconds_since(start);
@@ -135,16 +134,16 @@ void CmgPreconditioner::restrict_residual(size_t l) const {
   }
 }
 
-void CmgPreconditioner::prolong(size_t l) const {
+void CmgPreconditioner::prolong(size_t l, double* out) const {
   const CmgLevel& level = h_.levels[l];
   const int32_t clusters = static_cast<int32_t>(level.cluster_ptr.size()) - 1;
   const int32_t* cptr = level.cluster_ptr.data();
   const double* xc = x_[l + 1].data();
-  double* x = x_[l].data();
+  const double* x = x_[l].data();
   // A cluster's correction to each of its vertices.
 #pragma omp parallel for schedule(static, 1024) if (level.A.rows > kParallelRows)
   for (int32_t c = 0; c < clusters; ++c)
-    for (int32_t i = cptr[c]; i < cptr[c + 1]; ++i) x[i] += xc[c];
+    for (int32_t i = cptr[c]; i < cptr[c + 1]; ++i) out[i] = x[i] + xc[c];
 }
 
 void CmgPreconditioner::gauss_seidel_color(size_t l, int32_t color) const {

@@ -32,7 +32,7 @@ class CmgPreconditioner : public Preconditioner {
   // cycle(level + 1), its time kept out of this level's.
   void child_cycle(size_t level, Clock::time_point& start) const;
   void restrict_residual(size_t level) const;             // b_[level+1] = R^T (b - A x)
-  void prolong(size_t level) const;                       // x_[level] += R x_[level+1]
+  void prolong(size_t level, double* out) const;          // out = x_[level] + R x_[level+1] (out may be x_)
   void gauss_seidel_color(size_t level, int32_t color) const;  // one colour of a sweep, in place
 
   CmgHierarchy h_;

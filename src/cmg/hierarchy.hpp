@@ -21,6 +21,8 @@ struct CmgLevel {
   std::vector<int32_t> cluster_ptr;  // next-level vertex c = this level's [cluster_ptr[c], cluster_ptr[c+1]);
                                      // empty on the coarsest level
   int repeats = 1;                   // t_l: child cycles per visit of this level
+  std::vector<double> weights;       // w_k of repeat k (the Jacobi cycle below): empty means every w_k = 1,
+                                     // else repeats entries; empty with CmgSmoother::sgs
   // The Gauss-Seidel colouring (CmgSmoother::sgs only; empty with Jacobi and on the coarsest
   // level): colour k is the rows color_rows[color_ptr[k], color_ptr[k+1]), ascending, and no two
   // rows of one colour are adjacent in A. It orders the sweeps only: the vertex numbering (and
@@ -45,11 +47,20 @@ struct CoarseFactor {
 //   z[i] = y[level0_of_unknown[i]] - y[level0_ground].
 // cycle(l, r): if l is the coarsest level, the factor's solve; otherwise
 //   x = inv_diag .* r
-//   repeat repeats_l times:
+//   for k = 0, ..., repeats_l - 1:
 //     rc = R^T (r - A x)              (R^T sums each cluster's entries)
-//     x += R cycle(l + 1, rc)         (R copies a cluster's value to its vertices)
-//     x += inv_diag .* (r - A x)
-// a fixed symmetric positive definite operator, so plain PCG is valid.
+//     y = x + R cycle(l + 1, rc)      (R copies a cluster's value to its vertices)
+//     y += inv_diag .* (r - A y)
+//     x = (1 - w_k) x + w_k y         (w_k = weights[k]; with w_k = 1, x = y to the last bit)
+// a fixed symmetric positive definite operator, so plain PCG is valid. Why, with any weights:
+// with S = I - inv_diag A (A-self-adjoint, spectrum in (0, 1]: inv_diag = 1 / (2 A_ii)) and
+// K = I - R C R^T A (C the child's operator), one repeat maps the error e to
+// (1 - w_k) e + w_k S K e, so the level's error propagation is E = p(SK) S with
+// p(m) = prod_k (1 - w_k (1 - m)). Every (SK)^j S is A-self-adjoint, so E is, and the level's
+// operator (I - E) A^+ is symmetric; it is positive definite while |p| < 1 on the spectrum of
+// SK (in [0, 1) when the child's is). All weights 1 give p(m) = m^t, the plain repeats; the
+// builder's Chebyshev weights (CmgOptions::chebyshev_rho) make p the Chebyshev polynomial of
+// [0, rho], which damps that interval with fewer repeats.
 //
 // With CmgSmoother::sgs, cycle(l, r) on a non-coarsest level is instead
 //   x = 0

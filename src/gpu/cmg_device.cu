@@ -65,6 +65,8 @@ struct LevelView {
   const int32_t* color_rows = nullptr;  // sgs: each colour's rows, its long rows (> kLongRow) first
   LongItems long_rows, long_clusters;  // rows with more than kLongRow, clusters with more than kLongCluster nonzeros
   int restrict_lanes = kRestrictLanes, prolong_lanes = kProlongLanes;  // per cluster, per row (host side)
+  const double* weights = nullptr;  // w_k of repeat k (CmgLevel::weights, 1 where it is empty); the tail reads
+                                    // them here, the grid kernels get theirs as an argument
   double* b = nullptr;            // right-hand side of this level's cycle
   double* x[2] = {nullptr, nullptr};
 };
@@ -252,8 +254,8 @@ __device__ inline void restrict_long(const LevelView<V>& L, const double* xin, d
   long_chunk(L.long_clusters, q, f, s, [&](int32_t item, double total) { child_b[item] = total; });
 }
 
-// Prolongation + smoothing of row i: x' = x + R z (formed per entry),
-// xout_i = x'_i + invD_i (b_i - (A x')_i).
+// Prolongation + smoothing of row i, weighted with x (hierarchy.hpp): x' = x + R z (formed per
+// entry), xout_i = (1 - w) x_i + w (x'_i + invD_i (b_i - (A x')_i)).
 template <class V, bool First>
 struct ProlongFetch {
   bool active = false;  // a regular row of this lane group (not past the end, not long)
@@ -276,30 +278,35 @@ __device__ inline ProlongFetch<V, First> prolong_fetch(const LevelView<V>& L, in
   return f;
 }
 
+// The row's result from its x_i, x'_i and (A x')_i.
+__device__ inline double weighted_smooth(double x, double xp, double invd, double b, double ax, double w) {
+  return (1 - w) * x + w * (xp + invd * (b - ax));
+}
+
 template <class V, bool First, int W>
 __device__ inline void prolong_item(const LevelView<V>& L, const double* xin, const double* z, double* xout,
-                                    int32_t i, int lane, const ProlongFetch<V, First>& f) {
+                                    double w, int32_t i, int lane, const ProlongFetch<V, First>& f) {
   double s = 0;
   if (f.active) {
     add_nonzeros(L, f.k0, f.k1, lane, W, f.nz, prolong_term<V, First>(L, xin, z), s);
   }
   s = group_sum<W>(s);
   if (f.active && lane == 0) {
-    const double xi = (First ? f.invd_i * L.b[i] : xin[i]) + z[f.cl_i];
-    xout[i] = xi + f.invd_i * (L.b[i] - s);
+    const double b = L.b[i], xi = First ? f.invd_i * b : xin[i];
+    xout[i] = weighted_smooth(xi, xi + z[f.cl_i], f.invd_i, b, s, w);
   }
 }
 
 // prolong_item for chunk q of a long row.
 template <class V, bool First>
 __device__ inline void prolong_long(const LevelView<V>& L, const double* xin, const double* z, double* xout,
-                                    int32_t q, const ChunkFetch<V, First, true>& f) {
+                                    double w, int32_t q, const ChunkFetch<V, First, true>& f) {
   const int t = int(threadIdx.x), stride = int(blockDim.x);
   double s = 0;
   add_nonzeros(L, f.k0, f.k1, t, stride, f.nz, prolong_term<V, First>(L, xin, z), s);
   long_chunk(L.long_rows, q, f, s, [&](int32_t i, double total) {
-    const double xi = x_at<V, First>(L, xin, i) + z[L.cl[i]];
-    xout[i] = xi + double(L.invd[i]) * (L.b[i] - total);
+    const double xi = x_at<V, First>(L, xin, i);
+    xout[i] = weighted_smooth(xi, xi + z[L.cl[i]], double(L.invd[i]), L.b[i], total, w);
   });
 }
 
@@ -403,14 +410,15 @@ __global__ void restrict_kernel(LevelView<V> L, const double* xin, double* child
 }
 
 template <class V, bool First, int W>
-__global__ void prolong_kernel(LevelView<V> L, const double* xin, const double* z, double* xout, bool fetch_early) {
+__global__ void prolong_kernel(LevelView<V> L, const double* xin, const double* z, double* xout, double w,
+                               bool fetch_early) {
   allow_dependents();
   if (blockIdx.x < unsigned(L.long_rows.chunks)) {
     const int32_t q = int32_t(blockIdx.x);
     if (!fetch_early) wait_for_prior_grids();
     const ChunkFetch<V, First, true> f = chunk_fetch<V, First, true>(L, L.long_rows, q);
     if (fetch_early) wait_for_prior_grids();
-    prolong_long<V, First>(L, xin, z, xout, q, f);
+    prolong_long<V, First>(L, xin, z, xout, w, q, f);
     return;
   }
   int32_t i;
@@ -419,7 +427,7 @@ __global__ void prolong_kernel(LevelView<V> L, const double* xin, const double* 
   if (!fetch_early) wait_for_prior_grids();
   const ProlongFetch<V, First> f = prolong_fetch<V, First, W>(L, i, lane, active);
   if (fetch_early) wait_for_prior_grids();
-  prolong_item<V, First, W>(L, xin, z, xout, i, lane, f);
+  prolong_item<V, First, W>(L, xin, z, xout, w, i, lane, f);
 }
 
 // The colour's rows are rows[0, count): the first long_count blocks take its long rows, one each.
@@ -499,22 +507,22 @@ __device__ void tail_restrict(const LevelView<V>& L, const LevelView<V>& C, int 
 }
 
 template <class V, bool First>
-__device__ void tail_prolong(const LevelView<V>& L, const double* xin, const double* z, double* xout) {
+__device__ void tail_prolong(const LevelView<V>& L, const double* xin, const double* z, double* xout, double w) {
   block_items<kProlongLanes>(L.rows, [&](int32_t i, int lane, bool a) {
-    prolong_item<V, First, kProlongLanes>(L, xin, z, xout, i, lane,
+    prolong_item<V, First, kProlongLanes>(L, xin, z, xout, w, i, lane,
                                           prolong_fetch<V, First, kProlongLanes>(L, i, lane, a));
   });
   cluster_chunks(L.long_rows.chunks, [&](int32_t q) {
-    prolong_long<V, First>(L, xin, z, xout, q, chunk_fetch<V, First, true>(L, L.long_rows, q));
+    prolong_long<V, First>(L, xin, z, xout, w, q, chunk_fetch<V, First, true>(L, L.long_rows, q));
   });
 }
 
 template <class V>
 __device__ void tail_prolong(const LevelView<V>& L, const LevelView<V>& C, int k) {
   if (k == 0)
-    tail_prolong<V, true>(L, nullptr, result_of(C), L.x[0]);
+    tail_prolong<V, true>(L, nullptr, result_of(C), L.x[0], L.weights[0]);
   else
-    tail_prolong<V, false>(L, L.x[(k - 1) % 2], result_of(C), L.x[k % 2]);
+    tail_prolong<V, false>(L, L.x[(k - 1) % 2], result_of(C), L.x[k % 2], L.weights[k]);
 }
 
 // The cycle from level `first` to the coarsest, as a loop over an explicit stack of visit
@@ -661,7 +669,8 @@ struct LevelBuffers {
   // In the hierarchy's DeviceArena:
   int32_t *ptr = nullptr, *col = nullptr, *cptr = nullptr, *cl = nullptr;
   V *val = nullptr, *invd = nullptr;
-  double *b = nullptr, *x0 = nullptr, *x1 = nullptr;
+  double *b = nullptr, *x0 = nullptr, *x1 = nullptr, *weights = nullptr;
+  std::vector<double> host_weights;  // CmgLevel::weights, 1 where it is empty: the grid kernels' arguments
   // sgs: colour k is color_rows[color_ptr[k], color_ptr[k+1]), its first color_long[k] rows long.
   DeviceBuffer<int32_t> color_rows;
   std::vector<int32_t> color_ptr, color_long;
@@ -735,6 +744,12 @@ class DeviceCmg final : public DevicePreconditioner {
       staging.upload(B.val, lev.A.val);
       staging.upload(B.invd, lev.inv_diag);
       if (l < coarsest_) {
+        if (!lev.weights.empty() && (sgs_ || lev.weights.size() != size_t(views_[size_t(l)].repeats)))
+          throw std::invalid_argument("CMG level " + std::to_string(l) + ": " + std::to_string(lev.weights.size()) +
+                                      " weights for " + std::to_string(lev.repeats) + " repeats" +
+                                      (sgs_ ? " with the Gauss-Seidel smoother" : ""));
+        B.host_weights = lev.weights.empty() ? std::vector<double>(size_t(views_[size_t(l)].repeats), 1.0) : lev.weights;
+        staging.upload(B.weights, B.host_weights);
         staging.upload(B.cptr, lev.cluster_ptr);
         const int32_t clusters = views_[size_t(l)].clusters;
         cluster_of_rows<<<blocks_for(clusters), kBlock, 0, staging.stream()>>>(B.cptr, clusters, B.cl);
@@ -860,6 +875,8 @@ class DeviceCmg final : public DevicePreconditioner {
       B.x1 = arena.take<double>(rows);
       v.x[1] = B.x1;
     }
+    B.weights = arena.take<double>(size_t(v.repeats));
+    v.weights = B.weights;
     v.cptr = B.cptr;
     v.cl = B.cl;
     v.clusters = int32_t(lev.cluster_ptr.size()) - 1;
@@ -933,7 +950,7 @@ class DeviceCmg final : public DevicePreconditioner {
         const int w = L.prolong_lanes;
         auto kernel = k == 0 ? prolong_kernel_for<V, true>(w) : prolong_kernel_for<V, false>(w);
         launch_after(pdl_, kernel, L.long_rows.chunks + blocks_for(int64_t(L.rows) * w), kBlock, stream, L, xin, zc,
-                     L.x[k % 2], fetch_early_);
+                     L.x[k % 2], bufs_[size_t(l)].host_weights[size_t(k)], fetch_early_);
       });
       PGSIM_CUDA_LAUNCH();
     }
