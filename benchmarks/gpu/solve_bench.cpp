@@ -341,15 +341,15 @@ int main(int argc, char** argv) {
   // small levels against iterations, each a fresh hierarchy of the same system.
   if (weights_sweep)
     std::printf("max_repeats / chebyshev_rho (repeats capped at max_repeats, weighted as the Chebyshev polynomial of "
-                "[0, rho]):\n");
+                "[a, rho] where t_l >= 2):\n");
   struct WeightsCase {
     int max_repeats;
     double rho;
   };
-  std::vector<WeightsCase> weights_cases;
-  if (weights_sweep)
-    for (int t : {0, 2, 1})
-      for (double rho : {0.0, 0.5, 0.7, 0.85}) weights_cases.push_back(WeightsCase{t, rho});
+  std::vector<WeightsCase> weights_cases = {WeightsCase{0, 0.0}, WeightsCase{0, 0.7}, WeightsCase{2, 0.0},
+                                            WeightsCase{2, 0.5}, WeightsCase{2, 0.7}, WeightsCase{2, 0.85},
+                                            WeightsCase{1, 0.0}};
+  if (!weights_sweep) weights_cases.clear();
   for (const WeightsCase c : weights_cases) {
     CmgOptions o = cmg_options;
     o.max_repeats = c.max_repeats;

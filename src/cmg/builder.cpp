@@ -125,6 +125,7 @@ CmgHierarchy build_cmg_hierarchy(const CsrMatrix& G, const CmgOptions& options, 
   // ... then renumbered from the coarsest level down, so every cluster is a contiguous range
   // ordered like the next level's vertices.
   const size_t levels = raw.size();
+  const bool jacobi = options.smoother == CmgSmoother::jacobi;
   CmgHierarchy h;
   h.n = G.rows;
   h.levels.resize(levels);
@@ -161,16 +162,17 @@ CmgHierarchy build_cmg_hierarchy(const CsrMatrix& G, const CmgOptions& options, 
     if (l + 1 < levels) {
       const CsrMatrix& child = h.levels[l + 1].A;
       level.repeats = v_cycle_below(options, h.levels[0].A.rows, child.rows) ? 1 : repeats(level.A.nnz(), child.nnz());
-      if (options.max_repeats > 0) level.repeats = std::min(level.repeats, options.max_repeats);
+      if (options.max_repeats > 0 && jacobi) level.repeats = std::min(level.repeats, options.max_repeats);
     }
   }
   // The weights from the coarsest level up: each level's interval starts at its child's bound.
+  // Levels with t_l = 1 keep weight 1: there a weight over-relaxes the whole correction, which
+  // cost iterations (ibmpg1, all of whose levels have t_l = 1: 29 -> 33 at rho 0.7).
   double lowest = 0;  // the coarsest solve is exact
   const double rho = options.chebyshev_rho;
   for (size_t l = levels - 1; l-- > 0;) {
     CmgLevel& level = h.levels[l];
-    if (rho > 0 && options.smoother == CmgSmoother::jacobi)
-      level.weights = chebyshev_weights(level.repeats, lowest, rho);
+    if (rho > 0 && jacobi && level.repeats > 1) level.weights = chebyshev_weights(level.repeats, lowest, rho);
     lowest = lowest_error_eigenvalue(level, lowest, rho);
   }
   h.coarse = factor_coarsest(h.levels.back().A);

@@ -30,15 +30,18 @@ struct CmgOptions {
   // while the repeats of levels whose child holds 1/273 (5M-node grid) or 1/67 (1M-node grid) of
   // level 0 save 4 iterations each. On grids under ~1M unknowns v_cycle_rows is the larger cap.
   int32_t v_cycle_ratio = 512;
-  // At most this many repeats per level (0: no cap beyond the formula and the two caps above).
-  int max_repeats = 0;
-  // The weights of every non-coarsest level's repeats (hierarchy.hpp, Jacobi smoother only), in
-  // [0, 1): w_k = 1 / (1 - m_k), m_k the zeros of the degree-t_l Chebyshev polynomial of
-  // [a, rho], so that the level's error propagation is that polynomial of one repeat's
-  // (normalized to 1 at 1), the best damping of [a, rho] by t_l repeats; a <= 0 is the child's
-  // lowest error eigenvalue (bounded from the coarsest level up), which keeps the cycle positive
-  // definite for any rho. 0: every weight 1 (plain repeats).
-  double chebyshev_rho = 0;
+  // The Jacobi cycle's repeats: at most max_repeats per level (0: no cap beyond the formula and
+  // the two caps above), and on every level with t_l >= 2 weighted (hierarchy.hpp) as the
+  // Chebyshev polynomial of [a, chebyshev_rho] in one repeat's error propagation: w_k =
+  // 1 / (1 - m_k), m_k the polynomial's zeros, the best damping of [a, rho] by t_l repeats; a <= 0
+  // is the child's lowest error eigenvalue (bounded from the coarsest level up), which keeps
+  // the cycle positive definite for any rho in [0, 1). chebyshev_rho 0: every weight 1 (plain
+  // repeats). The two together: the 5.03M-unknown grid (benchmarks/gpu/README.md, H100) goes
+  // from repeats 1,3,2,3,1,1,1 (146 cycle kernels per application, 22 iterations, 34.7 ms) to
+  // 1,2,2,2,1,1,1 (70 kernels, 21 iterations, 25.2 ms); capped without weights, 28 iterations.
+  // The Gauss-Seidel cycle (smoother sgs) keeps the formula's repeats and no weights.
+  int max_repeats = 2;
+  double chebyshev_rho = 0.7;
   // The cycle's smoother (hierarchy.hpp); sgs also colours every level but the coarsest.
   CmgSmoother smoother = CmgSmoother::jacobi;
 };
