@@ -25,6 +25,7 @@
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <omp.h>
@@ -306,66 +307,53 @@ int main(int argc, char** argv) {
   }
   std::printf("\n");
 
-  // The repeats policy at the bottom (CmgOptions::v_cycle_rows, v_cycle_ratio): iterations
-  // against time per iteration, each a fresh hierarchy of the same system.
-  if (cycle_sweep)
+  // A fresh hierarchy of the same system with the cycle options `o`: one row of a cycle sweep,
+  // iterations against time per iteration and its byte floor.
+  const CmgOptions cmg_defaults;
+  auto sweep_row = [&](const CmgOptions& o, const std::string& label, bool is_default) {
+    const CmgHierarchy hs = build_cmg_hierarchy(G, o);
+    auto Ms = gpu::make_device_cmg(hs, device);
+    const Timed t = time_gpu(pcg, *A, *Ms, db, dx, control, reps);
+    std::string repeats;
+    for (const auto& l : hs.levels) repeats += (repeats.empty() ? "" : ",") + std::to_string(l.repeats);
+    std::printf("  %s (repeats %s): %3d iterations, solve %8.3f ms, %7.1f us/iteration, floor %5.0f us%s\n",
+                label.c_str(), repeats.c_str(), t.result.iterations, t.seconds * 1e3,
+                t.seconds * 1e6 / std::max(1, t.result.iterations), iteration_bytes(G, hs, 8) / bw * 1e6,
+                is_default ? " (default)" : "");
+  };
+  char label[96];
+
+  // The repeats policy at the bottom (CmgOptions::v_cycle_rows, v_cycle_ratio).
+  if (cycle_sweep) {
     std::printf("v_cycle_rows / v_cycle_ratio (t_l = 1 where the next level has at most v_cycle_rows rows or at most "
                 "1/v_cycle_ratio of level 0's):\n");
-  const CmgOptions cmg_defaults;
-  struct CycleCase {
-    int32_t rows, ratio;
-  };
-  std::vector<CycleCase> cycle_cases = {CycleCase{0, 0},      CycleCase{2000, 0},   CycleCase{4000, 0},
-                                        CycleCase{8000, 0},   CycleCase{30000, 0},  CycleCase{150000, 0},
-                                        CycleCase{2000, 128}, CycleCase{2000, 256}, CycleCase{2000, 512},
-                                        CycleCase{2000, 1024}};
-  if (!cycle_sweep) cycle_cases.clear();
-  for (const CycleCase c : cycle_cases) {
-    CmgOptions o = cmg_options;
-    o.v_cycle_rows = c.rows;
-    o.v_cycle_ratio = c.ratio;
-    const CmgHierarchy hs = build_cmg_hierarchy(G, o);
-    auto Ms = gpu::make_device_cmg(hs, device);
-    const Timed t = time_gpu(pcg, *A, *Ms, db, dx, control, reps);
-    std::string repeats;
-    for (const auto& l : hs.levels) repeats += (repeats.empty() ? "" : ",") + std::to_string(l.repeats);
-    std::printf("  v_cycle_rows %6d, v_cycle_ratio %4d (repeats %s): %3d iterations, solve %8.3f ms, %7.1f us/iteration, "
-                "floor %5.0f us%s\n",
-                c.rows, c.ratio, repeats.c_str(), t.result.iterations, t.seconds * 1e3,
-                t.seconds * 1e6 / std::max(1, t.result.iterations), iteration_bytes(G, hs, 8) / bw * 1e6,
-                c.rows == cmg_defaults.v_cycle_rows && c.ratio == cmg_defaults.v_cycle_ratio ? " (default)" : "");
+    for (const auto& [rows, ratio] : {std::pair{0, 0}, std::pair{2000, 0}, std::pair{4000, 0}, std::pair{8000, 0},
+                                     std::pair{30000, 0}, std::pair{150000, 0}, std::pair{2000, 128},
+                                     std::pair{2000, 256}, std::pair{2000, 512}, std::pair{2000, 1024}}) {
+      CmgOptions o = cmg_options;
+      o.v_cycle_rows = rows;
+      o.v_cycle_ratio = ratio;
+      std::snprintf(label, sizeof label, "v_cycle_rows %6d, v_cycle_ratio %4d", rows, ratio);
+      sweep_row(o, label, rows == cmg_defaults.v_cycle_rows && ratio == cmg_defaults.v_cycle_ratio);
+    }
+    std::printf("\n");
   }
-  std::printf("\n");
 
   // The repeats and their weights (CmgOptions::max_repeats, chebyshev_rho): fewer visits of the
-  // small levels against iterations, each a fresh hierarchy of the same system.
-  if (weights_sweep)
+  // small levels against iterations.
+  if (weights_sweep) {
     std::printf("max_repeats / chebyshev_rho (repeats capped at max_repeats, weighted as the Chebyshev polynomial of "
                 "[a, rho] where t_l >= 2):\n");
-  struct WeightsCase {
-    int max_repeats;
-    double rho;
-  };
-  std::vector<WeightsCase> weights_cases = {WeightsCase{0, 0.0}, WeightsCase{0, 0.7}, WeightsCase{2, 0.0},
-                                            WeightsCase{2, 0.5}, WeightsCase{2, 0.7}, WeightsCase{2, 0.85},
-                                            WeightsCase{1, 0.0}};
-  if (!weights_sweep) weights_cases.clear();
-  for (const WeightsCase c : weights_cases) {
-    CmgOptions o = cmg_options;
-    o.max_repeats = c.max_repeats;
-    o.chebyshev_rho = c.rho;
-    const CmgHierarchy hs = build_cmg_hierarchy(G, o);
-    auto Ms = gpu::make_device_cmg(hs, device);
-    const Timed t = time_gpu(pcg, *A, *Ms, db, dx, control, reps);
-    std::string repeats;
-    for (const auto& l : hs.levels) repeats += (repeats.empty() ? "" : ",") + std::to_string(l.repeats);
-    std::printf("  max_repeats %d, chebyshev_rho %.2f (repeats %s): %3d iterations, solve %8.3f ms, %7.1f us/iteration, "
-                "floor %5.0f us%s\n",
-                c.max_repeats, c.rho, repeats.c_str(), t.result.iterations, t.seconds * 1e3,
-                t.seconds * 1e6 / std::max(1, t.result.iterations), iteration_bytes(G, hs, 8) / bw * 1e6,
-                c.max_repeats == cmg_defaults.max_repeats && c.rho == cmg_defaults.chebyshev_rho ? " (default)" : "");
+    for (const auto& [max_repeats, rho] : {std::pair{0, 0.0}, std::pair{0, 0.7}, std::pair{2, 0.0}, std::pair{2, 0.5},
+                                          std::pair{2, 0.7}, std::pair{2, 0.85}, std::pair{1, 0.0}}) {
+      CmgOptions o = cmg_options;
+      o.max_repeats = max_repeats;
+      o.chebyshev_rho = rho;
+      std::snprintf(label, sizeof label, "max_repeats %d, chebyshev_rho %.2f", max_repeats, rho);
+      sweep_row(o, label, max_repeats == cmg_defaults.max_repeats && rho == cmg_defaults.chebyshev_rho);
+    }
+    std::printf("\n");
   }
-  std::printf("\n");
 
   // Per-level kernel time: one solve with per-kernel CUDA events (no graphs).
   gpu::CmgDeviceOptions profiled = device;
