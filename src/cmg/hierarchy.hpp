@@ -57,10 +57,11 @@ struct CoarseFactor {
 // K = I - R C R^T A (C the child's operator), one repeat maps the error e to
 // (1 - w_k) e + w_k S K e, so the level's error propagation is E = p(SK) S with
 // p(m) = prod_k (1 - w_k (1 - m)). Every (SK)^j S is A-self-adjoint, so E is, and the level's
-// operator (I - E) A^+ is symmetric; it is positive definite while |p| < 1 on the spectrum of
-// SK (in [0, 1) when the child's is). All weights 1 give p(m) = m^t, the plain repeats; the
-// builder's Chebyshev weights (CmgOptions::chebyshev_rho) make p the Chebyshev polynomial of
-// [0, rho], which damps that interval with fewer repeats.
+// operator (I - E) A^+ is symmetric; it is positive definite while p < 1 on the spectrum of SK,
+// which lies in [a, 1], a <= 0 the child's lowest error eigenvalue (0 below the exact coarsest
+// solve). All weights 1 give p(m) = m^t, the plain repeats; the builder's weights
+// (CmgOptions::chebyshev_rho) make p the Chebyshev polynomial of [a, rho], which damps that
+// interval with fewer repeats and stays below 1 on [a, 1).
 //
 // With CmgSmoother::sgs, cycle(l, r) on a non-coarsest level is instead
 //   x = 0
