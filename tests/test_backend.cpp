@@ -84,22 +84,38 @@ TEST_CASE("the transient rule: the CPU for direct and for little work, the GPU f
   // Asked only by that rule.
   const auto no_factor = []() -> std::optional<int64_t> { throw std::logic_error("factor entries asked"); };
   const int64_t steps = 1000, enough = std::max(kAutoGpuMinTransientUnknowns, int64_t(kAutoGpuMinTransientWork) / steps);
-  const BackendChoice small = choose_transient_backend(opt, enough - 1, steps, no_factor);
+  const BackendChoice small = choose_transient_backend(opt, false, enough - 1, steps, no_factor);
   CHECK(small.backend == "cpu");
   CHECK(small.reason.find(std::to_string(enough - 1) + " unknowns x 1000 steps") != std::string::npos);
   // Many steps do not make a small system worth the GPU: its step has a latency floor.
-  CHECK(choose_transient_backend(opt, kAutoGpuMinTransientUnknowns - 1, 1000000, no_factor).backend == "cpu");
-  const BackendChoice large = choose_transient_backend(opt, enough, steps, no_factor);
+  CHECK(choose_transient_backend(opt, false, kAutoGpuMinTransientUnknowns - 1, 1000000, no_factor).backend == "cpu");
+  const BackendChoice large = choose_transient_backend(opt, false, enough, steps, no_factor);
   CHECK(large.backend == (gpu_usable() ? "gpu" : "cpu"));
   if (!gpu_usable()) CHECK(large.reason.find("no usable GPU") != std::string::npos);
   opt.solver = "direct";
-  CHECK(choose_transient_backend(opt, enough * 100, steps, no_factor).backend == "cpu");
+  CHECK(choose_transient_backend(opt, false, enough * 100, steps, no_factor).backend == "cpu");
   opt.solver = "pcg";
   opt.backend = "cpu";
-  CHECK(choose_transient_backend(opt, enough * 100, steps, no_factor).backend == "cpu");
+  CHECK(choose_transient_backend(opt, false, enough * 100, steps, no_factor).backend == "cpu");
   opt.backend = "gpu";
-  if (gpu_usable()) CHECK(choose_transient_backend(opt, 3, 1, no_factor).backend == "gpu");
-  else CHECK_THROWS_WITH(choose_transient_backend(opt, 3, 1, no_factor), Catch::Contains("no usable GPU"));
+  if (gpu_usable()) CHECK(choose_transient_backend(opt, false, 3, 1, no_factor).backend == "gpu");
+  else CHECK_THROWS_WITH(choose_transient_backend(opt, false, 3, 1, no_factor), Catch::Contains("no usable GPU"));
+}
+
+TEST_CASE("the transient rule: voltage sources with a waveform keep the time loop on the CPU") {
+  Options opt;
+  opt.backend = "auto";
+  opt.solver_given = true;
+  const auto no_factor = []() -> std::optional<int64_t> { throw std::logic_error("factor entries asked"); };
+  const int64_t big = 100 * kAutoGpuMinTransientUnknowns;
+  const BackendChoice large = choose_transient_backend(opt, true, big, 100000, no_factor);
+  CHECK(large.backend == "cpu");
+  CHECK(large.solver == "pcg");
+  CHECK(large.reason.find("voltage sources with a waveform") != std::string::npos);
+  opt.backend = "gpu";  // a warning, and the CPU
+  const BackendChoice asked = choose_transient_backend(opt, true, big, 100000, no_factor);
+  CHECK(asked.backend == "cpu");
+  CHECK(asked.reason.find("--backend gpu: voltage sources with a waveform") != std::string::npos);
 }
 
 TEST_CASE("the transient rule: auto with the default solver factors a small, sparse step system on the CPU") {
@@ -114,38 +130,38 @@ TEST_CASE("the transient rule: auto with the default solver factors a small, spa
     };
   };
   // Within the smaller bound the factorisation beats the GPU too.
-  const BackendChoice small = choose_transient_backend(opt, most, steps, entries(kAutoDirectMaxFactorEntriesBesideGpu));
+  const BackendChoice small = choose_transient_backend(opt, false, most, steps, entries(kAutoDirectMaxFactorEntriesBesideGpu));
   CHECK(small.backend == "cpu");
   CHECK(small.solver == "direct");
   CHECK(small.reason.find(std::to_string(most) + " unknowns and " +
                           std::to_string(kAutoDirectMaxFactorEntriesBesideGpu) + " factor entries") != std::string::npos);
   CHECK(asked == 1);
   // Beyond it the GPU, where one is usable; else the factorisation up to the larger bound.
-  const BackendChoice middle = choose_transient_backend(opt, most, steps, entries(kAutoDirectMaxFactorEntries));
+  const BackendChoice middle = choose_transient_backend(opt, false, most, steps, entries(kAutoDirectMaxFactorEntries));
   CHECK(middle.backend == (gpu_usable() ? "gpu" : "cpu"));
   CHECK(middle.solver == (gpu_usable() ? "pcg" : "direct"));
   if (!gpu_usable()) CHECK(middle.reason.find("no usable GPU") != std::string::npos);
   // Too little work for the GPU: the factorisation up to the larger bound too.
-  const BackendChoice brief = choose_transient_backend(opt, most, 1, entries(kAutoDirectMaxFactorEntries));
+  const BackendChoice brief = choose_transient_backend(opt, false, most, 1, entries(kAutoDirectMaxFactorEntries));
   CHECK(brief.backend == "cpu");
   CHECK(brief.solver == "direct");
   CHECK(brief.reason.find(std::to_string(most) + " unknowns x 1 steps") != std::string::npos);
   // A factor too dense (a step too slow), no CHOLMOD, or too many unknowns to analyse: PCG.
   using Entries = std::function<std::optional<int64_t>()>;
   for (const Entries& dense : {Entries(entries(kAutoDirectMaxFactorEntries + 1)), Entries([] { return std::nullopt; })}) {
-    const BackendChoice c = choose_transient_backend(opt, most, steps, dense);
+    const BackendChoice c = choose_transient_backend(opt, false, most, steps, dense);
     CHECK(c.solver == "pcg");
     CHECK(c.backend == (gpu_usable() ? "gpu" : "cpu"));
   }
   asked = 0;
-  CHECK(choose_transient_backend(opt, most + 1, steps, entries(1)).solver == "pcg");
+  CHECK(choose_transient_backend(opt, false, most + 1, steps, entries(1)).solver == "pcg");
   opt.solver_given = true;  // --solver pcg or a --precond: PCG, as asked
-  CHECK(choose_transient_backend(opt, most, steps, entries(1)).solver == "pcg");
+  CHECK(choose_transient_backend(opt, false, most, steps, entries(1)).solver == "pcg");
   opt.solver_given = false;
   for (const char* backend : {"cpu", "gpu"}) {  // an explicit back end keeps the solver asked for
     opt.backend = backend;
     if (opt.backend == "gpu" && !gpu_usable()) continue;
-    CHECK(choose_transient_backend(opt, most, steps, entries(1)).solver == "pcg");
+    CHECK(choose_transient_backend(opt, false, most, steps, entries(1)).solver == "pcg");
   }
   CHECK(asked == 0);
 }

@@ -74,8 +74,6 @@ TEST_CASE("each bad netlist gets its exit code and a message with file:line and 
        {"@:5: .print: 'i'(...) is not supported (only v(node) is)"}},
       {".print of an unknown node", ok + ".tran 1p 1n\n.print tran v(zz)\n", kExitInput,
        {"@:5: .print: node 'zz' is not in the netlist"}},
-      {"V source with a waveform in a transient", ok + "V2 c 0 PULSE(0 1 1p)\nR3 c 0 1\n.tran 1p 1n\n", kExitInput,
-       {"@:4: voltage source 'V2' has a time function"}},
       {"inductor loop in a transient", ok + "L1 a b 1n\nL2 a b 1n\nR3 b c 1\nR4 c 0 1\nC1 c 0 1p\n.tran 1p 1n\n", kExitInput,
        {"@:4: inductor 'L1' lies in a loop"}},
       {"no convergence", "V1 a 0 1\nR1 a b 1\nR2 b c 1\nR3 c d 1\nR4 d 0 1\nI1 c 0 1m\n", kExitNotConverged,

@@ -56,7 +56,7 @@ TEST_CASE("the GPU stepper gives the factorisation's waveforms and ranges on a t
       REQUIRE(step.sources.size() > 200);
       std::vector<uint32_t> nodes;
       for (const char* name : {"n_20_20", "n_0_0", "n_39_39", "n_7_0", "pad0"}) nodes.push_back(nl.node_names.find(name));
-      const std::vector<Probe> probes = probes_of(step.reduced, nodes);
+      const std::vector<Probe> probes = probes_of(step, nodes);
       CHECK(probes.back().unknown == -1);  // a source fixes pad0: its probe reads the offset alone
 
       // The GPU stepper first: it copies the step system's state, which the CPU stepper then advances.

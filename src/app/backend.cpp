@@ -109,7 +109,7 @@ BackendChoice choose_backend(const std::string& requested, int64_t unknowns, boo
   return {"cpu", "auto: no usable GPU (" + why + ")", "pcg"};
 }
 
-BackendChoice choose_transient_backend(const Options& opt, int64_t unknowns, int64_t steps,
+BackendChoice choose_transient_backend(const Options& opt, bool moving_pads, int64_t unknowns, int64_t steps,
                                        const std::function<std::optional<int64_t>()>& factor_entries) {
   if (opt.backend == "cpu") return {"cpu", "--backend cpu", opt.solver};
   if (opt.backend != "gpu" && opt.backend != "auto") throw InputError("unknown backend '" + opt.backend + "' (gpu, cpu or auto)");
@@ -130,7 +130,13 @@ BackendChoice choose_transient_backend(const Options& opt, int64_t unknowns, int
   if (entries && *entries <= kAutoDirectMaxFactorEntriesBesideGpu) return direct("", kAutoDirectMaxFactorEntriesBesideGpu);
   std::string not_gpu;  // why the GPU does not run it
   const double work = double(unknowns) * double(steps);
-  if (opt.backend == "auto" && (unknowns < kAutoGpuMinTransientUnknowns || work < kAutoGpuMinTransientWork)) {
+  if (moving_pads) {
+    not_gpu = "voltage sources with a waveform, which only the CPU engine takes";
+    if (opt.backend == "gpu") {
+      spdlog::warn("--backend gpu: the time loop runs on the CPU ({})", not_gpu);
+      return {"cpu", "--backend gpu: " + not_gpu, "pcg"};
+    }
+  } else if (opt.backend == "auto" && (unknowns < kAutoGpuMinTransientUnknowns || work < kAutoGpuMinTransientWork)) {
     not_gpu = fmt::format("{} unknowns x {} steps, below the {} unknowns and {:.0e} unknown-steps from which the GPU "
                           "finishes first",
                           unknowns, steps, kAutoGpuMinTransientUnknowns, kAutoGpuMinTransientWork);

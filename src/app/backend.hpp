@@ -106,8 +106,10 @@ constexpr int64_t kAutoDirectMaxFactorEntries = 250000;
 // GPU (SystemError without a usable one). auto: without --solver/--precond and within
 // kAutoDirectMaxFactorEntriesBesideGpu, direct on the CPU; else the GPU when one is usable and the
 // run reaches both GPU thresholds above (no CUDA call below them); else on the CPU, direct within
-// kAutoDirectMaxFactorEntries (without --solver/--precond), PCG beyond.
-BackendChoice choose_transient_backend(const Options& opt, int64_t unknowns, int64_t steps,
+// kAutoDirectMaxFactorEntries (without --solver/--precond), PCG beyond. moving_pads (voltage
+// sources with a waveform, which only the CPU engine takes): never the GPU, and with --backend gpu
+// a warning says the time loop runs on the CPU.
+BackendChoice choose_transient_backend(const Options& opt, bool moving_pads, int64_t unknowns, int64_t steps,
                                        const std::function<std::optional<int64_t>()>& factor_entries);
 
 // The GPU stepper (gpu/gpu_stepper.hpp) for a started step system, with report.precond (cmg: the

@@ -67,7 +67,7 @@ void run_transient(const Options& opt, Netlist& nl, RunReport& rep, Stopwatch& p
   rep.time.reduce = phase.lap();
   const int64_t steps = step_count(tr.tstop, tr.tstep);
   const BackendChoice choice =
-      choose_transient_backend(opt, rep.unknowns, steps, [&] { return factor_entries(step.reduced.G); });
+      choose_transient_backend(opt, !step.voltages.empty(), rep.unknowns, steps, [&] { return factor_entries(step.reduced.G); });
   Options engine = opt;  // the command line with the chosen solver
   engine.solver = choice.solver;
   rep.method = engine.solver;
@@ -97,7 +97,7 @@ void run_transient(const Options& opt, Netlist& nl, RunReport& rep, Stopwatch& p
   // only the node names are needed from here on.
   release_elements(nl);
   rep.time.reduce += phase.lap();
-  const std::vector<Probe> probes = probes_of(step.reduced, printed);
+  const std::vector<Probe> probes = probes_of(step, printed);
   SolveControl control;
   control.tolerance = opt.tolerance;
   control.max_iterations = opt.max_iterations;
@@ -144,8 +144,15 @@ void run_transient(const Options& opt, Netlist& nl, RunReport& rep, Stopwatch& p
   }
   // The worst drop or bounce over the run: deviation() is monotone in the voltage, so each node's
   // lowest and highest voltage give it.
-  keep_worst(worst, node_voltages(step.reduced, lo));
-  keep_worst(worst, node_voltages(step.reduced, hi));
+  std::vector<double> moving_lo, moving_hi;  // nodes whose offset moves: their own range
+  stepper->moving_range(moving_lo, moving_hi);
+  auto voltages = [&](const std::vector<double>& x, const std::vector<double>& moving) {
+    std::vector<double> v = node_voltages(step.reduced, x);
+    for (size_t m = 0; m < moving.size(); ++m) v[step.moving[m].node] = moving[m];
+    return v;
+  };
+  keep_worst(worst, voltages(lo, moving_lo));
+  keep_worst(worst, voltages(hi, moving_hi));
   tr.steps = stats.steps;
   tr.total_iterations = stats.iterations;
   tr.max_iterations = stats.max_iterations;

@@ -25,10 +25,16 @@
 // currents 0; inductor currents from Kirchhoff's current law on the DC solution
 // (tran/inductor_currents.hpp).
 //
-// Voltage sources with a waveform are refused (InputError): their value moves the offsets of
-// whole super-nodes; that needs the right-hand side's derivative per source, not built yet.
+// Voltage sources with a waveform (pads whose value moves): b0 and the nodes' offsets are linear
+// in the sources, so one reduce() with only source k at 1 V (every other source, current sources
+// included, at 0) gives db_k and each node's offset per volt of source k. Then at time t
+//   b      += sum_k (V_k(t) - V_k(0)) db_k            (a term of S(t))
+//   offset += sum_k (V_k(t) - V_k(0)) d offset_k      (moving nodes and the branches between them)
+// and the offsets at t enter the branches' voltages (history), the probes and the worst drop.
+// The cost: one reduce() per such source when the step system is built.
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "mna/reduce.hpp"
@@ -44,7 +50,8 @@ enum class Integration : uint8_t { Trapezoidal, BackwardEuler };
 struct ReactiveBranch {
   uint32_t element = 0;  // index into Netlist::elements
   int32_t plus = -1, minus = -1;
-  double offset = 0;
+  double offset = 0;     // at the current time (moves with voltage sources' waveforms)
+  double initial_offset = 0;  // at t = 0
   double g = 0;          // companion conductance
   bool inductor = false;
   double current = 0;    // i_n
@@ -60,16 +67,39 @@ struct TimedSource {
   double change_at(double t) const { return waveform->at(t) - initial; }  // its term of S(t)
 };
 
+// A netlist node whose offset moves with some voltage source's waveform: its voltage is
+// x[unknown] + offset (offset alone when unknown is -1).
+struct MovingNode {
+  uint32_t node = 0;
+  int32_t unknown = -1;
+  double initial_offset = 0, offset = 0;  // at t = 0 and at the current time
+};
+
+// A voltage source whose value follows a waveform: its change per volt of b, of the moving nodes'
+// offsets and of the branches' offsets (the header's comment), each a sparse list.
+struct TimedVoltage {
+  const Waveform* waveform = nullptr;
+  double initial = 0;  // V(0), already in b0 and the offsets
+  std::vector<std::pair<int32_t, double>> rhs;        // (unknown, db per volt)
+  std::vector<std::pair<uint32_t, double>> nodes;     // (index into StepSystem::moving, per volt)
+  std::vector<std::pair<uint32_t, double>> branches;  // (index into StepSystem::branches, per volt)
+
+  double change_at(double t) const { return waveform->at(t) - initial; }
+};
+
 struct StepSystem {
-  ReducedSystem reduced;  // A = reduced.G, b0 = reduced.b, node mapping for output
+  ReducedSystem reduced;  // A = reduced.G, b0 = reduced.b, node mapping (offsets at t = 0) for output
   std::vector<ReactiveBranch> branches;
   std::vector<TimedSource> sources;
+  std::vector<TimedVoltage> voltages;
+  std::vector<MovingNode> moving;
+  std::vector<uint32_t> moving_branches;  // the branches some TimedVoltage moves
   Integration method = Integration::Trapezoidal;
   double h = 0;
 };
 
 // The netlist's sources set to their t = 0 values (Element::value), PULSE defaults resolved
-// against (tstep, tstop). InputError for a voltage source with a waveform (see above).
+// against (tstep, tstop).
 void prepare_sources(Netlist& netlist, double tstep, double tstop);
 
 // Builds the step system for step h (prepare_sources first).
@@ -84,8 +114,14 @@ void start_from_dc(StepSystem& system, const Netlist& netlist, const std::vector
 // are thousands (a PULSE costs tens of ns: ibmpg1t's 10,774 sources took a sixth of a direct step).
 void source_changes(const StepSystem& system, double t, double* changes);
 
-// The right-hand side of the step to time t (b0 + S(t) + H_n), changes: source_changes at t.
-void step_rhs(const StepSystem& system, const std::vector<double>& changes, std::vector<double>& b);
+// Moves the offsets of the moving nodes and branches to time t (before advance_history at t);
+// voltage_changes (out, one per TimedVoltage): V_k(t) - V_k(0), for step_rhs.
+void move_offsets(StepSystem& system, double t, std::vector<double>& voltage_changes);
+
+// The right-hand side of the step to time t (b0 + S(t) + H_n), changes: source_changes at t,
+// voltage_changes: move_offsets' at t.
+void step_rhs(const StepSystem& system, const std::vector<double>& changes,
+              const std::vector<double>& voltage_changes, std::vector<double>& b);
 
 // After the step's solve: i_{n+1} and hist_{n+1} of every branch from x_{n+1}.
 void advance_history(StepSystem& system, const std::vector<double>& x);

@@ -4,20 +4,33 @@
 
 namespace pgsim {
 
-std::vector<Probe> probes_of(const ReducedSystem& sys, const std::vector<uint32_t>& nodes) {
+std::vector<Probe> probes_of(const StepSystem& sys, const std::vector<uint32_t>& nodes) {
+  const ReducedSystem& r = sys.reduced;
   std::vector<Probe> probes;
   probes.reserve(nodes.size());
-  for (uint32_t id : nodes) probes.push_back({sys.unknown_of_node[id], sys.offset_of_node[id]});
+  for (uint32_t id : nodes) probes.push_back({r.unknown_of_node[id], r.offset_of_node[id]});
+  for (size_t m = 0; m < sys.moving.size(); ++m)
+    for (size_t k = 0; k < nodes.size(); ++k)
+      if (nodes[k] == sys.moving[m].node) probes[k].moving = int32_t(m);
   return probes;
 }
 
 CpuStepper::CpuStepper(StepSystem& system, StepSolver& solver, std::vector<double> x0, std::vector<Probe> probes)
-    : system_(system), solver_(solver), x_(std::move(x0)), x_previous_(x_), lo_(x_), hi_(x_), probes_(std::move(probes)) {}
+    : system_(system), solver_(solver), x_(std::move(x0)), x_previous_(x_), lo_(x_), hi_(x_), probes_(std::move(probes)) {
+  for (size_t m = 0; m < system_.moving.size(); ++m) moving_lo_.push_back(moving_voltage(m));
+  moving_hi_ = moving_lo_;
+}
+
+double CpuStepper::moving_voltage(size_t m) const {
+  const MovingNode& node = system_.moving[m];
+  return node.offset + (node.unknown >= 0 ? x_[size_t(node.unknown)] : 0.0);
+}
 
 SolveResult CpuStepper::advance(double t) {
   changes_.resize(system_.sources.size());
   source_changes(system_, t, changes_.data());
-  step_rhs(system_, changes_, b_);
+  move_offsets(system_, t, voltage_changes_);
+  step_rhs(system_, changes_, voltage_changes_, b_);
   for (size_t i = 0; i < x_.size(); ++i) {  // the first guess, 2 x_n - x_{n-1}
     const double xi = x_[i];
     x_[i] = 2.0 * xi - x_previous_[i];
@@ -33,19 +46,29 @@ SolveResult CpuStepper::advance(double t) {
     lo_[size_t(i)] = std::min(lo_[size_t(i)], x_[size_t(i)]);
     hi_[size_t(i)] = std::max(hi_[size_t(i)], x_[size_t(i)]);
   }
+  for (size_t m = 0; m < moving_lo_.size(); ++m) {
+    moving_lo_[m] = std::min(moving_lo_[m], moving_voltage(m));
+    moving_hi_[m] = std::max(moving_hi_[m], moving_voltage(m));
+  }
   return r;
 }
 
 const std::vector<double>& CpuStepper::probed() {
   probed_.resize(probes_.size());
   for (size_t k = 0; k < probes_.size(); ++k)
-    probed_[k] = probes_[k].offset + (probes_[k].unknown >= 0 ? x_[size_t(probes_[k].unknown)] : 0.0);
+    probed_[k] = (probes_[k].moving >= 0 ? system_.moving[size_t(probes_[k].moving)].offset : probes_[k].offset) +
+                 (probes_[k].unknown >= 0 ? x_[size_t(probes_[k].unknown)] : 0.0);
   return probed_;
 }
 
 void CpuStepper::unknown_range(std::vector<double>& lo, std::vector<double>& hi) {
   lo = lo_;
   hi = hi_;
+}
+
+void CpuStepper::moving_range(std::vector<double>& lo, std::vector<double>& hi) {
+  lo = moving_lo_;
+  hi = moving_hi_;
 }
 
 }  // namespace pgsim

@@ -16,14 +16,16 @@
 
 namespace pgsim {
 
-// A probed node: its voltage is offset + x[unknown] (offset alone when unknown is -1).
+// A probed node: its voltage is offset + x[unknown] (offset alone when unknown is -1), where a
+// node whose offset moves (moving >= 0, an index into StepSystem::moving) takes that offset now.
 struct Probe {
   int32_t unknown = -1;
   double offset = 0;
+  int32_t moving = -1;
 };
 
 // The probes of netlist nodes `nodes` in the step system's unknowns.
-std::vector<Probe> probes_of(const ReducedSystem& system, const std::vector<uint32_t>& nodes);
+std::vector<Probe> probes_of(const StepSystem& system, const std::vector<uint32_t>& nodes);
 
 class Stepper {
  public:
@@ -39,6 +41,9 @@ class Stepper {
   virtual const std::vector<double>& probed() = 0;
   // Per step unknown, its smallest and largest value over every state so far, t = 0 included.
   virtual void unknown_range(std::vector<double>& lo, std::vector<double>& hi) = 0;
+  // Per moving node (StepSystem::moving), its lowest and highest voltage over every state so far.
+  // Only the CPU engine takes voltage sources with a waveform, so only it has moving nodes.
+  virtual void moving_range(std::vector<double>& lo, std::vector<double>& hi) { lo.clear(), hi.clear(); }
   virtual std::vector<LevelStats> levels() const { return {}; }
 };
 
@@ -50,12 +55,15 @@ class CpuStepper : public Stepper {
   SolveResult advance(double t) override;
   const std::vector<double>& probed() override;
   void unknown_range(std::vector<double>& lo, std::vector<double>& hi) override;
+  void moving_range(std::vector<double>& lo, std::vector<double>& hi) override;
   std::vector<LevelStats> levels() const override { return solver_.levels(); }
 
  private:
   StepSystem& system_;
   StepSolver& solver_;
-  std::vector<double> x_, x_previous_, b_, changes_, lo_, hi_, probed_;
+  double moving_voltage(size_t m) const;  // of StepSystem::moving[m] in the state now
+
+  std::vector<double> x_, x_previous_, b_, changes_, voltage_changes_, lo_, hi_, probed_, moving_lo_, moving_hi_;
   std::vector<Probe> probes_;
 };
 
