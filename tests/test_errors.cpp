@@ -74,6 +74,8 @@ TEST_CASE("each bad netlist gets its exit code and a message with file:line and 
        {"@:5: .print: 'i'(...) is not supported (only v(node) is)"}},
       {".print of an unknown node", ok + ".tran 1p 1n\n.print tran v(zz)\n", kExitInput,
        {"@:5: .print: node 'zz' is not in the netlist"}},
+      {"moving V source in a loop of sources", ok + "V2 a 0 PWL(0 1 1n 2)\n.tran 1p 1n\n", kExitInput,
+       {"@:4: voltage source 'V2' has a waveform but lies in a loop of voltage sources and shorts"}},
       {"inductor loop in a transient", ok + "L1 a b 1n\nL2 a b 1n\nR3 b c 1\nR4 c 0 1\nC1 c 0 1p\n.tran 1p 1n\n", kExitInput,
        {"@:4: inductor 'L1' lies in a loop"}},
       {"no convergence", "V1 a 0 1\nR1 a b 1\nR2 b c 1\nR3 c d 1\nR4 d 0 1\nI1 c 0 1m\n", kExitNotConverged,

@@ -42,7 +42,14 @@ void add_timed_voltages(StepSystem& sys, const Netlist& nl, const Companion& com
     const Element& source = nl.elements[w.element];
     if (source.kind != ElementKind::VoltageSource) continue;
     unit.elements[w.element].value = 1.0;
-    const ReducedSystem per_volt = reduce(unit, &companion);
+    ReducedSystem per_volt;
+    try {
+      per_volt = reduce(unit, &companion);
+    } catch (const InputError& e) {  // a loop of sources: agreeing at t = 0, not once this one moves
+      throw InputError(nl.where(source.where) + ": voltage source '" + std::string(nl.element_names[source.name]) +
+                       "' has a waveform but lies in a loop of voltage sources and shorts, which its moving value "
+                       "would break (with only it at 1 V: " + e.what() + ")");
+    }
     unit.elements[w.element].value = 0.0;
     TimedVoltage v;
     v.waveform = &w.waveform;

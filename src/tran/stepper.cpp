@@ -1,6 +1,7 @@
 #include "tran/stepper.hpp"
 
 #include <algorithm>
+#include <unordered_map>
 
 namespace pgsim {
 
@@ -9,9 +10,12 @@ std::vector<Probe> probes_of(const StepSystem& sys, const std::vector<uint32_t>&
   std::vector<Probe> probes;
   probes.reserve(nodes.size());
   for (uint32_t id : nodes) probes.push_back({r.unknown_of_node[id], r.offset_of_node[id]});
-  for (size_t m = 0; m < sys.moving.size(); ++m)
-    for (size_t k = 0; k < nodes.size(); ++k)
-      if (nodes[k] == sys.moving[m].node) probes[k].moving = int32_t(m);
+  std::unordered_map<uint32_t, int32_t> moving_of_node;
+  for (size_t m = 0; m < sys.moving.size(); ++m) moving_of_node.emplace(sys.moving[m].node, int32_t(m));
+  for (size_t k = 0; k < nodes.size(); ++k) {
+    const auto it = moving_of_node.find(nodes[k]);
+    if (it != moving_of_node.end()) probes[k].moving = it->second;
+  }
   return probes;
 }
 
