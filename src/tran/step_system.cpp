@@ -33,6 +33,11 @@ void stamp_current(std::vector<double>& b, int32_t plus, int32_t minus, double i
 // Fills sys.voltages and sys.moving (tran/step_system.hpp): one reduce() per voltage source with a
 // waveform, on a copy of the netlist with only that source at 1 V.
 void add_timed_voltages(StepSystem& sys, const Netlist& nl, const Companion& companion) {
+  const auto& waves = nl.transient.waveforms;
+  if (std::none_of(waves.begin(), waves.end(), [&](const SourceWaveform& w) {
+        return nl.elements[w.element].kind == ElementKind::VoltageSource;
+      }))
+    return;  // no copy of the netlist
   Netlist unit = nl;
   for (Element& e : unit.elements)
     if (e.kind == ElementKind::VoltageSource || e.kind == ElementKind::CurrentSource) e.value = 0;

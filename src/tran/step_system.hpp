@@ -31,7 +31,9 @@
 //   b      += sum_k (V_k(t) - V_k(0)) db_k            (a term of S(t))
 //   offset += sum_k (V_k(t) - V_k(0)) d offset_k      (moving nodes and the branches between them)
 // and the offsets at t enter the branches' voltages (history), the probes and the worst drop.
-// The cost: one reduce() per such source when the step system is built.
+// The cost: a copy of the netlist and one reduce() per such source when the step system is
+// built. Only the CPU engine (tran/stepper.hpp's CpuStepper) takes them: app/backend.hpp keeps a
+// run with them off the GPU stepper, which reads neither `voltages` nor `moving`.
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -90,7 +92,7 @@ struct TimedVoltage {
 struct StepSystem {
   ReducedSystem reduced;  // A = reduced.G, b0 = reduced.b, node mapping (offsets at t = 0) for output
   std::vector<ReactiveBranch> branches;
-  std::vector<TimedSource> sources;
+  std::vector<TimedSource> sources;  // current sources with a waveform
   std::vector<TimedVoltage> voltages;
   std::vector<MovingNode> moving;
   std::vector<uint32_t> moving_branches;  // the branches some TimedVoltage moves
