@@ -94,6 +94,17 @@ TEST_CASE("the GPU stepper gives the factorisation's waveforms and ranges on a t
     }
 }
 
+TEST_CASE("the GPU stepper refuses a step system whose voltage sources follow waveforms", "[gpu][transient]") {
+  // Checked before any device work, so it runs without a GPU too.
+  Netlist nl = parse_netlist_text("V1 a 0 PWL(0 1.8 1n 1.7)\nR1 a b 1\nC1 b 0 1p\nI1 b 0 1m\n.tran 10p 1n\n", "t.sp");
+  std::vector<double> x0;
+  StepSystem step = test::started_step_system(nl, Integration::Trapezoidal, 10e-12, x0);
+  REQUIRE(step.voltages.size() == 1);
+  const CmgHierarchy hierarchy = build_cmg_hierarchy(step.reduced.G);
+  CHECK_THROWS_AS(gpu::make_gpu_stepper(step, x0, {}, &hierarchy, SolveControl{}, gpu::GpuSolveSettings{}),
+                  std::logic_error);
+}
+
 TEST_CASE("pgsim --backend gpu: ibmpg1t within IBM's tolerances and the CPU's waveforms", "[gpu][transient][ibm]") {
   test::skip_without_gpu();
   const std::string netlist = test::shared_data("ibmpg1t.spice"), reference = test::shared_data("ibmpg1t.output");

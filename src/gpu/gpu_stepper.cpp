@@ -294,6 +294,10 @@ std::unique_ptr<Stepper> make_gpu_stepper(const StepSystem& system, const std::v
                                           const std::vector<Probe>& probes, const CmgHierarchy* hierarchy,
                                           const SolveControl& control, const GpuSolveSettings& settings,
                                           GpuStepperReport* report) {
+  // The device forms b from the current sources only: a moving pad's terms would be dropped
+  // silently, so the back-end choice keeping such runs on the CPU is checked here as well.
+  if (!system.voltages.empty())
+    throw std::logic_error("make_gpu_stepper: the step system has voltage sources with waveforms");
   GpuStepperReport unused;
   return checked([&]() -> std::unique_ptr<Stepper> {
     return std::make_unique<CheckedStepper>(std::make_unique<GpuStepper>(system, x0, probes, hierarchy, control,

@@ -33,7 +33,8 @@ struct GpuStepperReport {
 // system: built and started (start_from_dc); it is read, never changed (the device keeps its own
 // state), and must outlive the stepper, as must the netlist its sources' waveforms belong to.
 // x0: the step unknowns at t = 0. hierarchy: for settings.precond == "cmg", built for
-// system.reduced.G. Every CUDA failure, here or in a later call, is a GpuFailure.
+// system.reduced.G. Every CUDA failure, here or in a later call, is a GpuFailure. A system with
+// voltage sources that follow waveforms (system.voltages not empty) is not taken: logic_error.
 std::unique_ptr<Stepper> make_gpu_stepper(const StepSystem& system, const std::vector<double>& x0,
                                           const std::vector<Probe>& probes, const CmgHierarchy* hierarchy,
                                           const SolveControl& control, const GpuSolveSettings& settings,
