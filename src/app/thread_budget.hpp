@@ -33,13 +33,11 @@ class ThreadCountScope {
   ~ThreadCountScope();
   ThreadCountScope(const ThreadCountScope&) = delete;
   ThreadCountScope& operator=(const ThreadCountScope&) = delete;
-  // The count the run may use at most: omp_get_max_threads() when the scope began.
-  int cap() const { return cap_; }
-  // omp_set_num_threads(threads_for(work, per_thread, cap())); returns that count.
+  // omp_set_num_threads(threads_for(work, per_thread, cap)); returns that count.
   int limit_to(uint64_t work, uint64_t per_thread);
 
  private:
-  int cap_;
+  int cap_;  // the count the run may use at most: omp_get_max_threads() when the scope began
 };
 
 }  // namespace pgsim

@@ -31,7 +31,7 @@ class KeptSystem {
  public:
   KeptSystem(const CsrMatrix& A, bool eliminate);
   const CsrMatrix& matrix() const { return chains_ ? chains_->G : A_; }
-  // x: A's unknowns, the previous step's on entry (kept_solve starts from their kept part), this
+  // x: A's unknowns, the first guess on entry (kept_solve starts from its kept part), this
   // step's on return. kept_solve(b_kept, x_kept) solves the kept system into x_kept.
   template <class KeptSolve>
   SolveResult solve(const std::vector<double>& b, std::vector<double>& x, KeptSolve&& kept_solve) {
