@@ -1,0 +1,45 @@
+#pragma once
+// One rank's part of the netlist in a distributed run: what the distributed parse
+// (dist/distributed_parse.hpp) gives each rank, and what the distributed reduction
+// (dist/distributed_reduce.hpp) starts from. No rank holds the whole netlist.
+//
+// Byte ranges. The top file is cut into P line-aligned ranges in file order (a cut never falls
+// before a '+' continuation line); rank r parses range r, and any .include whose line lies in
+// it, entirely.
+//
+// Node ids are global and exactly a single-process parse's (parser/netlist.hpp): 0 is ground
+// ("0" or "gnd"), every other node numbered by its first appearance in file order. Since the
+// ranges follow file order, the nodes first seen in rank r's range are one contiguous run of
+// ids, in their order of first appearance: [first_node, first_node + owned()). Rank r owns
+// them: it writes their voltages, and their unknowns are its rows. Ground belongs to no rank.
+//
+// Elements keep file order within the range; with the ranges in rank order they are the
+// serial parse's elements, split. Element names are interned per rank (a duplicate name in two
+// ranges is not detected); their ids index element_names.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "parser/default_init.hpp"
+#include "parser/name_table.hpp"
+#include "parser/netlist.hpp"
+
+namespace pgsim::dist {
+
+struct RankNetlist {
+  int rank = 0, ranks = 1;
+  uint32_t first_node = 1;   // global id of this rank's first owned node
+  uint32_t total_nodes = 1;  // node ids of the whole netlist, ground included (a serial node_count())
+  NameTable owned_names;     // owned node i (global id first_node + i) is named owned_names[i]
+  FillVector<Element> elements;  // this range's elements, file order; plus/minus are global node ids
+  NameTable element_names;       // Element::name indexes this table
+  std::vector<std::string> files;  // Element::where.file indexes this: the top file first, then this rank's includes
+  uint64_t bytes_read = 0;         // of this rank's range and its includes
+
+  uint32_t owned() const { return owned_names.size(); }
+  bool owns(uint32_t node) const { return node >= first_node && node - first_node < owned(); }
+  // "file:line", the line counted in the whole file (as a single-process parse reports it).
+  std::string where(const SourceLocation& loc) const { return files[loc.file] + ":" + std::to_string(loc.line); }
+};
+
+}  // namespace pgsim::dist
