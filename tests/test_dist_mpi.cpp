@@ -163,6 +163,22 @@ TEST_CASE("mpirun -np 3: the two-level preconditioner is a fixed SPD operator, e
   CHECK(log.find("two-level checks passed on 3 ranks") != std::string::npos);
 }
 
+TEST_CASE("mpirun -np 2, 3: rows migrate to METIS's parts of the coarse graph and their values come back",
+          "[dist][mpi]") {
+  // tests/dist_repartition_check.cpp: two nets split across ranks unevenly; at 2 ranks METIS separates them.
+  skip_without_mpirun();
+  test::TempDir dir;
+  for (int ranks : {2, 3}) {
+    const int rc = run_command("timeout 300 \"" PGSIM_MPIRUN "\" --allow-run-as-root --oversubscribe -x OMP_NUM_THREADS=1 "
+                               "-np " + std::to_string(ranks) + " \"" PGSIM_REPARTITION_CHECK "\"",
+                               dir.file("check.log"));
+    const std::string log = test::read_text(dir.file("check.log"));
+    CAPTURE(ranks, log);
+    CHECK(rc == 0);
+    CHECK(log.find("repartition checks passed on " + std::to_string(ranks) + " ranks") != std::string::npos);
+  }
+}
+
 TEST_CASE("mpirun -np 2 with Jacobi: the single-process iteration count (the SpMV and dots are the same)", "[dist][mpi]") {
   // Point Jacobi is the same operator however the rows are split, so any difference in the
   // iterations would be a fault of the halo exchange or the reductions.

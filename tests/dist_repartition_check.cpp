@@ -1,0 +1,134 @@
+// Run under mpirun by tests/test_dist_mpi.cpp: the row migration of src/dist/repartition.hpp.
+// The system is two separate grids (two nets, as pgsim-gen writes them), its rows first split
+// among the ranks unevenly and across the nets (as byte ranges of a netlist fall). Checked:
+//   - every row arrives once, at its new index, with its entries (columns renumbered) and b;
+//   - the ranks' new shares are balanced (within 10% of rows / P);
+//   - at 2 ranks, METIS on the coarse graph separates the nets: no row couples to another rank;
+//   - return_values brings every row's value back to its first owner;
+//   - the plan is the same when made again.
+// Prints one line per failed check and "repartition checks passed" at the end; exit 1 on a failure.
+#include <mpi.h>
+
+#include <cmath>
+#include <cstdio>
+#include <vector>
+
+#include "dist/repartition.hpp"
+#include "grid_system.hpp"
+
+using namespace pgsim;
+using namespace pgsim::dist;
+
+namespace {
+
+int failures = 0;
+
+void check(bool ok, const char* what, long long a, long long b) {
+  if (ok) return;
+  ++failures;
+  std::printf("FAIL %s: %lld vs %lld\n", what, a, b);
+}
+
+// Two grids of different seeds side by side: a block-diagonal G.
+test::GridSystem two_nets() {
+  test::GridShape shape;
+  shape.nx = 40;
+  shape.ny = 30;
+  const test::GridSystem a = test::make_grid_system(shape);
+  shape.seed = 2;
+  const test::GridSystem b = test::make_grid_system(shape);
+  test::GridSystem s;
+  s.G.rows = a.G.rows + b.G.rows;
+  s.G.ptr = a.G.ptr;
+  s.G.col = a.G.col;
+  s.G.val = a.G.val;
+  for (int32_t i = 0; i < b.G.rows; ++i) {
+    for (int32_t k = b.G.ptr[i]; k < b.G.ptr[i + 1]; ++k) {
+      s.G.col.push_back(b.G.col[k] + a.G.rows);
+      s.G.val.push_back(b.G.val[k]);
+    }
+    s.G.ptr.push_back(static_cast<int32_t>(s.G.col.size()));
+  }
+  s.b = a.b;
+  s.b.insert(s.b.end(), b.b.begin(), b.b.end());
+  return s;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank = 0, ranks = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  {
+    const test::GridSystem full = two_nets();
+    const int64_t n = full.G.rows;
+    // Uneven first shares: rank r's cut at (r / P)^0.7 of the rows (rank 0 takes the most).
+    std::vector<int64_t> cut(static_cast<size_t>(ranks) + 1);
+    for (int r = 0; r <= ranks; ++r) cut[r] = static_cast<int64_t>(double(n) * std::pow(double(r) / ranks, 0.7));
+    cut[ranks] = n;
+    DistributedRows mine;
+    mine.first_row = cut[rank];
+    mine.global_rows = n;
+    mine.rows.rows = static_cast<int32_t>(cut[rank + 1] - cut[rank]);
+    for (int64_t i = cut[rank]; i < cut[rank + 1]; ++i) {
+      for (int32_t k = full.G.ptr[i]; k < full.G.ptr[i + 1]; ++k) {
+        mine.rows.col.push_back(full.G.col[k]);
+        mine.rows.val.push_back(full.G.val[k]);
+      }
+      mine.rows.ptr.push_back(static_cast<int32_t>(mine.rows.col.size()));
+      mine.b.push_back(full.b[i]);
+    }
+
+    const RowMigration plan = plan_migration(mine, MPI_COMM_WORLD);
+    check(plan_migration(mine, MPI_COMM_WORLD).part_of_block == plan.part_of_block, "the same plan again", 0, 0);
+    const DistributedRows moved = migrate(mine, plan, MPI_COMM_WORLD);
+    check(moved.first_row == plan.new_offset[rank], "first row", moved.first_row, plan.new_offset[rank]);
+    check(moved.rows.rows == plan.new_offset[rank + 1] - plan.new_offset[rank], "rows", moved.rows.rows,
+          plan.new_offset[rank + 1] - plan.new_offset[rank]);
+    check(plan.new_offset[ranks] == n, "rows in all", plan.new_offset[ranks], n);
+    const double share = double(moved.rows.rows) * ranks / double(n);
+    check(share > 0.9 && share < 1.1, "balanced share (per mille)", static_cast<long long>(share * 1000), 1000);
+
+    // Every old row's new index: a permutation; this rank's new rows hold the old rows' entries.
+    std::vector<int64_t> old_of_new(static_cast<size_t>(n), -1);
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t k = plan.new_index(i);
+      check(k >= 0 && k < n && old_of_new[k] < 0, "new index unique", i, k);
+      if (k >= 0 && k < n) old_of_new[k] = i;
+    }
+    int64_t cut_entries = 0;
+    for (int32_t k = 0; k < moved.rows.rows && failures == 0; ++k) {
+      const int64_t old = old_of_new[moved.first_row + k];
+      check(moved.b[k] == full.b[old], "b moved", k, old);
+      check(moved.rows.ptr[k + 1] - moved.rows.ptr[k] == full.G.ptr[old + 1] - full.G.ptr[old], "row length", k, old);
+      for (int32_t e = moved.rows.ptr[k]; e + 1 < moved.rows.ptr[k + 1]; ++e)
+        check(moved.rows.col[e] < moved.rows.col[e + 1], "columns sorted", moved.rows.col[e], moved.rows.col[e + 1]);
+      for (int32_t e = moved.rows.ptr[k]; e < moved.rows.ptr[k + 1]; ++e) {
+        const int32_t c = moved.rows.col[e];
+        if (c < moved.first_row || c >= moved.first_row + moved.rows.rows) ++cut_entries;
+        // The same entry in the original row, found by the old index of the column.
+        bool found = false;
+        for (int32_t f = full.G.ptr[old]; f < full.G.ptr[old + 1]; ++f)
+          found |= full.G.col[f] == old_of_new[c] && full.G.val[f] == moved.rows.val[e];
+        check(found, "entry moved", old, old_of_new[c]);
+      }
+    }
+    if (ranks == 2) check(cut_entries == 0, "2 ranks: the nets separated (entries across the cut)", cut_entries, 0);
+
+    std::vector<double> ids(static_cast<size_t>(moved.rows.rows));
+    for (int32_t k = 0; k < moved.rows.rows; ++k) ids[k] = double(old_of_new[moved.first_row + k]);
+    const std::vector<double> back = return_values(ids, plan, MPI_COMM_WORLD);
+    check(back.size() == static_cast<size_t>(mine.rows.rows), "values returned", static_cast<long long>(back.size()),
+          mine.rows.rows);
+    for (size_t i = 0; i < back.size() && i < static_cast<size_t>(mine.rows.rows); ++i)
+      check(back[i] == double(mine.first_row + static_cast<int64_t>(i)), "value back at its row",
+            static_cast<long long>(back[i]), mine.first_row + static_cast<int64_t>(i));
+  }
+  int all = 0;
+  MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  if (rank == 0 && all == 0) std::printf("repartition checks passed on %d ranks\n", ranks);
+  MPI_Finalize();
+  return all == 0 ? 0 : 1;
+}
