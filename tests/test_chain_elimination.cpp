@@ -95,6 +95,44 @@ TEST_CASE("chain elimination of grids is exact and leaves an SDD M-matrix", "[ch
   CHECK(eliminate_chains(sys.G, sys.b).eliminated() == 2 * 2 * 20);
 }
 
+TEST_CASE("pinned rows are never eliminated, the rest stays exact", "[chains]") {
+  // The chain of the first case with n3 pinned (as a row coupled to another rank would be): n3
+  // stays, n1, n2, n4, n5 go, and the kept system solves to the whole system's voltages.
+  Netlist nl = parse_netlist_text(
+      "V1 pad 0 1.8\nR0 pad n1 0.5\nR1 n1 n2 1\nR2 n2 n3 2\nR3 n3 n4 1\nR4 n4 n5 3\n"
+      "I1 n2 0 10m\nI2 n5 0 20m\nR5 n3 0 100\n",
+      "chain.sp");
+  ReducedSystem sys = reduce(nl);
+  REQUIRE(sys.unknowns() == 5);
+  std::vector<uint8_t> pinned(5, 0);
+  pinned[2] = 1;  // n3
+  const EliminatedSystem e = eliminate_chains(sys.G, sys.b, &pinned);
+  REQUIRE(e.G.rows == 1);
+  CHECK(e.kept == std::vector<int32_t>{2});
+  CHECK(e.eliminated() == 4);
+  for (const auto& s : e.steps) CHECK(s.v != 2);
+  std::vector<double> kept, reference;
+  solve_direct(e.G, e.b, kept);
+  solve_direct(sys.G, sys.b, reference);
+  CHECK(test::max_abs_difference(e.recover(kept), reference) <= 1e-14);
+
+  // A grid with every fourth row pinned: those rows are all kept, and the result is exact.
+  test::GridShape shape;
+  shape.nx = 40;
+  shape.ny = 30;
+  shape.via_stride = 3;
+  const test::GridSystem grid = test::make_grid_system(shape);
+  std::vector<uint8_t> every_fourth(size_t(grid.G.rows), 0);
+  for (size_t v = 0; v < every_fourth.size(); v += 4) every_fourth[v] = 1;
+  const EliminatedSystem g = eliminate_chains(grid.G, grid.b, &every_fourth);
+  CHECK(g.eliminated() > 0);
+  for (const auto& s : g.steps) CHECK(every_fourth[size_t(s.v)] == 0);
+  std::vector<double> full, small;
+  solve_direct(grid.G, grid.b, full);
+  solve_direct(g.G, g.b, small);
+  CHECK(test::max_abs_difference(g.recover(small), full) <= 1e-11);
+}
+
 TEST_CASE("chain elimination gives the same system and steps bit for bit for 1, 2 and 8 threads", "[chains]") {
   // 2 x 300 x 300 crossings, vias every third row and column: wire chains between hubs, and
   // arrays large enough (1 MB and more) for the parallel first touch and fills.

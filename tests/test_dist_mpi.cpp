@@ -40,8 +40,7 @@ int mpirun_pgsim(int ranks, const std::string& args, const std::string& log) {
 // crossings and a load at every node: any split of it into ranks cuts wires, so the halo is
 // real. (pgsim-gen's VDD and GND nets are separate components, which METIS gives a rank each
 // at 2 ranks, with no halo at all.)
-std::string make_mesh(const test::TempDir& dir) {
-  const int n = 150;
+std::string mesh_text(int n) {
   std::string text;
   const auto node = [](int x, int y) { return "n1_" + std::to_string(x) + "_" + std::to_string(y); };
   int k = 0;
@@ -57,8 +56,10 @@ std::string make_mesh(const test::TempDir& dir) {
       }
       text += "I" + std::to_string(k++) + " " + node(x, y) + " 0 " + std::to_string(1e-4 * (1 + (x * y) % 5)) + "\n";
     }
-  return dir.write("mesh.sp", text);
+  return text;
 }
+
+std::string make_mesh(const test::TempDir& dir) { return dir.write("mesh.sp", mesh_text(150)); }
 
 // pgsim in one process with one OpenMP thread, as each rank of mpirun_pgsim has (the order of
 // an OpenMP reduction, and so the last bits of the result, depend on the thread count).
@@ -220,6 +221,73 @@ TEST_CASE("mpirun -np 2: a bad netlist or an unsupported option ends every rank 
   // Fewer PCG unknowns than ranks (here none: chain elimination solves it): rank 0 alone, exit 0.
   REQUIRE(mpirun_pgsim(2, good + " -q --backend cpu -o " + dir.file("small.txt"), dir.file("small.log")) == kExitOk);
   CHECK(test::read_text(dir.file("small.txt")) == "a 1.000000000000e+00\nb 5.000000000000e-01\n");
+}
+
+// tests/dist_reduce_check.cpp on 1 to 4 ranks; its log.
+std::string reduce_check(int ranks, const std::string& netlist, const test::TempDir& dir) {
+  const std::string log = dir.file("reduce" + std::to_string(ranks) + ".log");
+  const int rc = run_command("timeout 300 \"" PGSIM_MPIRUN "\" --allow-run-as-root --oversubscribe -x OMP_NUM_THREADS=1 -np " +
+                                 std::to_string(ranks) + " \"" PGSIM_REDUCE_CHECK "\" \"" + netlist + "\"",
+                             log);
+  const std::string text = test::read_text(log);
+  CAPTURE(ranks, text);
+  CHECK(rc == 0);
+  return text;
+}
+
+TEST_CASE("the distributed reduction: each rank's rows are reduce()'s bit for bit, the voltages within 1e-9 V",
+          "[dist][mpi][reduce]") {
+  skip_without_mpirun();
+  test::TempDir dir;
+  std::vector<std::string> netlists{PGSIM_SHARED_DATA "/ibmpg1.spice"};
+  // A pgsim-gen grid: its layer 1-2 vias are 0 V sources, so super-nodes are everywhere.
+  const std::string gen = dir.file("gen.sp");
+  REQUIRE(run_command("\"" PGSIM_GEN_EXE "\" --nodes 20000 --seed 5 -o \"" + gen + "\"", dir.file("gen.log")) == 0);
+  netlists.push_back(gen);
+  // A mesh whose last lines (the last rank's) merge new nodes with the first rank's: a 0-ohm
+  // resistor, an inductor and a voltage source, a current source inside a super-node, parallel
+  // resistors, and 0-ohm resistors inside the mesh.
+  const std::string span = dir.write("span.sp", mesh_text(40) +
+                                              "Rz1 n1_3_3 n1_3_4 0\nRz2 n1_20_7 n1_21_7 0\n"
+                                              "Rp1 n1_1_1 n1_1_2 1\nRp2 n1_1_2 n1_1_1 3\n"
+                                              "Rs tail_a n1_0_0 0\nRt tail_a tail_b 1.5\nIt tail_b 0 1m\n"
+                                              "Iself tail_a n1_0_0 2m\nLz tail_c n1_39_39 1n\n"
+                                              "Vt tail_d n1_20_20 0.05\nRt2 tail_d tail_c 2\nRt3 tail_b tail_c 0.7\n");
+  netlists.push_back(span);
+  for (const std::string& netlist : netlists)
+    for (int ranks = 1; ranks <= 4; ++ranks) {
+      CAPTURE(netlist);
+      const std::string log = reduce_check(ranks, netlist, dir);
+      CHECK(log.find("reduce checks passed on " + std::to_string(ranks) + " ranks") != std::string::npos);
+      // The tail's super-nodes span ranks: their values are fetched from rank 0 and others.
+      if (netlist == span && ranks > 1) CHECK(log.find(" 0 node(s) with another rank's unknown") == std::string::npos);
+    }
+}
+
+TEST_CASE("the distributed reduction rejects a loop of sources, a floating part and no sources with reduce()'s text",
+          "[dist][mpi][reduce]") {
+  skip_without_mpirun();
+  test::TempDir dir;
+  const std::string mesh = mesh_text(30);
+  const std::string first_line = mesh.substr(0, mesh.find('\n') + 1), rest = mesh.substr(first_line.size());
+  const std::vector<std::pair<std::string, std::string>> cases{
+      // The pad's source at the top (rank 0) and a disagreeing one at the end (the last rank).
+      {dir.write("loop.sp", mesh + "Vbad p_5_5 0 1.7\n"), "in a loop disagree"},
+      // An island first seen at the top and closed at the end: a floating part across the cut,
+      // numbered before a second island of the last rank alone.
+      {dir.write("island.sp", first_line + "Rf1 f_a f_b 1\n" + rest + "Rf2 f_b f_c 1\nRg1 g_a g_b 1\n"),
+       "floating part of the circuit: 3 node(s), among them 'f_a'"},
+      // Only the last rank's island, with a short in it.
+      {dir.write("local.sp", mesh + "Rg1 g_a g_b 1\nRg0 g_b g_c 0\n"), "floating part of the circuit: 3 node(s)"},
+      {dir.write("none.sp", "R1 a b 1\nR2 b c 1\nR3 c d 1\nR4 d 0 1\nR5 a 0 2\nR6 b 0 3\nR7 c 0 4\nR8 d e 1\n"),
+       "no voltage or current sources"}};
+  for (const auto& [netlist, text] : cases)
+    for (int ranks = 1; ranks <= 4; ++ranks) {
+      CAPTURE(netlist);
+      const std::string log = reduce_check(ranks, netlist, dir);
+      CHECK(log.find("error matched on " + std::to_string(ranks) + " ranks") != std::string::npos);
+      CHECK(log.find(text) != std::string::npos);
+    }
 }
 #else
 TEST_CASE("mpirun cases", "[dist][mpi]") { skip_without_mpirun(); }

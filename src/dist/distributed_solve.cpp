@@ -17,16 +17,6 @@
 namespace pgsim::dist {
 namespace {
 
-// One rank's share, the same code on every rank.
-struct RankSolve {
-  SolveResult result;
-  std::vector<double> x;
-  RankStats stats;
-  double setup_seconds = 0, solve_seconds = 0;
-  std::vector<LevelStats> levels;
-  int64_t coarse_unknowns = 0, coarse_factor_nnz = 0;
-};
-
 // The block preconditioner, with the global coarse correction where it applies (the same
 // decision on every rank: it depends on the command line only). `two`: the two-level
 // preconditioner when there is one, else null.
@@ -42,8 +32,10 @@ std::unique_ptr<Preconditioner> make_preconditioner(const RankBlock& blk, const 
   return with_coarse;
 }
 
-RankSolve solve_block(const RankBlock& blk, const SolveControl& control, const BlockPreconditioner& precond) {
-  RankSolve s;
+}  // namespace
+
+BlockSolve solve_block(const RankBlock& blk, const SolveControl& control, const BlockPreconditioner& precond) {
+  BlockSolve s;
   Stopwatch watch;
   const TwoLevelPreconditioner* two = nullptr;
   auto M = make_preconditioner(blk, precond, two);
@@ -66,6 +58,8 @@ RankSolve solve_block(const RankBlock& blk, const SolveControl& control, const B
   }
   return s;
 }
+
+namespace {
 
 // The stopping rule, the same on every rank: rank 0's values broadcast.
 void broadcast_control(SolveControl& control) {
@@ -99,7 +93,7 @@ DistributedSolve solve_distributed(const MpiSession& mpi, const CsrMatrix& G, co
   const RankBlock own = extract_block(G, b, p, 0);
   out.partition_seconds = watch.lap();
 
-  RankSolve s = solve_block(own, ctl, precond);
+  BlockSolve s = solve_block(own, ctl, precond);
   out.result = s.result;
   out.setup_seconds = s.setup_seconds;
   out.solve_seconds = s.solve_seconds;
@@ -130,7 +124,7 @@ void serve_distributed(const BlockPreconditioner& precond) {
   SolveControl ctl;
   broadcast_control(ctl);
   const RankBlock own = receive_block(MPI_COMM_WORLD);
-  const RankSolve s = solve_block(own, ctl, precond);
+  const BlockSolve s = solve_block(own, ctl, precond);
   MPI_Gatherv(s.x.data(), own.rows(), MPI_DOUBLE, nullptr, nullptr, nullptr, MPI_DOUBLE, 0, MPI_COMM_WORLD);
   const auto mine = pack(s.stats);
   MPI_Gather(mine.data(), kStatFields, MPI_DOUBLE, nullptr, 0, MPI_DOUBLE, 0, MPI_COMM_WORLD);

@@ -1,14 +1,16 @@
 #pragma once
-// PCG on P ranks of the CPU back end: rank 0 partitions the system (partition.hpp), sends each
-// rank its block, every rank runs the one PCG iteration (pcg/pcg.hpp) over a HaloBackend with
+// PCG on P ranks of the CPU back end: every rank runs the one PCG iteration (pcg/pcg.hpp) over a HaloBackend with
 // a preconditioner built on its own diagonal block (block Jacobi: additive Schwarz without
-// overlap, a fixed SPD operator) and, for CMG, the global coarse correction of two_level.hpp;
-// rank 0 gathers the solution in the original order.
+// overlap, a fixed SPD operator) and, for CMG, the global coarse correction of two_level.hpp.
+// The block comes from the distributed reduction (distributed_reduce.hpp), or, on the interim
+// path, rank 0 partitions the system (partition.hpp), sends each rank its block and gathers the
+// solution in the original order.
 #include <string>
 #include <vector>
 
 #include "cmg/builder.hpp"
 #include "dist/mpi_session.hpp"
+#include "dist/partition.hpp"
 #include "dist/rank_stats.hpp"
 #include "mna/csr.hpp"
 #include "pcg/preconditioner.hpp"
@@ -38,7 +40,23 @@ struct DistributedSolve {
   int64_t coarse_factor_nnz = 0;    // entries of its Cholesky factor (held by every rank)
 };
 
-// Rank 0 of a job of size > 1, after announce(0). `control.progress` runs on rank 0 only.
+// One rank's share of a distributed solve.
+struct BlockSolve {
+  SolveResult result;
+  std::vector<double> x;  // the solution over the block's rows, local order
+  RankStats stats;
+  double setup_seconds = 0, solve_seconds = 0;
+  std::vector<LevelStats> levels;
+  int64_t coarse_unknowns = 0, coarse_factor_nnz = 0;
+};
+
+// Collective over MPI_COMM_WORLD: every rank calls it with the block it holds (the distributed
+// reduction's, dist/distributed_reduce.hpp, or one received from rank 0) and the same control
+// and preconditioner; the PCG iteration from x = 0. `control.progress` must be empty except on
+// one rank.
+BlockSolve solve_block(const RankBlock& block, const SolveControl& control, const BlockPreconditioner& precond);
+
+// The interim path (rank 0 holds the whole reduced system). Rank 0 of a job of size > 1, after announce(0). `control.progress` runs on rank 0 only.
 // Requires G.rows >= mpi.size().
 DistributedSolve solve_distributed(const MpiSession& mpi, const CsrMatrix& G, const std::vector<double>& b,
                                    const SolveControl& control, const BlockPreconditioner& precond);

@@ -39,7 +39,8 @@ struct WorkGraph {
 
 }  // namespace
 
-EliminatedSystem eliminate_chains(const CsrMatrix& G, const std::vector<double>& b) {
+EliminatedSystem eliminate_chains(const CsrMatrix& G, const std::vector<double>& b,
+                                  const std::vector<uint8_t>* pinned) {
   const int32_t n = G.rows;
   const size_t un = static_cast<size_t>(n);
   WorkGraph g{G.ptr, {}, {}, {}, {}, {}, {}};
@@ -84,7 +85,7 @@ EliminatedSystem eliminate_chains(const CsrMatrix& G, const std::vector<double>&
   // Depth first from each low-degree unknown in index order: a neighbour whose degree drops is
   // eliminated next, while its row is still in cache.
   auto eliminate = [&](int32_t v) {
-    if (!g.alive[v] || g.degree[v] > 2) return;
+    if (!g.alive[v] || g.degree[v] > 2 || (pinned != nullptr && (*pinned)[size_t(v)])) return;
     EliminatedSystem::Step s;
     s.v = v;
     int32_t slot[2] = {-1, -1};

@@ -41,6 +41,11 @@ struct EliminatedSystem {
 // G: symmetric, non-positive off-diagonals, diagonally dominant (the output of reduce()).
 // Eliminates, repeatedly, every unknown with at most two neighbours; a degree-2 unknown is kept
 // when a neighbour's row is long (a hub), which bounds the work per elimination.
-EliminatedSystem eliminate_chains(const CsrMatrix& G, const std::vector<double>& b);
+// pinned (optional, G.rows entries): rows with pinned[v] != 0 are never eliminated (they stay in
+// the kept system, their entries and right-hand side updated by eliminated neighbours). The
+// distributed reduction pins every row coupled to another rank, so each eliminated unknown
+// couples only to its rank's rows and is recovered there.
+EliminatedSystem eliminate_chains(const CsrMatrix& G, const std::vector<double>& b,
+                                  const std::vector<uint8_t>* pinned = nullptr);
 
 }  // namespace pgsim

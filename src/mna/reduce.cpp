@@ -4,8 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
-#include <deque>
 #include <functional>
 #include <stdexcept>
 #include <string>
@@ -14,6 +12,7 @@
 #include "mna/concurrent_union_find.hpp"
 #include "mna/potential_union_find.hpp"
 #include "mna/prefix_sum.hpp"
+#include "mna/source_loop.hpp"
 #include "mna/touched_vector.hpp"
 #include "parser/default_init.hpp"
 #include "parser/input_error.hpp"
@@ -22,76 +21,14 @@
 namespace pgsim {
 namespace {
 
-// Zero-ohm resistors always, inductors in DC (no companion) and zero-henry ones always.
-bool is_short(const Element& e, const Companion* companion) {
-  return (e.kind == ElementKind::Resistor && e.value == 0.0) ||
-         (e.kind == ElementKind::Inductor && (!companion || e.value == 0.0));
-}
-
-// The conductance an element stamps between its ends (0: none): resistors, and with a companion
-// capacitors and inductors (reduce.hpp).
-double conductance(const Element& e, const Companion* companion) {
-  if (e.kind == ElementKind::Resistor) return e.value > 0 ? 1.0 / e.value : 0.0;
-  if (!companion) return 0.0;
-  if (e.kind == ElementKind::Capacitor) return companion->per_farad * e.value;
-  if (e.kind == ElementKind::Inductor && e.value > 0) return companion->per_inverse_henry / e.value;
-  return 0.0;
-}
-
-// v(plus) - v(minus) the element forces, for sources and shorts.
-double forced_difference(const Element& e) { return e.kind == ElementKind::VoltageSource ? e.value : 0.0; }
-
 std::string element_label(const Netlist& nl, const Element& e) {
   return shown(nl.element_names[e.name]) + " (" + nl.where(e.where) + ")";
 }
 
-// The sources and shorts already merged that connect a and b: a path in the forest they form.
-std::vector<uint32_t> source_path(const Netlist& nl, const std::vector<uint32_t>& merged, uint32_t a, uint32_t b) {
-  std::vector<std::vector<std::pair<uint32_t, uint32_t>>> adj(nl.node_count());
-  for (uint32_t k : merged) {
-    const Element& e = nl.elements[k];
-    adj[e.plus].push_back({e.minus, k});
-    adj[e.minus].push_back({e.plus, k});
-  }
-  std::vector<int64_t> via(nl.node_count(), -1);
-  std::vector<uint32_t> prev(nl.node_count(), 0);
-  std::vector<bool> seen(nl.node_count(), false);
-  std::deque<uint32_t> queue{a};
-  seen[a] = true;
-  while (!queue.empty()) {
-    uint32_t u = queue.front();
-    queue.pop_front();
-    if (u == b) break;
-    for (auto [v, k] : adj[u])
-      if (!seen[v]) {
-        seen[v] = true, via[v] = k, prev[v] = u;
-        queue.push_back(v);
-      }
-  }
-  std::vector<uint32_t> path;
-  for (uint32_t v = b; v != a && via[v] >= 0; v = prev[v]) path.push_back(static_cast<uint32_t>(via[v]));
-  return path;
-}
-
-[[noreturn]] void conflicting_loop(const Netlist& nl, const std::vector<uint32_t>& merged, uint32_t closing,
-                                   double expected, double forced) {
-  const Element& e = nl.elements[closing];
-  std::string names = element_label(nl, e);
-  bool has_short = e.kind != ElementKind::VoltageSource;  // only sources and shorts are merged
-  for (uint32_t k : source_path(nl, merged, e.plus, e.minus)) {
-    names += ", " + element_label(nl, nl.elements[k]);
-    has_short |= nl.elements[k].kind != ElementKind::VoltageSource;
-  }
-  char diff[128];
-  std::snprintf(diff, sizeof diff, "they force %.9g V and %.9g V across the same pair of nodes", forced, expected);
-  const char* what = has_short ? "voltage sources and shorts (0-ohm resistors, inductors)" : "voltage sources";
-  throw InputError(std::string(what) + " in a loop disagree (" + diff + "): " + names);
-}
-
-// An element stamps the rows of its ends' unknowns: a conductance (conductance() > 0) or a
+// An element stamps the rows of its ends' unknowns: a conductance (element_conductance() > 0) or a
 // current source.
 bool stamps(const Element& e, const Companion* companion) {
-  return e.kind == ElementKind::CurrentSource || conductance(e, companion) > 0;
+  return e.kind == ElementKind::CurrentSource || element_conductance(e, companion) > 0;
 }
 
 // Sorts a short range in place (rows of a grid hold a handful of entries), a long one with std::sort.
@@ -107,33 +44,14 @@ void sort_range(T* first, T* last, Less less) {
     for (T* j = i; j > first && less(*j, j[-1]); --j) std::swap(*j, j[-1]);
 }
 
-// Whether merging element e (a source or short) closes a loop of its set that disagrees with it;
-// else it is united (`merged`: e joined two sets).
-bool disagrees(const Element& e, PotentialUnionFind& uf, std::vector<uint32_t>& path, bool& merged, double& implied) {
-  const double forced = forced_difference(e);
-  merged = false;
-  if (uf.find(e.plus, path) != uf.find(e.minus, path)) {
-    uf.unite(e.plus, e.minus, forced, path);
-    merged = true;
-    return false;
-  }
-  implied = uf.offset(e.plus) - uf.offset(e.minus);
-  return std::abs(implied - forced) > 1e-9 * std::max(1.0, std::abs(forced));
-}
-
-// The error for the first disagreeing loop, closed by merging[bad]: the merges before it replayed
-// one after another (only on this error path), to name the loop's sources and shorts.
+// The error for the first disagreeing loop, closed by merging[bad].
 [[noreturn]] void report_loop(const Netlist& nl, const std::vector<uint32_t>& merging, size_t bad) {
-  PotentialUnionFind uf(nl.node_count());
-  std::vector<uint32_t> path, merged;
-  for (size_t i = 0; i <= bad; ++i) {
-    const Element& e = nl.elements[merging[i]];
-    bool joined = false;
-    double implied = 0;
-    if (disagrees(e, uf, path, joined, implied)) conflicting_loop(nl, merged, merging[i], implied, forced_difference(e));
-    if (joined) merged.push_back(merging[i]);
-  }
-  throw std::logic_error("reduce: the disagreeing loop was not found again");
+  std::vector<MergeEdge> edges;
+  for (size_t i = 0; i <= bad; ++i) edges.push_back(merge_edge(nl.elements[merging[i]]));
+  const DisagreeingLoop loop = find_disagreeing_loop(edges, nl.node_count(), bad);
+  std::vector<std::string> labels;
+  for (size_t k : loop.members) labels.push_back(element_label(nl, nl.elements[merging[k]]));
+  throw InputError(loop_message(loop, labels));
 }
 
 // 1. Voltage sources and shorts (is_short) merge nodes into super-nodes, in element order within
@@ -158,7 +76,7 @@ PotentialUnionFind merge_super_nodes(const Netlist& nl, const Companion* compani
       if (e.kind == ElementKind::VoltageSource || is_short(e, companion)) mine.push_back(uint32_t(k));
     }
   }
-  if (!has_source) throw InputError(nl.files[0] + ": the netlist has no voltage or current sources");
+  if (!has_source) throw InputError(no_sources_message(nl.files[0]));
   std::vector<uint32_t> merging;
   for (const auto& mine : merging_of_thread) merging.insert(merging.end(), mine.begin(), mine.end());
   std::vector<std::vector<uint32_t>>().swap(merging_of_thread);
@@ -193,7 +111,7 @@ PotentialUnionFind merge_super_nodes(const Netlist& nl, const Companion* compani
       if (owner_of[i] != me) continue;
       bool merged = false;
       double implied = 0;
-      if (disagrees(nl.elements[merging[i]], uf, path, merged, implied)) {
+      if (disagrees(merge_edge(nl.elements[merging[i]]), uf, path, merged, implied)) {
         my_bad = i;  // this thread's sets are left as they are: the run ends with the error
         break;
       }
@@ -343,7 +261,7 @@ void stamp(const Netlist& nl, const Companion* companion, ReducedSystem& sys, st
       for (const RowEntry& r : row) {
         const Element& e = nl.elements[r.element];
         if (e.kind == ElementKind::CurrentSource) continue;
-        const double g = conductance(e, companion);
+        const double g = element_conductance(e, companion);
         const bool plus = sys.unknown_of_node[e.plus] == u;
         const double o_self = sys.offset_of_node[plus ? e.plus : e.minus];
         const double o_other = sys.offset_of_node[plus ? e.minus : e.plus];
@@ -390,7 +308,7 @@ void stamp(const Netlist& nl, const Companion* companion, ReducedSystem& sys, st
         G.col[size_t(at)] = u, G.val[size_t(at++)] = diag[size_t(u)];
         diagonal_placed = true;
       }
-      const double g = conductance(nl.elements[rows.entry[size_t(p)]], companion);
+      const double g = element_conductance(nl.elements[rows.entry[size_t(p)]], companion);
       if (at > G.ptr[size_t(u)] && G.col[size_t(at) - 1] == j) {
         G.val[size_t(at) - 1] -= g;  // parallel to the previous conductance
       } else {
@@ -429,12 +347,32 @@ void check_floating(const Netlist& nl, const ReducedSystem& sys, std::vector<uin
     const int32_t u = sys.unknown_of_node[size_t(v)];
     if (u >= 0 && components.root(u) == floating) ++netlist_nodes;
   }
-  throw InputError("floating part of the circuit: " + std::to_string(netlist_nodes) + " node(s), among them " +
-                   shown(nl.node_names[sys.node_of_unknown[size_t(floating)]]) +
-                   ", have no resistive path to ground or to a voltage source");
+  throw InputError(floating_message(netlist_nodes, nl.node_names[sys.node_of_unknown[size_t(floating)]]));
 }
 
 }  // namespace
+
+double element_conductance(const Element& e, const Companion* companion) {
+  if (e.kind == ElementKind::Resistor) return e.value > 0 ? 1.0 / e.value : 0.0;
+  if (!companion) return 0.0;
+  if (e.kind == ElementKind::Capacitor) return companion->per_farad * e.value;
+  if (e.kind == ElementKind::Inductor && e.value > 0) return companion->per_inverse_henry / e.value;
+  return 0.0;
+}
+
+bool is_short(const Element& e, const Companion* companion) {
+  return (e.kind == ElementKind::Resistor && e.value == 0.0) ||
+         (e.kind == ElementKind::Inductor && (!companion || e.value == 0.0));
+}
+
+std::string no_sources_message(const std::string& top_file) {
+  return top_file + ": the netlist has no voltage or current sources";
+}
+
+std::string floating_message(int64_t nodes, std::string_view node_name) {
+  return "floating part of the circuit: " + std::to_string(nodes) + " node(s), among them " + shown(node_name) +
+         ", have no resistive path to ground or to a voltage source";
+}
 
 ReducedSystem reduce(const Netlist& nl, const Companion* companion) {
   ReducedSystem sys;

@@ -1,6 +1,8 @@
 #pragma once
 // Netlist -> symmetric diagonally dominant system G x = b (DESIGN.md section 2), and back.
 #include <cstdint>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "mna/csr.hpp"
@@ -32,9 +34,20 @@ struct Companion {
   double per_inverse_henry = 0;
 };
 
+// The conductance e stamps between its ends (0: none): resistors, and with a companion
+// capacitors and inductors.
+double element_conductance(const Element& e, const Companion* companion);
+// Whether e merges its ends into one super-node (with a voltage source's, reduce()'s merges):
+// zero-ohm resistors always, inductors in DC (no companion) and zero-henry ones always.
+bool is_short(const Element& e, const Companion* companion);
+
 // Throws InputError for a conflicting loop of voltage sources (naming them), for a floating
 // component (its size and one node), and for a netlist with no sources.
 ReducedSystem reduce(const Netlist& netlist, const Companion* companion = nullptr);
+
+// The texts of two of those errors, shared with the distributed reduction (dist/distributed_reduce.hpp).
+std::string no_sources_message(const std::string& top_file);
+std::string floating_message(int64_t nodes, std::string_view node_name);  // node_name: one node of it
 
 // Every netlist node's voltage from the solution x of G x = b (entry 0, ground, is 0).
 std::vector<double> node_voltages(const ReducedSystem& system, const std::vector<double>& x);

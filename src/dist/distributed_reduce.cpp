@@ -1,0 +1,166 @@
+#include "dist/distributed_reduce.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "dist/record_exchange.hpp"
+
+namespace pgsim::dist {
+namespace {
+
+// The rows split: entries in the rank's own columns (local indices) for the elimination, and per
+// row the entries in other ranks' columns (global), which pin their row.
+struct SplitRows {
+  CsrMatrix local;
+  CsrMatrix cut;  // same rows; global columns, ascending
+  std::vector<uint8_t> pinned;
+};
+
+SplitRows split(const OwnedRows& rows) {
+  const int32_t n = rows.rows(), first = rows.first_unknown;
+  SplitRows s;
+  s.local.rows = s.cut.rows = n;
+  s.pinned.assign(size_t(n), 0);
+  s.local.ptr.reserve(size_t(n) + 1);
+  s.cut.ptr.reserve(size_t(n) + 1);
+  s.local.col.reserve(rows.G.col.size());
+  s.local.val.reserve(rows.G.col.size());
+  for (int32_t u = 0; u < n; ++u) {
+    for (int32_t k = rows.G.ptr[size_t(u)]; k < rows.G.ptr[size_t(u) + 1]; ++k) {
+      const int32_t j = rows.G.col[size_t(k)];
+      CsrMatrix& to = j >= first && j - first < n ? s.local : s.cut;
+      to.col.push_back(&to == &s.local ? j - first : j);
+      to.val.push_back(rows.G.val[size_t(k)]);
+    }
+    s.local.ptr.push_back(int32_t(s.local.col.size()));
+    s.cut.ptr.push_back(int32_t(s.cut.col.size()));
+    s.pinned[size_t(u)] = s.cut.ptr[size_t(u) + 1] > s.cut.ptr[size_t(u)];
+  }
+  return s;
+}
+
+}  // namespace
+
+RankSystem eliminate_and_split(SuperNodes super_nodes, OwnedRows rows, const RankNetlist& nl, MPI_Comm comm) {
+  RankSystem sys;
+  sys.super_nodes = std::move(super_nodes);
+  sys.first_node = nl.first_node;
+  sys.owned_nodes = nl.owned();
+  const int32_t n = rows.rows();
+  SplitRows s = split(rows);
+  std::vector<double> b = std::move(rows.b);
+  sys.unknown_begin = std::move(rows.unknown_begin);
+  rows = OwnedRows{};
+
+  sys.elimination = eliminate_chains(s.local, b, &s.pinned);
+  s.local = CsrMatrix{};
+  std::vector<double>().swap(b);
+  EliminatedSystem& e = sys.elimination;
+
+  // The kept rows' global numbering: rank after rank, in their order.
+  RankBlock& blk = sys.block;
+  blk.rank = nl.rank;
+  int32_t kept = e.G.rows, first_row = 0;
+  int64_t total = kept;
+  MPI_Exscan(&kept, &first_row, 1, MPI_INT32_T, MPI_SUM, comm);
+  MPI_Allreduce(MPI_IN_PLACE, &total, 1, MPI_INT64_T, MPI_SUM, comm);
+  blk.first_row = nl.rank == 0 ? 0 : first_row;
+  blk.global_rows = total;
+  std::vector<int32_t> kept_index(size_t(n), -1);  // local unknown -> local kept row
+  for (size_t k = 0; k < e.kept.size(); ++k) kept_index[size_t(e.kept[k])] = int32_t(k);
+
+  // The halo in ascending unknown (= ascending new global) order, grouped by owner, and what each
+  // neighbour needs of this rank: its rows coupled to the neighbour's (G is symmetric).
+  std::vector<int32_t> halo(s.cut.col.begin(), s.cut.col.end());
+  std::sort(halo.begin(), halo.end());
+  halo.erase(std::unique(halo.begin(), halo.end()), halo.end());
+  std::vector<int32_t> neighbor_of(size_t(nl.ranks), -1);
+  for (int32_t h = 0; h < int32_t(halo.size()); ++h) {
+    const int q = owner_of_unknown(sys.unknown_begin, halo[size_t(h)]);
+    if (neighbor_of[size_t(q)] < 0) {
+      neighbor_of[size_t(q)] = int32_t(blk.neighbors.size());
+      blk.neighbors.push_back({q, h, 0, {}});
+    }
+    ++blk.neighbors[size_t(neighbor_of[size_t(q)])].recv_count;
+  }
+  CsrMatrix& B = blk.boundary;
+  for (int32_t u = 0; u < n; ++u) {
+    if (!s.pinned[size_t(u)]) continue;  // pinned rows are kept
+    const int32_t l = kept_index[size_t(u)];
+    blk.boundary_rows.push_back(l);
+    for (int32_t k = s.cut.ptr[size_t(u)]; k < s.cut.ptr[size_t(u) + 1]; ++k) {
+      const int32_t j = s.cut.col[size_t(k)];
+      B.col.push_back(int32_t(std::lower_bound(halo.begin(), halo.end(), j) - halo.begin()));
+      B.val.push_back(s.cut.val[size_t(k)]);
+      std::vector<int32_t>& send = blk.neighbors[size_t(neighbor_of[size_t(owner_of_unknown(sys.unknown_begin, j))])].send;
+      if (send.empty() || send.back() != l) send.push_back(l);
+    }
+    B.ptr.push_back(int32_t(B.col.size()));
+  }
+  B.rows = int32_t(blk.boundary_rows.size());
+  s = SplitRows{};
+
+  // The halo's new numbers, from their owners: each neighbour sends its send list's, ascending,
+  // which are the rows of it this rank's halo holds, in the same order.
+  std::vector<int> counts(size_t(nl.ranks), 0);
+  std::vector<int32_t> numbers;
+  for (const Neighbor& nb : blk.neighbors) {
+    counts[size_t(nb.rank)] = int(nb.send.size());
+    for (int32_t l : nb.send) numbers.push_back(blk.first_row + l);
+  }
+  std::vector<int> recv_counts;
+  blk.halo_global = all_to_all(numbers, counts, comm, recv_counts);
+  for (const Neighbor& nb : blk.neighbors)
+    if (recv_counts[size_t(nb.rank)] != nb.recv_count) throw std::logic_error("reduce: G is not symmetric across ranks");
+  if (blk.halo_global.size() != halo.size()) throw std::logic_error("reduce: G is not symmetric across ranks");
+
+  blk.interior = std::move(e.G);
+  blk.b = std::move(e.b);
+  e.G = CsrMatrix{};
+  e.b = {};
+  return sys;
+}
+
+RankSystem reduce_distributed(const RankNetlist& nl, MPI_Comm comm) {
+  SuperNodes super_nodes(nl, comm);
+  OwnedRows rows = stamp_owned_rows(nl, super_nodes, comm);
+  return eliminate_and_split(std::move(super_nodes), std::move(rows), nl, comm);
+}
+
+std::vector<double> owned_voltages(const RankSystem& sys, const std::vector<double>& x_block, MPI_Comm comm) {
+  const SuperNodes& sn = sys.super_nodes;
+  const int32_t first = sys.first_unknown(), n = sys.unknowns();
+  std::vector<double> x;
+  sys.elimination.recover(x_block, x);
+
+  // Unknowns of other ranks that nodes of this one take their voltage from, ascending (so
+  // grouped by owner): asked of their owners in one all-to-all, answered in another.
+  std::vector<int32_t> remote;
+  for (uint32_t i = 0; i < sys.owned_nodes; ++i) {
+    const int32_t u = sn.unknown_of(sys.first_node + i);
+    if (u >= 0 && (u < first || u - first >= n)) remote.push_back(u);
+  }
+  std::sort(remote.begin(), remote.end());
+  remote.erase(std::unique(remote.begin(), remote.end()), remote.end());
+  const auto ranks = sys.unknown_begin.size() - 1;
+  std::vector<int> counts(ranks, 0), asked_counts;
+  for (int32_t u : remote) ++counts[size_t(owner_of_unknown(sys.unknown_begin, u))];
+  const std::vector<int32_t> asked = all_to_all(remote, counts, comm, asked_counts);
+  std::vector<double> answers(asked.size());
+  for (size_t i = 0; i < asked.size(); ++i) answers[i] = x[size_t(asked[i] - first)];
+  std::vector<int> answered_counts;
+  const std::vector<double> values = all_to_all(answers, asked_counts, comm, answered_counts);
+
+  std::vector<double> v(sys.owned_nodes);
+  for (uint32_t i = 0; i < sys.owned_nodes; ++i) {
+    const uint32_t node = sys.first_node + i;
+    const int32_t u = sn.unknown_of(node);
+    double xu = 0.0;
+    if (u >= 0 && u >= first && u - first < n) xu = x[size_t(u - first)];
+    else if (u >= 0) xu = values[size_t(std::lower_bound(remote.begin(), remote.end(), u) - remote.begin())];
+    v[i] = sn.offset_of(node) + xu;
+  }
+  return v;
+}
+
+}  // namespace pgsim::dist

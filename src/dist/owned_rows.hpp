@@ -1,0 +1,44 @@
+#pragma once
+// The first half of the distributed reduction (distributed_reduce.hpp): each rank's own rows of
+// G x = b, stamped from every rank's elements, equal to the rows reduce() (mna/reduce.hpp)
+// would give bit for bit; and the check that no part of the circuit floats.
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "dist/rank_netlist.hpp"
+#include "dist/super_nodes.hpp"
+#include "mna/csr.hpp"
+
+namespace pgsim::dist {
+
+struct OwnedRows {
+  // unknown_begin[q]: rank q's first unknown; rank q owns [unknown_begin[q], unknown_begin[q + 1])
+  // (super_nodes.hpp: contiguous, in serial order). ranks + 1 entries.
+  std::vector<int32_t> unknown_begin;
+  int32_t first_unknown = 0;  // this rank's: unknown_begin[rank]
+  // This rank's rows of reduce()'s G, local row i being unknown first_unknown + i; columns are
+  // GLOBAL unknowns (sorted, diagonal stored). b: the rows' right-hand side.
+  CsrMatrix G;
+  std::vector<double> b;
+
+  int32_t rows() const { return G.rows; }
+};
+
+// The rank owning unknown u.
+inline int owner_of_unknown(const std::vector<int32_t>& unknown_begin, int32_t u) {
+  return int(std::upper_bound(unknown_begin.begin(), unknown_begin.end(), u) - unknown_begin.begin()) - 1;
+}
+
+// Collective over comm. Element k of rank r stamps the rows of its ends' unknowns wherever they
+// are owned: contributions to other ranks' rows travel in one MPI_Alltoallv (24 bytes per
+// element end), and each row sums its contributions in element order (ranks' elements in
+// rank order, then file order), conductances first then current sources, as reduce() does.
+// Throws InputError with reduce()'s text, on every rank, for a floating part of the circuit
+// (the first node of its lowest unknown, and its netlist node count) and for more than 2^31
+// entries in one rank's rows.
+OwnedRows stamp_owned_rows(const RankNetlist& nl, const SuperNodes& super_nodes, MPI_Comm comm);
+
+}  // namespace pgsim::dist

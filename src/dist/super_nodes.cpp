@@ -1,0 +1,144 @@
+#include "dist/super_nodes.hpp"
+
+#include <algorithm>
+
+#include "dist/record_exchange.hpp"
+#include "mna/reduce.hpp"
+#include "mna/source_loop.hpp"
+#include "parser/input_error.hpp"
+#include "parser/shown.hpp"
+
+namespace pgsim::dist {
+namespace {
+
+// The error for the loop closed by edges[bad] (every rank calls it, with the same edges): the
+// loop found again, each member's label from the rank whose element it is.
+[[noreturn]] void report_loop(const RankNetlist& nl, const std::vector<uint32_t>& my_merging,
+                              const std::vector<int>& counts, std::vector<MergeEdge> edges, uint32_t nodes, size_t bad,
+                              MPI_Comm comm) {
+  const DisagreeingLoop loop = find_disagreeing_loop(edges, nodes, bad);
+  size_t my_first = 0;  // my first edge's index among all ranks' edges
+  for (int q = 0; q < nl.rank; ++q) my_first += size_t(counts[size_t(q)]);
+  std::vector<std::string> labels(loop.members.size());
+  for (size_t i = 0; i < labels.size(); ++i) {
+    const size_t k = loop.members[i];
+    if (k < my_first || k - my_first >= my_merging.size()) continue;
+    const Element& e = nl.elements[my_merging[k - my_first]];
+    labels[i] = shown(nl.element_names[e.name]) + " (" + nl.where(e.where) + ")";
+  }
+  throw InputError(loop_message(loop, merge_known_strings(labels, comm)));
+}
+
+}  // namespace
+
+SuperNodes::SuperNodes(const RankNetlist& nl, MPI_Comm comm) : total_nodes_(nl.total_nodes) {
+  // This rank's merging elements in element order, and whether any rank has a source.
+  std::vector<uint32_t> my_merging;
+  std::vector<MergeEdge> my_edges;
+  int has_source = 0;
+  for (size_t k = 0; k < nl.elements.size(); ++k) {
+    const Element& e = nl.elements[k];
+    if (e.kind == ElementKind::VoltageSource || e.kind == ElementKind::CurrentSource) has_source = 1;
+    if (e.kind == ElementKind::VoltageSource || is_short(e, nullptr)) {
+      my_merging.push_back(uint32_t(k));
+      my_edges.push_back(merge_edge(e));
+    }
+  }
+  MPI_Allreduce(MPI_IN_PLACE, &has_source, 1, MPI_INT, MPI_LOR, comm);
+  if (!has_source) throw InputError(no_sources_message(nl.files[0]));
+  std::vector<int> counts;
+  std::vector<MergeEdge> edges = all_gather(my_edges, comm, &counts);
+  std::vector<MergeEdge>().swap(my_edges);
+
+  // The union-find over the members, renumbered in increasing node order: the same unions, finds
+  // and so roundings as reduce()'s over all nodes.
+  member_.reserve(2 * edges.size() + 1);
+  member_.push_back(0);
+  for (const MergeEdge& e : edges) member_.push_back(e.plus), member_.push_back(e.minus);
+  std::sort(member_.begin(), member_.end());
+  member_.erase(std::unique(member_.begin(), member_.end()), member_.end());
+  const auto m = uint32_t(member_.size());
+  for (MergeEdge& e : edges) {
+    e.plus = uint32_t(member_index(e.plus));
+    e.minus = uint32_t(member_index(e.minus));
+  }
+  PotentialUnionFind uf(m);
+  std::vector<uint32_t> path;
+  for (size_t i = 0; i < edges.size(); ++i) {
+    bool merged = false;
+    double implied = 0;
+    if (disagrees(edges[i], uf, path, merged, implied)) report_loop(nl, my_merging, counts, std::move(edges), m, i, comm);
+  }
+  std::vector<MergeEdge>().swap(edges);
+  for (uint32_t i = 0; i < m; ++i) uf.find(i, path);
+
+  // Per root: its first member and its size; ground's root is fixed.
+  const uint32_t ground_root = uf.flat_root(0);
+  std::vector<uint32_t> first(m, UINT32_MAX), size(m, 0);
+  for (uint32_t i = 0; i < m; ++i) {
+    const uint32_t r = uf.flat_root(i);
+    first[r] = std::min(first[r], i);
+    ++size[r];
+  }
+  for (uint32_t i = 0; i < m; ++i) {
+    const uint32_t r = uf.flat_root(i);
+    if (r == ground_root || first[r] != i) not_first_.push_back(member_[i]);
+  }
+  member_unknown_.resize(m);
+  member_offset_.resize(m);
+  member_size_.resize(m);
+  for (uint32_t i = 0; i < m; ++i) {
+    const uint32_t r = uf.flat_root(i);
+    member_size_[i] = size[r];
+    if (r == ground_root) {
+      member_unknown_[i] = -1;
+      member_offset_[i] = uf.offset(i) - uf.offset(0);
+    } else {
+      member_unknown_[i] = unknowns_before(member_[first[r]]);
+      member_offset_[i] = uf.offset(i) - uf.offset(first[r]);
+    }
+  }
+}
+
+int64_t SuperNodes::member_index(uint32_t node) const {
+  const auto it = std::lower_bound(member_.begin(), member_.end(), node);
+  return it != member_.end() && *it == node ? it - member_.begin() : -1;
+}
+
+int32_t SuperNodes::unknowns_before(uint32_t node) const {
+  return int32_t(node - uint32_t(std::lower_bound(not_first_.begin(), not_first_.end(), node) - not_first_.begin()));
+}
+
+int32_t SuperNodes::unknown_of(uint32_t node) const {
+  const int64_t i = member_index(node);
+  return i >= 0 ? member_unknown_[size_t(i)] : unknowns_before(node);
+}
+
+double SuperNodes::offset_of(uint32_t node) const {
+  const int64_t i = member_index(node);
+  return i >= 0 ? member_offset_[size_t(i)] : 0.0;
+}
+
+uint32_t SuperNodes::size_of(uint32_t node) const {
+  const int64_t i = member_index(node);
+  return i >= 0 ? member_size_[size_t(i)] : 1;
+}
+
+uint32_t SuperNodes::first_node(int32_t u) const {
+  // The smallest node f with unknowns_before(f + 1) > u (unknowns_before only grows, by one
+  // past each first node).
+  uint32_t lo = 0, hi = total_nodes_ - 1;
+  while (lo < hi) {
+    const uint32_t mid = lo + (hi - lo) / 2;
+    if (unknowns_before(mid + 1) > u) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
+}
+
+uint64_t SuperNodes::bytes() const {
+  return member_.capacity() * (sizeof(uint32_t) + sizeof(int32_t) + sizeof(double) + sizeof(uint32_t)) +
+         not_first_.capacity() * sizeof(uint32_t);
+}
+
+}  // namespace pgsim::dist

@@ -1,0 +1,169 @@
+// Run under mpirun by tests/test_dist_mpi.cpp: the distributed reduction
+// (src/dist/distributed_reduce.hpp) on each rank's part of a netlist against the single-process
+// reduce() of the whole one. Usage: dist_reduce_check NETLIST. Each rank parses the whole file
+// (a test may) and cuts its RankNetlist from it with split_netlist(), exactly the contract of
+// dist/rank_netlist.hpp; then
+//   - every rank's rows of G and b, before elimination, equal reduce()'s rows bit for bit, and
+//     every owned node's unknown and offset equal reduce()'s;
+//   - a netlist reduce() rejects is rejected on every rank with the same text;
+//   - after the pinned chain elimination, the CPU distributed PCG (solve_block) to a relative
+//     residual of 1e-12 gives owned_voltages() within 1e-9 V of the direct solve of reduce()'s G.
+// Rank 0 prints "reduce checks passed on P ranks" (or "... error matched on P ranks: TEXT") at the
+// end, one line per failed check before; exit 1 on a failure.
+#include <mpi.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "dist/distributed_reduce.hpp"
+#include "dist/distributed_solve.hpp"
+#include "mna/host_memory.hpp"
+#include "mna/reduce.hpp"
+#include "parser/input_error.hpp"
+#include "pcg/direct.hpp"
+
+using namespace pgsim;
+using namespace pgsim::dist;
+
+namespace {
+
+int failures = 0;
+
+void fail(int rank, const std::string& what) {
+  ++failures;
+  std::printf("FAIL rank %d: %s\n", rank, what.c_str());
+}
+
+bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+
+// Rank `rank`'s part of nl: the elements cut at rank * E / ranks, its nodes those first seen in
+// its elements (a serial parse numbers nodes by first appearance, which this checks).
+RankNetlist split_netlist(const Netlist& nl, int rank, int ranks) {
+  const size_t elements = nl.elements.size();
+  const auto cut = [&](int r) { return elements * size_t(r) / size_t(ranks); };
+  RankNetlist part;
+  part.rank = rank;
+  part.ranks = ranks;
+  part.total_nodes = nl.node_count();
+  part.files = nl.files;
+  uint32_t next = 1;  // the next node id a first appearance must have
+  for (size_t k = 0; k < elements; ++k) {
+    if (k == cut(rank)) part.first_node = next;
+    const Element& e = nl.elements[k];
+    for (uint32_t node : {e.plus, e.minus}) {
+      if (node == 0 || node < next) continue;
+      if (node != next) throw std::runtime_error("node ids are not in order of first appearance");
+      if (k >= cut(rank) && k < cut(rank + 1) && part.owned_names.intern(nl.node_names[node]) != node - part.first_node)
+        throw std::runtime_error("a node name repeats");
+      ++next;
+    }
+    if (k >= cut(rank) && k < cut(rank + 1)) {
+      Element mine = e;
+      mine.name = part.element_names.intern(nl.element_names[e.name]);
+      part.elements.push_back(mine);
+    }
+  }
+  if (cut(rank) == elements) part.first_node = next;
+  if (next != nl.node_count()) throw std::runtime_error("a node appears in no element");
+  return part;
+}
+
+// The rank's rows against reduce()'s.
+void check_rows(const OwnedRows& rows, const ReducedSystem& sys, const SuperNodes& sn, const RankNetlist& part) {
+  const int rank = part.rank;
+  if (rows.unknown_begin.front() != 0 || rows.unknown_begin.back() != sys.unknowns())
+    fail(rank, "the ranks' unknowns do not cover reduce()'s");
+  int bad_rows = 0;
+  for (int32_t i = 0; i < rows.rows(); ++i) {
+    const int32_t u = rows.first_unknown + i;
+    bool same = rows.G.ptr[i + 1] - rows.G.ptr[i] == sys.G.ptr[u + 1] - sys.G.ptr[u] && same_bits(rows.b[i], sys.b[u]) &&
+                sn.first_node(u) == sys.node_of_unknown[u];
+    for (int32_t k = 0; same && k < rows.G.ptr[i + 1] - rows.G.ptr[i]; ++k)
+      same = rows.G.col[rows.G.ptr[i] + k] == sys.G.col[sys.G.ptr[u] + k] &&
+             same_bits(rows.G.val[rows.G.ptr[i] + k], sys.G.val[sys.G.ptr[u] + k]);
+    bad_rows += !same;
+  }
+  if (bad_rows > 0) fail(rank, std::to_string(bad_rows) + " row(s) differ from reduce()'s");
+  int bad_nodes = 0;
+  for (uint32_t i = 0; i < part.owned(); ++i) {
+    const uint32_t v = part.first_node + i;
+    bad_nodes += sn.unknown_of(v) != sys.unknown_of_node[v] || !same_bits(sn.offset_of(v), sys.offset_of_node[v]);
+  }
+  if (bad_nodes > 0) fail(rank, std::to_string(bad_nodes) + " node(s) with another unknown or offset than reduce()'s");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank = 0, ranks = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  if (argc != 2) {
+    if (rank == 0) std::printf("usage: dist_reduce_check NETLIST\n");
+    MPI_Finalize();
+    return 2;
+  }
+  std::string matched_error;
+  {
+    const Netlist nl = parse_netlist(argv[1]);
+    std::string serial_error;
+    ReducedSystem sys;
+    try {
+      sys = reduce(nl);
+    } catch (const InputError& e) {
+      serial_error = e.what();
+    }
+    const RankNetlist part = split_netlist(nl, rank, ranks);
+    try {
+      SuperNodes sn(part, MPI_COMM_WORLD);
+      OwnedRows rows = stamp_owned_rows(part, sn, MPI_COMM_WORLD);
+      if (!serial_error.empty()) fail(rank, "the distributed reduction accepts what reduce() rejects: " + serial_error);
+      check_rows(rows, sys, sn, part);
+      const RankSystem rs = eliminate_and_split(std::move(sn), std::move(rows), part, MPI_COMM_WORLD);
+
+      SolveControl control;
+      control.tolerance = 1e-12;
+      control.max_iterations = 5000;
+      const BlockSolve s = solve_block(rs.block, control, BlockPreconditioner{"cmg", CmgOptions{}, 0});
+      if (!s.result.converged) fail(rank, "PCG did not converge");
+      const std::vector<double> v = owned_voltages(rs, s.x, MPI_COMM_WORLD);
+
+      std::vector<double> x;
+      solve_direct(sys.G, sys.b, x);
+      const std::vector<double> reference = node_voltages(sys, x);
+      double worst = 0;
+      for (uint32_t i = 0; i < part.owned(); ++i)
+        worst = std::max(worst, std::fabs(v[i] - reference[part.first_node + i]));
+      if (!(worst <= 1e-9)) fail(rank, "voltages " + std::to_string(worst) + " V from the direct solve's");
+      MPI_Allreduce(MPI_IN_PLACE, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+      const HostMemory memory = host_memory();
+      std::printf("rank %d: %u nodes, %d unknowns, %d kept, halo %d, %d iterations, peak host %.1f MB\n", rank,
+                  part.owned(), rs.unknowns(), rs.block.rows(), rs.block.halo(), s.result.iterations,
+                  double(memory.peak) / 1e6);
+      int64_t elsewhere = 0;  // owned nodes whose unknown another rank owns (a super-node across ranks)
+      for (uint32_t i = 0; i < part.owned(); ++i) {
+        const int32_t u = rs.super_nodes.unknown_of(part.first_node + i);
+        elsewhere += u >= 0 && owner_of_unknown(rs.unknown_begin, u) != rank;
+      }
+      MPI_Allreduce(MPI_IN_PLACE, &elsewhere, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+      if (rank == 0) std::printf("worst voltage difference %.3g V; %lld node(s) with another rank's unknown\n", worst,
+                                 static_cast<long long>(elsewhere));
+    } catch (const InputError& e) {
+      if (serial_error.empty()) fail(rank, std::string("the distributed reduction rejects what reduce() accepts: ") + e.what());
+      else if (serial_error != e.what()) fail(rank, "error text '" + std::string(e.what()) + "', reduce()'s '" + serial_error + "'");
+      else matched_error = serial_error;
+    }
+  }
+  std::fflush(stdout);
+  MPI_Allreduce(MPI_IN_PLACE, &failures, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  if (rank == 0 && failures == 0) {
+    if (matched_error.empty()) std::printf("reduce checks passed on %d ranks\n", ranks);
+    else std::printf("error matched on %d ranks: %s\n", ranks, matched_error.c_str());
+  }
+  MPI_Finalize();
+  return failures == 0 ? 0 : 1;
+}
