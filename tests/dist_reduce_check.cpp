@@ -1,6 +1,6 @@
 // Run under mpirun by tests/test_dist_mpi.cpp: the distributed reduction
 // (src/dist/distributed_reduce.hpp) on each rank's part of a netlist against the single-process
-// reduce() of the whole one. Usage: dist_reduce_check NETLIST. Each rank parses the whole file
+// reduce() of the whole one. Usage: dist_reduce_check [--memory] NETLIST. Each rank parses the whole file
 // (a test may) and cuts its RankNetlist from it with split_netlist(), exactly the contract of
 // dist/rank_netlist.hpp; then
 //   - every rank's rows of G and b, before elimination, equal reduce()'s rows bit for bit, and
@@ -8,6 +8,9 @@
 //   - a netlist reduce() rejects is rejected on every rank with the same text;
 //   - after the pinned chain elimination, the CPU distributed PCG (solve_block) to a relative
 //     residual of 1e-12 gives owned_voltages() within 1e-9 V of the direct solve of reduce()'s G.
+// With --memory first, no checks: each rank cuts its part, frees the whole netlist, and reports
+// the peak resident memory that reduce_distributed(), the solve and owned_voltages() add on top
+// of its RankNetlist (docs/distributed.md's bytes per node per rank come from it).
 // Rank 0 prints "reduce checks passed on P ranks" (or "... error matched on P ranks: TEXT") at the
 // end, one line per failed check before; exit 1 on a failure.
 #include <mpi.h>
@@ -95,6 +98,56 @@ void check_rows(const OwnedRows& rows, const ReducedSystem& sys, const SuperNode
   if (bad_nodes > 0) fail(rank, std::to_string(bad_nodes) + " node(s) with another unknown or offset than reduce()'s");
 }
 
+// The Linux peak-resident counter (VmHWM) reset to the current resident size.
+void reset_peak_memory() {
+  if (FILE* f = std::fopen("/proc/self/clear_refs", "w")) {
+    std::fputs("5", f);
+    std::fclose(f);
+  }
+}
+
+// --memory: per rank, what the distributed reduction and solve add to the resident memory.
+void measure_memory(const char* netlist, int rank, int ranks) {
+  RankNetlist part;
+  {
+    const Netlist nl = parse_netlist(netlist);
+    part = split_netlist(nl, rank, ranks);
+  }
+  reset_peak_memory();
+  const uint64_t base = host_memory().resident;
+  // The three steps of reduce_distributed(), each one's peak above the base.
+  SuperNodes sn(part, MPI_COMM_WORLD);
+  const uint64_t merged_peak = host_memory().peak;
+  OwnedRows rows = stamp_owned_rows(part, sn, MPI_COMM_WORLD);
+  const uint64_t stamped_peak = host_memory().peak;
+  reset_peak_memory();
+  const RankSystem rs = eliminate_and_split(std::move(sn), std::move(rows), part, MPI_COMM_WORLD);
+  const HostMemory reduced = host_memory();
+  SolveControl control;
+  control.tolerance = 1e-10;
+  const BlockSolve s = solve_block(rs.block, control, BlockPreconditioner{"cmg", CmgOptions{}, 0});
+  const std::vector<double> v = owned_voltages(rs, s.x, MPI_COMM_WORLD);
+  const HostMemory done = host_memory();
+  const double nodes = part.owned();
+  const uint64_t reduction_peak = std::max({merged_peak, stamped_peak, reduced.peak});
+  const uint64_t peak = std::max(reduction_peak, done.peak);
+  for (int q = 0; q < ranks; ++q) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (q != rank) continue;
+    std::printf("rank %d of %d: %u nodes, %zu elements, %d unknowns, %d kept, halo %d, %d iterations (coarse %lld); "
+                "held before: %.1f MB; "
+                "reduction peak +%.1f MB (%.0f B/node), held after it +%.1f MB (%.0f B/node); "
+                "with solve and voltages peak +%.1f MB (%.0f B/node); super-nodes %.1f MB; step peaks: merge +%.1f, "
+                "stamp +%.1f, eliminate and split +%.1f MB\n",
+                rank, ranks, part.owned(), part.elements.size(), rs.unknowns(), rs.block.rows(), rs.block.halo(),
+                s.result.iterations, static_cast<long long>(s.coarse_unknowns), double(base) / 1e6, double(reduction_peak - base) / 1e6, double(reduction_peak - base) / nodes,
+                double(reduced.resident - base) / 1e6, double(reduced.resident - base) / nodes,
+                double(peak - base) / 1e6, double(peak - base) / nodes, double(rs.super_nodes.bytes()) / 1e6,
+                double(merged_peak - base) / 1e6, double(stamped_peak - base) / 1e6, double(reduced.peak - base) / 1e6);
+    std::fflush(stdout);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -102,8 +155,13 @@ int main(int argc, char** argv) {
   int rank = 0, ranks = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  if (argc == 3 && std::string(argv[1]) == "--memory") {
+    measure_memory(argv[2], rank, ranks);
+    MPI_Finalize();
+    return 0;
+  }
   if (argc != 2) {
-    if (rank == 0) std::printf("usage: dist_reduce_check NETLIST\n");
+    if (rank == 0) std::printf("usage: dist_reduce_check [--memory] NETLIST\n");
     MPI_Finalize();
     return 2;
   }
