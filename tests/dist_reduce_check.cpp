@@ -1,16 +1,18 @@
 // Run under mpirun by tests/test_dist_mpi.cpp: the distributed reduction
 // (src/dist/distributed_reduce.hpp) on each rank's part of a netlist against the single-process
-// reduce() of the whole one. Usage: dist_reduce_check [--memory] NETLIST. Each rank parses the whole file
-// (a test may) and cuts its RankNetlist from it with split_netlist(), exactly the contract of
-// dist/rank_netlist.hpp; then
+// reduce() of the whole one. Usage: dist_reduce_check [--memory [--file-order]] NETLIST. Each rank
+// parses the whole file (a test may) and cuts its RankNetlist from it with split_netlist(),
+// exactly the contract of dist/rank_netlist.hpp; then
 //   - every rank's rows of G and b, before elimination, equal reduce()'s rows bit for bit, and
 //     every owned node's unknown and offset equal reduce()'s;
 //   - a netlist reduce() rejects is rejected on every rank with the same text;
-//   - after the pinned chain elimination, the CPU distributed PCG (solve_block) to a relative
-//     residual of 1e-12 gives owned_voltages() within 1e-9 V of the direct solve of reduce()'s G.
+//   - reduce_distributed(), in file order and repartitioned, solved by the CPU distributed PCG
+//     (solve_block) to a relative residual of 1e-12, gives owned_voltages() within 1e-9 V of
+//     the direct solve of reduce()'s G.
 // With --memory first, no checks: each rank cuts its part, frees the whole netlist, and reports
-// the peak resident memory that reduce_distributed(), the solve and owned_voltages() add on top
-// of its RankNetlist (docs/distributed.md's bytes per node per rank come from it).
+// the peak resident memory that reduce_distributed() (repartitioned, unless --file-order), the
+// solve and owned_voltages() add on top of its RankNetlist (docs/distributed.md's bytes per node
+// per rank come from it).
 // Rank 0 prints "reduce checks passed on P ranks" (or "... error matched on P ranks: TEXT") at the
 // end, one line per failed check before; exit 1 on a failure.
 #include <mpi.h>
@@ -98,6 +100,37 @@ void check_rows(const OwnedRows& rows, const ReducedSystem& sys, const SuperNode
   if (bad_nodes > 0) fail(rank, std::to_string(bad_nodes) + " node(s) with another unknown or offset than reduce()'s");
 }
 
+// reduce_distributed() with or without the repartition, solved by the CPU distributed PCG:
+// owned_voltages() against the direct solve's voltages of every node (`reference`).
+void check_solve(const RankNetlist& part, bool repartition, const std::vector<double>& reference) {
+  const int rank = part.rank;
+  const char* how = repartition ? "repartitioned" : "file order";
+  const RankSystem rs = reduce_distributed(part, MPI_COMM_WORLD, repartition);
+  SolveControl control;
+  control.tolerance = 1e-12;
+  control.max_iterations = 5000;
+  const BlockSolve s = solve_block(rs.block, control, BlockPreconditioner{"cmg", CmgOptions{}, 0});
+  if (!s.result.converged) fail(rank, std::string(how) + ": PCG did not converge");
+  const std::vector<double> v = owned_voltages(rs, s.x, MPI_COMM_WORLD);
+  double worst = 0;
+  for (uint32_t i = 0; i < part.owned(); ++i) worst = std::max(worst, std::fabs(v[i] - reference[part.first_node + i]));
+  if (!(worst <= 1e-9)) fail(rank, std::string(how) + ": voltages " + std::to_string(worst) + " V from the direct solve's");
+  MPI_Allreduce(MPI_IN_PLACE, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  int64_t elsewhere = 0;  // owned nodes whose unknown another rank owns (a super-node across ranks)
+  for (uint32_t i = 0; i < part.owned(); ++i) {
+    const int32_t u = rs.super_nodes.unknown_of(part.first_node + i);
+    elsewhere += u >= 0 && owner_of_row(rs.unknown_begin, u) != rank;
+  }
+  MPI_Allreduce(MPI_IN_PLACE, &elsewhere, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+  std::printf("%s, rank %d: %u nodes, %d unknowns, %d kept, halo %d, %d iterations\n", how, rank, part.owned(),
+              rs.unknowns(), rs.block.rows(), rs.block.halo(), s.result.iterations);
+  std::fflush(stdout);
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (rank == 0)
+    std::printf("%s: worst voltage difference %.3g V; %lld node(s) with another rank's unknown\n", how, worst,
+                static_cast<long long>(elsewhere));
+}
+
 // The Linux peak-resident counter (VmHWM) reset to the current resident size.
 void reset_peak_memory() {
   if (FILE* f = std::fopen("/proc/self/clear_refs", "w")) {
@@ -107,7 +140,7 @@ void reset_peak_memory() {
 }
 
 // --memory: per rank, what the distributed reduction and solve add to the resident memory.
-void measure_memory(const char* netlist, int rank, int ranks) {
+void measure_memory(const char* netlist, bool repartition, int rank, int ranks) {
   RankNetlist part;
   {
     const Netlist nl = parse_netlist(netlist);
@@ -115,13 +148,7 @@ void measure_memory(const char* netlist, int rank, int ranks) {
   }
   reset_peak_memory();
   const uint64_t base = host_memory().resident;
-  // The three steps of reduce_distributed(), each one's peak above the base.
-  SuperNodes sn(part, MPI_COMM_WORLD);
-  const uint64_t merged_peak = host_memory().peak;
-  OwnedRows rows = stamp_owned_rows(part, sn, MPI_COMM_WORLD);
-  const uint64_t stamped_peak = host_memory().peak;
-  reset_peak_memory();
-  const RankSystem rs = eliminate_and_split(std::move(sn), std::move(rows), part, MPI_COMM_WORLD);
+  const RankSystem rs = reduce_distributed(part, MPI_COMM_WORLD, repartition);
   const HostMemory reduced = host_memory();
   SolveControl control;
   control.tolerance = 1e-10;
@@ -129,21 +156,17 @@ void measure_memory(const char* netlist, int rank, int ranks) {
   const std::vector<double> v = owned_voltages(rs, s.x, MPI_COMM_WORLD);
   const HostMemory done = host_memory();
   const double nodes = part.owned();
-  const uint64_t reduction_peak = std::max({merged_peak, stamped_peak, reduced.peak});
-  const uint64_t peak = std::max(reduction_peak, done.peak);
   for (int q = 0; q < ranks; ++q) {
     MPI_Barrier(MPI_COMM_WORLD);
     if (q != rank) continue;
     std::printf("rank %d of %d: %u nodes, %zu elements, %d unknowns, %d kept, halo %d, %d iterations (coarse %lld); "
-                "held before: %.1f MB; "
-                "reduction peak +%.1f MB (%.0f B/node), held after it +%.1f MB (%.0f B/node); "
-                "with solve and voltages peak +%.1f MB (%.0f B/node); super-nodes %.1f MB; step peaks: merge +%.1f, "
-                "stamp +%.1f, eliminate and split +%.1f MB\n",
+                "held before: %.1f MB; reduction peak +%.1f MB (%.0f B/node), held after it +%.1f MB (%.0f B/node); "
+                "with solve and voltages peak +%.1f MB (%.0f B/node); super-nodes %.1f MB\n",
                 rank, ranks, part.owned(), part.elements.size(), rs.unknowns(), rs.block.rows(), rs.block.halo(),
-                s.result.iterations, static_cast<long long>(s.coarse_unknowns), double(base) / 1e6, double(reduction_peak - base) / 1e6, double(reduction_peak - base) / nodes,
+                s.result.iterations, static_cast<long long>(s.coarse_unknowns), double(base) / 1e6,
+                double(reduced.peak - base) / 1e6, double(reduced.peak - base) / nodes,
                 double(reduced.resident - base) / 1e6, double(reduced.resident - base) / nodes,
-                double(peak - base) / 1e6, double(peak - base) / nodes, double(rs.super_nodes.bytes()) / 1e6,
-                double(merged_peak - base) / 1e6, double(stamped_peak - base) / 1e6, double(reduced.peak - base) / 1e6);
+                double(done.peak - base) / 1e6, double(done.peak - base) / nodes, double(rs.super_nodes.bytes()) / 1e6);
     std::fflush(stdout);
   }
 }
@@ -155,13 +178,13 @@ int main(int argc, char** argv) {
   int rank = 0, ranks = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);
-  if (argc == 3 && std::string(argv[1]) == "--memory") {
-    measure_memory(argv[2], rank, ranks);
+  if (argc >= 3 && std::string(argv[1]) == "--memory") {
+    measure_memory(argv[argc - 1], !(argc == 4 && std::string(argv[2]) == "--file-order"), rank, ranks);
     MPI_Finalize();
     return 0;
   }
   if (argc != 2) {
-    if (rank == 0) std::printf("usage: dist_reduce_check [--memory] NETLIST\n");
+    if (rank == 0) std::printf("usage: dist_reduce_check [--memory [--file-order]] NETLIST\n");
     MPI_Finalize();
     return 2;
   }
@@ -177,39 +200,14 @@ int main(int argc, char** argv) {
     }
     const RankNetlist part = split_netlist(nl, rank, ranks);
     try {
-      SuperNodes sn(part, MPI_COMM_WORLD);
-      OwnedRows rows = stamp_owned_rows(part, sn, MPI_COMM_WORLD);
+      const SuperNodes sn(part, MPI_COMM_WORLD);
+      const OwnedRows rows = stamp_owned_rows(part, sn, MPI_COMM_WORLD);
       if (!serial_error.empty()) fail(rank, "the distributed reduction accepts what reduce() rejects: " + serial_error);
       check_rows(rows, sys, sn, part);
-      const RankSystem rs = eliminate_and_split(std::move(sn), std::move(rows), part, MPI_COMM_WORLD);
-
-      SolveControl control;
-      control.tolerance = 1e-12;
-      control.max_iterations = 5000;
-      const BlockSolve s = solve_block(rs.block, control, BlockPreconditioner{"cmg", CmgOptions{}, 0});
-      if (!s.result.converged) fail(rank, "PCG did not converge");
-      const std::vector<double> v = owned_voltages(rs, s.x, MPI_COMM_WORLD);
-
       std::vector<double> x;
       solve_direct(sys.G, sys.b, x);
       const std::vector<double> reference = node_voltages(sys, x);
-      double worst = 0;
-      for (uint32_t i = 0; i < part.owned(); ++i)
-        worst = std::max(worst, std::fabs(v[i] - reference[part.first_node + i]));
-      if (!(worst <= 1e-9)) fail(rank, "voltages " + std::to_string(worst) + " V from the direct solve's");
-      MPI_Allreduce(MPI_IN_PLACE, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-      const HostMemory memory = host_memory();
-      std::printf("rank %d: %u nodes, %d unknowns, %d kept, halo %d, %d iterations, peak host %.1f MB\n", rank,
-                  part.owned(), rs.unknowns(), rs.block.rows(), rs.block.halo(), s.result.iterations,
-                  double(memory.peak) / 1e6);
-      int64_t elsewhere = 0;  // owned nodes whose unknown another rank owns (a super-node across ranks)
-      for (uint32_t i = 0; i < part.owned(); ++i) {
-        const int32_t u = rs.super_nodes.unknown_of(part.first_node + i);
-        elsewhere += u >= 0 && owner_of_unknown(rs.unknown_begin, u) != rank;
-      }
-      MPI_Allreduce(MPI_IN_PLACE, &elsewhere, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
-      if (rank == 0) std::printf("worst voltage difference %.3g V; %lld node(s) with another rank's unknown\n", worst,
-                                 static_cast<long long>(elsewhere));
+      for (bool repartition : {false, true}) check_solve(part, repartition, reference);
     } catch (const InputError& e) {
       if (serial_error.empty()) fail(rank, std::string("the distributed reduction rejects what reduce() accepts: ") + e.what());
       else if (serial_error != e.what()) fail(rank, "error text '" + std::string(e.what()) + "', reduce()'s '" + serial_error + "'");

@@ -261,6 +261,7 @@ TEST_CASE("the distributed reduction: each rank's rows are reduce()'s bit for bi
       CHECK(log.find("reduce checks passed on " + std::to_string(ranks) + " ranks") != std::string::npos);
       // The tail's super-nodes span ranks: their values are fetched from rank 0 and others.
       if (netlist == span && ranks > 1) CHECK(log.find(" 0 node(s) with another rank's unknown") == std::string::npos);
+      CHECK(log.find("repartitioned: worst voltage difference") != std::string::npos);
     }
 }
 

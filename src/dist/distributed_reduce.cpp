@@ -16,21 +16,21 @@ struct SplitRows {
   std::vector<uint8_t> pinned;
 };
 
-SplitRows split(const OwnedRows& rows) {
-  const int32_t n = rows.rows(), first = rows.first_unknown;
+SplitRows split(const DistributedRows& rows) {
+  const int32_t n = rows.rows.rows, first = int32_t(rows.first_row);
   SplitRows s;
   s.local.rows = s.cut.rows = n;
   s.pinned.assign(size_t(n), 0);
   s.local.ptr.reserve(size_t(n) + 1);
   s.cut.ptr.reserve(size_t(n) + 1);
-  s.local.col.reserve(rows.G.col.size());
-  s.local.val.reserve(rows.G.col.size());
+  s.local.col.reserve(rows.rows.col.size());
+  s.local.val.reserve(rows.rows.col.size());
   for (int32_t u = 0; u < n; ++u) {
-    for (int32_t k = rows.G.ptr[size_t(u)]; k < rows.G.ptr[size_t(u) + 1]; ++k) {
-      const int32_t j = rows.G.col[size_t(k)];
+    for (int32_t k = rows.rows.ptr[size_t(u)]; k < rows.rows.ptr[size_t(u) + 1]; ++k) {
+      const int32_t j = rows.rows.col[size_t(k)];
       CsrMatrix& to = j >= first && j - first < n ? s.local : s.cut;
       to.col.push_back(&to == &s.local ? j - first : j);
-      to.val.push_back(rows.G.val[size_t(k)]);
+      to.val.push_back(rows.rows.val[size_t(k)]);
     }
     s.local.ptr.push_back(int32_t(s.local.col.size()));
     s.cut.ptr.push_back(int32_t(s.cut.col.size()));
@@ -39,18 +39,13 @@ SplitRows split(const OwnedRows& rows) {
   return s;
 }
 
-}  // namespace
-
-RankSystem eliminate_and_split(SuperNodes super_nodes, OwnedRows rows, const RankNetlist& nl, MPI_Comm comm) {
-  RankSystem sys;
-  sys.super_nodes = std::move(super_nodes);
-  sys.first_node = nl.first_node;
-  sys.owned_nodes = nl.owned();
-  const int32_t n = rows.rows();
+// Steps 4 and 5 on `rows`, rank q holding rows [row_begin[q], row_begin[q + 1]).
+void eliminate_and_split(RankSystem& sys, DistributedRows rows, const std::vector<int64_t>& row_begin, int ranks,
+                         MPI_Comm comm) {
+  const int32_t n = rows.rows.rows;
   SplitRows s = split(rows);
   std::vector<double> b = std::move(rows.b);
-  sys.unknown_begin = std::move(rows.unknown_begin);
-  rows = OwnedRows{};
+  rows = DistributedRows{};
 
   sys.elimination = eliminate_chains(s.local, b, &s.pinned);
   s.local = CsrMatrix{};
@@ -59,12 +54,11 @@ RankSystem eliminate_and_split(SuperNodes super_nodes, OwnedRows rows, const Ran
 
   // The kept rows' global numbering: rank after rank, in their order.
   RankBlock& blk = sys.block;
-  blk.rank = nl.rank;
   int32_t kept = e.G.rows, first_row = 0;
   int64_t total = kept;
   MPI_Exscan(&kept, &first_row, 1, MPI_INT32_T, MPI_SUM, comm);
   MPI_Allreduce(MPI_IN_PLACE, &total, 1, MPI_INT64_T, MPI_SUM, comm);
-  blk.first_row = nl.rank == 0 ? 0 : first_row;
+  blk.first_row = blk.rank == 0 ? 0 : first_row;
   blk.global_rows = total;
   std::vector<int32_t> kept_index(size_t(n), -1);  // local unknown -> local kept row
   for (size_t k = 0; k < e.kept.size(); ++k) kept_index[size_t(e.kept[k])] = int32_t(k);
@@ -74,9 +68,9 @@ RankSystem eliminate_and_split(SuperNodes super_nodes, OwnedRows rows, const Ran
   std::vector<int32_t> halo(s.cut.col.begin(), s.cut.col.end());
   std::sort(halo.begin(), halo.end());
   halo.erase(std::unique(halo.begin(), halo.end()), halo.end());
-  std::vector<int32_t> neighbor_of(size_t(nl.ranks), -1);
+  std::vector<int32_t> neighbor_of(size_t(ranks), -1);
   for (int32_t h = 0; h < int32_t(halo.size()); ++h) {
-    const int q = owner_of_unknown(sys.unknown_begin, halo[size_t(h)]);
+    const int q = owner_of_row(row_begin, halo[size_t(h)]);
     if (neighbor_of[size_t(q)] < 0) {
       neighbor_of[size_t(q)] = int32_t(blk.neighbors.size());
       blk.neighbors.push_back({q, h, 0, {}});
@@ -92,7 +86,7 @@ RankSystem eliminate_and_split(SuperNodes super_nodes, OwnedRows rows, const Ran
       const int32_t j = s.cut.col[size_t(k)];
       B.col.push_back(int32_t(std::lower_bound(halo.begin(), halo.end(), j) - halo.begin()));
       B.val.push_back(s.cut.val[size_t(k)]);
-      std::vector<int32_t>& send = blk.neighbors[size_t(neighbor_of[size_t(owner_of_unknown(sys.unknown_begin, j))])].send;
+      std::vector<int32_t>& send = blk.neighbors[size_t(neighbor_of[size_t(owner_of_row(row_begin, j))])].send;
       if (send.empty() || send.back() != l) send.push_back(l);
     }
     B.ptr.push_back(int32_t(B.col.size()));
@@ -102,7 +96,7 @@ RankSystem eliminate_and_split(SuperNodes super_nodes, OwnedRows rows, const Ran
 
   // The halo's new numbers, from their owners: each neighbour sends its send list's, ascending,
   // which are the rows of it this rank's halo holds, in the same order.
-  std::vector<int> counts(size_t(nl.ranks), 0);
+  std::vector<int> counts(size_t(ranks), 0);
   std::vector<int32_t> numbers;
   for (const Neighbor& nb : blk.neighbors) {
     counts[size_t(nb.rank)] = int(nb.send.size());
@@ -118,13 +112,29 @@ RankSystem eliminate_and_split(SuperNodes super_nodes, OwnedRows rows, const Ran
   blk.b = std::move(e.b);
   e.G = CsrMatrix{};
   e.b = {};
-  return sys;
 }
 
-RankSystem reduce_distributed(const RankNetlist& nl, MPI_Comm comm) {
-  SuperNodes super_nodes(nl, comm);
-  OwnedRows rows = stamp_owned_rows(nl, super_nodes, comm);
-  return eliminate_and_split(std::move(super_nodes), std::move(rows), nl, comm);
+}  // namespace
+
+RankSystem reduce_distributed(const RankNetlist& nl, MPI_Comm comm, bool repartition) {
+  RankSystem sys;
+  sys.first_node = nl.first_node;
+  sys.owned_nodes = nl.owned();
+  sys.block.rank = nl.rank;
+  sys.super_nodes = SuperNodes(nl, comm);
+  OwnedRows owned = stamp_owned_rows(nl, sys.super_nodes, comm);
+  sys.unknown_begin = owned.unknown_begin;
+  DistributedRows rows{owned.first_unknown, owned.unknown_begin.back(), std::move(owned.G), std::move(owned.b)};
+  owned = OwnedRows{};
+  std::vector<int64_t> row_begin(sys.unknown_begin.begin(), sys.unknown_begin.end());
+  if (repartition && nl.ranks > 1 && rows.global_rows > 0) {
+    RowMigration plan = plan_migration(rows, comm);
+    rows = migrate(rows, plan, comm);
+    row_begin = plan.new_offset;
+    sys.migration = std::move(plan);
+  }
+  eliminate_and_split(sys, std::move(rows), row_begin, nl.ranks, comm);
+  return sys;
 }
 
 std::vector<double> owned_voltages(const RankSystem& sys, const std::vector<double>& x_block, MPI_Comm comm) {
@@ -132,6 +142,7 @@ std::vector<double> owned_voltages(const RankSystem& sys, const std::vector<doub
   const int32_t first = sys.first_unknown(), n = sys.unknowns();
   std::vector<double> x;
   sys.elimination.recover(x_block, x);
+  if (sys.migration) x = return_values(x, *sys.migration, comm);  // over this rank's unknowns again
 
   // Unknowns of other ranks that nodes of this one take their voltage from, ascending (so
   // grouped by owner): asked of their owners in one all-to-all, answered in another.
@@ -144,7 +155,7 @@ std::vector<double> owned_voltages(const RankSystem& sys, const std::vector<doub
   remote.erase(std::unique(remote.begin(), remote.end()), remote.end());
   const auto ranks = sys.unknown_begin.size() - 1;
   std::vector<int> counts(ranks, 0), asked_counts;
-  for (int32_t u : remote) ++counts[size_t(owner_of_unknown(sys.unknown_begin, u))];
+  for (int32_t u : remote) ++counts[size_t(owner_of_row(sys.unknown_begin, u))];
   const std::vector<int32_t> asked = all_to_all(remote, counts, comm, asked_counts);
   std::vector<double> answers(asked.size());
   for (size_t i = 0; i < asked.size(); ++i) answers[i] = x[size_t(asked[i] - first)];

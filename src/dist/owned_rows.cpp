@@ -70,7 +70,7 @@ RowContributions exchange_contributions(const RankNetlist& nl, const SuperNodes&
   size_t local_count = 0;
   for (size_t k = 0; k < nl.elements.size(); ++k)
     contributions(nl.elements[k], sn, [&](const Contribution& c) {
-      const int q = owner_of_unknown(out.unknown_begin, c.row);
+      const int q = owner_of_row(out.unknown_begin, c.row);
       if (q == nl.rank) ++local_count;
       else ++send_counts[size_t(q)];
     });
@@ -80,7 +80,7 @@ RowContributions exchange_contributions(const RankNetlist& nl, const SuperNodes&
   rc.local.reserve(local_count);
   for (size_t k = 0; k < nl.elements.size(); ++k)
     contributions(nl.elements[k], sn, [&](const Contribution& c) {
-      const int q = owner_of_unknown(out.unknown_begin, c.row);
+      const int q = owner_of_row(out.unknown_begin, c.row);
       if (q == nl.rank) rc.local.push_back(c);
       else send[next[size_t(q)]++] = c;
     });

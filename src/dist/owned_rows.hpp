@@ -27,9 +27,10 @@ struct OwnedRows {
   int32_t rows() const { return G.rows; }
 };
 
-// The rank owning unknown u.
-inline int owner_of_unknown(const std::vector<int32_t>& unknown_begin, int32_t u) {
-  return int(std::upper_bound(unknown_begin.begin(), unknown_begin.end(), u) - unknown_begin.begin()) - 1;
+// The rank owning row u when rank q owns rows [begin[q], begin[q + 1]).
+template <class Index>
+int owner_of_row(const std::vector<Index>& begin, int64_t u) {
+  return int(std::upper_bound(begin.begin(), begin.end(), Index(u)) - begin.begin()) - 1;
 }
 
 // Collective over comm. Element k of rank r stamps the rows of its ends' unknowns wherever they
