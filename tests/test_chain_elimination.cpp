@@ -57,16 +57,21 @@ void check_exact(const CsrMatrix& G, const std::vector<double>& b) {
   CHECK(relative_residual(G, b, recovered) <= 1e-12);
 }
 
-}  // namespace
-
-TEST_CASE("a wire chain is eliminated completely and recovered exactly", "[chains]") {
-  // pad - n1 - n2 - ... - n5, loads along the way: all unknowns have at most two neighbours.
-  Netlist nl = parse_netlist_text(
+// pad - n1 - n2 - ... - n5, loads along the way: all unknowns have at most two neighbours.
+ReducedSystem chain_system() {
+  const Netlist nl = parse_netlist_text(
       "V1 pad 0 1.8\nR0 pad n1 0.5\nR1 n1 n2 1\nR2 n2 n3 2\nR3 n3 n4 1\nR4 n4 n5 3\n"
       "I1 n2 0 10m\nI2 n5 0 20m\nR5 n3 0 100\n",
       "chain.sp");
   ReducedSystem sys = reduce(nl);
   REQUIRE(sys.unknowns() == 5);
+  return sys;
+}
+
+}  // namespace
+
+TEST_CASE("a wire chain is eliminated completely and recovered exactly", "[chains]") {
+  const ReducedSystem sys = chain_system();
   const EliminatedSystem e = eliminate_chains(sys.G, sys.b);
   CHECK(e.eliminated() == 5);
   CHECK(e.G.rows == 0);
@@ -98,12 +103,7 @@ TEST_CASE("chain elimination of grids is exact and leaves an SDD M-matrix", "[ch
 TEST_CASE("pinned rows are never eliminated, the rest stays exact", "[chains]") {
   // The chain of the first case with n3 pinned (as a row coupled to another rank would be): n3
   // stays, n1, n2, n4, n5 go, and the kept system solves to the whole system's voltages.
-  Netlist nl = parse_netlist_text(
-      "V1 pad 0 1.8\nR0 pad n1 0.5\nR1 n1 n2 1\nR2 n2 n3 2\nR3 n3 n4 1\nR4 n4 n5 3\n"
-      "I1 n2 0 10m\nI2 n5 0 20m\nR5 n3 0 100\n",
-      "chain.sp");
-  ReducedSystem sys = reduce(nl);
-  REQUIRE(sys.unknowns() == 5);
+  const ReducedSystem sys = chain_system();
   std::vector<uint8_t> pinned(5, 0);
   pinned[2] = 1;  // n3
   const EliminatedSystem e = eliminate_chains(sys.G, sys.b, &pinned);

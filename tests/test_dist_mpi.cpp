@@ -223,11 +223,12 @@ TEST_CASE("mpirun -np 2: a bad netlist or an unsupported option ends every rank 
   CHECK(test::read_text(dir.file("small.txt")) == "a 1.000000000000e+00\nb 5.000000000000e-01\n");
 }
 
-// tests/dist_reduce_check.cpp on 1 to 4 ranks; its log.
-std::string reduce_check(int ranks, const std::string& netlist, const test::TempDir& dir) {
+// tests/dist_reduce_check.cpp on `ranks` ranks of `threads` OpenMP threads each; its log.
+std::string reduce_check(int ranks, const std::string& netlist, const test::TempDir& dir, int threads = 1) {
   const std::string log = dir.file("reduce" + std::to_string(ranks) + ".log");
-  const int rc = run_command("timeout 300 \"" PGSIM_MPIRUN "\" --allow-run-as-root --oversubscribe -x OMP_NUM_THREADS=1 -np " +
-                                 std::to_string(ranks) + " \"" PGSIM_REDUCE_CHECK "\" \"" + netlist + "\"",
+  const int rc = run_command("timeout 300 \"" PGSIM_MPIRUN "\" --allow-run-as-root --oversubscribe -x OMP_NUM_THREADS=" +
+                                 std::to_string(threads) + " -np " + std::to_string(ranks) + " \"" PGSIM_REDUCE_CHECK
+                                 "\" \"" + netlist + "\"",
                              log);
   const std::string text = test::read_text(log);
   CAPTURE(ranks, text);
@@ -263,6 +264,9 @@ TEST_CASE("the distributed reduction: each rank's rows are reduce()'s bit for bi
       if (netlist == span && ranks > 1) CHECK(log.find(" 0 node(s) with another rank's unknown") == std::string::npos);
       CHECK(log.find("repartitioned: worst voltage difference") != std::string::npos);
     }
+  // Threads split each rank's elements and rows: the same bits for any count.
+  for (const std::string& netlist : {gen, span})
+    CHECK(reduce_check(2, netlist, dir, 3).find("reduce checks passed on 2 ranks") != std::string::npos);
 }
 
 TEST_CASE("the distributed reduction rejects a loop of sources, a floating part and no sources with reduce()'s text",

@@ -144,13 +144,17 @@ std::vector<double> owned_voltages(const RankSystem& sys, const std::vector<doub
   sys.elimination.recover(x_block, x);
   if (sys.migration) x = return_values(x, *sys.migration, comm);  // over this rank's unknowns again
 
-  // Unknowns of other ranks that nodes of this one take their voltage from, ascending (so
-  // grouped by owner): asked of their owners in one all-to-all, answered in another.
+  // Every owned node's unknown (looked up in parallel), and the unknowns of other ranks that some
+  // take their voltage from, ascending (so grouped by owner): asked of their owners in one
+  // all-to-all, answered in another.
+  const auto nodes = std::ptrdiff_t(sys.owned_nodes);
+  std::vector<int32_t> unknown(sys.owned_nodes);
+#pragma omp parallel for schedule(static, 4096)
+  for (std::ptrdiff_t i = 0; i < nodes; ++i) unknown[size_t(i)] = sn.unknown_of(sys.first_node + uint32_t(i));
+  const auto elsewhere = [&](int32_t u) { return u >= 0 && (u < first || u - first >= n); };
   std::vector<int32_t> remote;
-  for (uint32_t i = 0; i < sys.owned_nodes; ++i) {
-    const int32_t u = sn.unknown_of(sys.first_node + i);
-    if (u >= 0 && (u < first || u - first >= n)) remote.push_back(u);
-  }
+  for (int32_t u : unknown)
+    if (elsewhere(u)) remote.push_back(u);
   std::sort(remote.begin(), remote.end());
   remote.erase(std::unique(remote.begin(), remote.end()), remote.end());
   const auto ranks = sys.unknown_begin.size() - 1;
@@ -163,13 +167,13 @@ std::vector<double> owned_voltages(const RankSystem& sys, const std::vector<doub
   const std::vector<double> values = all_to_all(answers, asked_counts, comm, answered_counts);
 
   std::vector<double> v(sys.owned_nodes);
-  for (uint32_t i = 0; i < sys.owned_nodes; ++i) {
-    const uint32_t node = sys.first_node + i;
-    const int32_t u = sn.unknown_of(node);
+#pragma omp parallel for schedule(static, 4096)
+  for (std::ptrdiff_t i = 0; i < nodes; ++i) {
+    const int32_t u = unknown[size_t(i)];
     double xu = 0.0;
-    if (u >= 0 && u >= first && u - first < n) xu = x[size_t(u - first)];
-    else if (u >= 0) xu = values[size_t(std::lower_bound(remote.begin(), remote.end(), u) - remote.begin())];
-    v[i] = sn.offset_of(node) + xu;
+    if (elsewhere(u)) xu = values[size_t(std::lower_bound(remote.begin(), remote.end(), u) - remote.begin())];
+    else if (u >= 0) xu = x[size_t(u - first)];
+    v[size_t(i)] = sn.offset_of(sys.first_node + uint32_t(i)) + xu;
   }
   return v;
 }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <numeric>
 #include <stdexcept>
 #include <string>
 
@@ -66,24 +67,48 @@ RowContributions exchange_contributions(const RankNetlist& nl, const SuperNodes&
                                         MPI_Comm comm) {
   const auto ranks = size_t(nl.ranks);
   RowContributions rc;
+  // In parallel, order kept: thread t takes the t-th contiguous range of elements, counts its
+  // contributions per destination, then writes them after those of threads before it.
+  const int threads = omp_get_max_threads();
+  const auto destinations = ranks + 1;  // the ranks, then this rank's own (kept apart from the send buffer)
+  std::vector<size_t> count(size_t(threads) * destinations, 0);  // [thread][destination], then where it writes
+  std::vector<Contribution> send;
   std::vector<int> send_counts(ranks, 0);
-  size_t local_count = 0;
-  for (size_t k = 0; k < nl.elements.size(); ++k)
-    contributions(nl.elements[k], sn, [&](const Contribution& c) {
+  const size_t elements = nl.elements.size();
+#pragma omp parallel num_threads(threads)
+  {
+    const auto t = size_t(omp_get_thread_num());
+    const size_t from = elements * t / size_t(threads), to = elements * (t + 1) / size_t(threads);
+    size_t* mine = &count[t * destinations];
+    const auto destination = [&](const Contribution& c) {
       const int q = owner_of_row(out.unknown_begin, c.row);
-      if (q == nl.rank) ++local_count;
-      else ++send_counts[size_t(q)];
-    });
-  std::vector<size_t> next(ranks, 0);
-  for (size_t q = 1; q < ranks; ++q) next[q] = next[q - 1] + size_t(send_counts[q - 1]);
-  std::vector<Contribution> send(next[ranks - 1] + size_t(send_counts[ranks - 1]));
-  rc.local.reserve(local_count);
-  for (size_t k = 0; k < nl.elements.size(); ++k)
-    contributions(nl.elements[k], sn, [&](const Contribution& c) {
-      const int q = owner_of_row(out.unknown_begin, c.row);
-      if (q == nl.rank) rc.local.push_back(c);
-      else send[next[size_t(q)]++] = c;
-    });
+      return q == nl.rank ? ranks : size_t(q);
+    };
+    for (size_t k = from; k < to; ++k)
+      contributions(nl.elements[k], sn, [&](const Contribution& c) { ++mine[destination(c)]; });
+#pragma omp barrier
+#pragma omp single
+    {
+      size_t at = 0;  // the send buffer: destination by destination, thread by thread within one
+      for (size_t q = 0; q < destinations; ++q) {
+        if (q == ranks) at = 0;  // this rank's own: their own array
+        const size_t first = at;
+        for (size_t u = 0; u < size_t(threads); ++u) {
+          const size_t n = count[u * destinations + q];
+          count[u * destinations + q] = at;
+          at += n;
+        }
+        if (q < ranks) send_counts[q] = record_count(at - first);
+      }
+      send.resize(size_t(std::accumulate(send_counts.begin(), send_counts.end(), int64_t(0))));
+      rc.local.resize(at);
+    }
+    for (size_t k = from; k < to; ++k)
+      contributions(nl.elements[k], sn, [&](const Contribution& c) {
+        const size_t q = destination(c);
+        (q == ranks ? rc.local : send)[mine[q]++] = c;
+      });
+  }
   std::vector<int> recv_counts;
   rc.received = all_to_all(send, send_counts, comm, recv_counts);
   std::vector<Contribution>().swap(send);
