@@ -54,7 +54,9 @@ struct RankSystem {
 
 // Steps 1 to 5 (step 3 only with `repartition` and more than one rank). Throws InputError, on
 // every rank with reduce()'s text, for a netlist without sources, a disagreeing loop of sources
-// and shorts, or a floating part of the circuit.
+// and shorts, or a floating part of the circuit. Anything else (a rank's rows beyond this
+// build's index width, std::bad_alloc) is thrown on the rank where it happens alone: the caller
+// must end the job (MpiSession::abort), or the other ranks wait forever.
 RankSystem reduce_distributed(const RankNetlist& nl, MPI_Comm comm, bool repartition = true);
 
 // Collective. The voltage of every node this rank owns (index i: node first_node + i) from the

@@ -38,8 +38,8 @@ int owner_of_row(const std::vector<Index>& begin, int64_t u) {
 // element end), and each row sums its contributions in element order (ranks' elements in
 // rank order, then file order), conductances first then current sources, as reduce() does.
 // Throws InputError with reduce()'s text, on every rank, for a floating part of the circuit
-// (the first node of its lowest unknown, and its netlist node count) and for more than 2^31
-// entries in one rank's rows.
+// (the first node of its lowest unknown, and its netlist node count). More than 2^31 entries in
+// one rank's rows is an InputError on that rank alone (the caller must end the job).
 OwnedRows stamp_owned_rows(const RankNetlist& nl, const SuperNodes& super_nodes, MPI_Comm comm);
 
 }  // namespace pgsim::dist
