@@ -57,6 +57,7 @@ SuperNodes::SuperNodes(const RankNetlist& nl, MPI_Comm comm) : total_nodes_(nl.t
   for (const MergeEdge& e : edges) member_.push_back(e.plus), member_.push_back(e.minus);
   std::sort(member_.begin(), member_.end());
   member_.erase(std::unique(member_.begin(), member_.end()), member_.end());
+  member_.shrink_to_fit();  // held for the whole run, on every rank
   const auto m = uint32_t(member_.size());
   for (MergeEdge& e : edges) {
     e.plus = uint32_t(member_index(e.plus));
