@@ -129,7 +129,7 @@ RankSystem reduce_distributed(const RankNetlist& nl, MPI_Comm comm, bool reparti
   std::vector<int64_t> row_begin(sys.unknown_begin.begin(), sys.unknown_begin.end());
   if (repartition && nl.ranks > 1 && rows.global_rows > 0) {
     RowMigration plan = plan_migration(rows, comm);
-    rows = migrate(rows, plan, comm);
+    rows = migrate(std::move(rows), plan, comm);
     row_begin = plan.new_offset;
     sys.migration = std::move(plan);
   }

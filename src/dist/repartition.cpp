@@ -167,7 +167,7 @@ RowMigration plan_migration(const DistributedRows& mine, MPI_Comm comm) {
   return plan;
 }
 
-DistributedRows migrate(const DistributedRows& mine, const RowMigration& plan, MPI_Comm comm) {
+DistributedRows migrate(DistributedRows mine, const RowMigration& plan, MPI_Comm comm) {
   const int P = comm_size(comm), me = comm_rank(comm);
   const auto parts = static_cast<size_t>(P);
   const int32_t n = mine.rows.rows;
@@ -196,11 +196,16 @@ DistributedRows migrate(const DistributedRows& mine, const RowMigration& plan, M
       vals[e] = mine.rows.val[k];
     }
   }
+  mine = DistributedRows{};  // packed: at most two copies of the rows from here on (sent and received, then received and new)
   std::vector<int> received;
   const std::vector<int32_t> in_lengths = exchange(lengths, row_counts, MPI_INT32_T, comm, "rows", &received);
+  std::vector<int32_t>().swap(lengths);
   const std::vector<double> in_b = exchange(b, row_counts, MPI_DOUBLE, comm, "rows");
+  std::vector<double>().swap(b);
   const std::vector<int32_t> in_cols = exchange(cols, entry_counts, MPI_INT32_T, comm, "entries");
+  std::vector<int32_t>().swap(cols);
   const std::vector<double> in_vals = exchange(vals, entry_counts, MPI_DOUBLE, comm, "entries");
+  std::vector<double>().swap(vals);
 
   std::vector<int64_t> entry_start(in_lengths.size() + 1, 0);
   for (size_t k = 0; k < in_lengths.size(); ++k) entry_start[k + 1] = entry_start[k] + in_lengths[k];

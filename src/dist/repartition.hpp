@@ -57,8 +57,9 @@ struct RowMigration {
 // size. Deterministic. Requires global_rows >= 1; ranks may hold no rows.
 RowMigration plan_migration(const DistributedRows& mine, MPI_Comm comm);
 
-// Collective: this rank's rows under the plan, columns renumbered, b moved with them.
-DistributedRows migrate(const DistributedRows& mine, const RowMigration& plan, MPI_Comm comm);
+// Collective: this rank's rows under the plan, columns renumbered, b moved with them. `mine` is
+// consumed (released once packed: at most two copies of a rank's rows are held at once).
+DistributedRows migrate(DistributedRows mine, const RowMigration& plan, MPI_Comm comm);
 
 // Collective, the inverse of migrate for one value per row: `moved` over this rank's rows after
 // the migration, returned over its rows before it.
