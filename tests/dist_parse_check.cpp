@@ -1,19 +1,21 @@
 // Run under mpirun by tests/test_dist_parse.cpp: the distributed parse (dist/distributed_parse.hpp)
 // and the distributed voltages file (app/distributed_voltages.hpp) against one process's.
 //
-//   dist_parse_check parse FILE [--random N] [--at O1,O2,...] [--small-chunks] [--no-warnings]
-//     parses FILE with the default cuts, at the given offsets (one per rank, the first 0), and
+//   dist_parse_check parse FILE [--random N] [--at O1,O2,...] [--no-default] [--small-chunks] [--no-warnings]
+//     parses FILE with the default cuts (unless --no-default), at the given offsets (one per
+//     rank, the first 0; --at lists for other rank counts are skipped), and
 //     at N random sets of offsets (the same on every rank: a fixed seed), and checks every time
 //     that the ranks' elements, in rank order, are the serial parse's (kind, global node ids,
 //     value, name, file:line), that the owned names in rank order are the serial node names,
 //     that first_node and total_nodes agree, that bytes read add up, and (unless --no-warnings)
 //     that rank 0's warnings are the serial parse's. --small-chunks: each rank's parse in tiny
 //     blocks and chunks too. Prints "FAIL ..." per failed check; exit 1 on any.
-//   dist_parse_check error FILE [--at ...]
-//     expects the parse to fail: every rank prints "rank R: WHAT" and the program exits 2.
+//   dist_parse_check error FILE...
+//     parses each FILE: every rank prints "rank R: FILE: WHAT" for an error, "rank R: FILE: no
+//     error" otherwise; exit 2 when any failed.
 //   dist_parse_check write FILE OUT SERIAL
 //     writes made-up voltages of FILE's nodes to OUT (distributed) and, on rank 0, the same
-//     values through write_voltages to SERIAL; a failure prints "rank R: WHAT", exit 2.
+//     values through write_voltages to SERIAL; a failure prints "rank R: write: WHAT", exit 2.
 //   dist_parse_check exchange
 //     exchange_bytes (dist/byte_exchange.hpp) of random sizes, in messages of 1, 7 and the
 //     default bytes at most: every byte arrives where it belongs.
@@ -135,6 +137,7 @@ int run_parse(int argc, char** argv) {
     else if (a == "--at") configs.push_back(parse_offsets(argv[++i]));
     else if (a == "--small-chunks") small = true;
     else if (a == "--no-warnings") warnings = false;
+    else if (a == "--no-default") configs.erase(configs.begin());
   }
   const Netlist serial = parse_netlist(path);
   const uint64_t size = FileRangeInput(path, 0, 0).file_size();
@@ -150,7 +153,7 @@ int run_parse(int argc, char** argv) {
     configs.push_back(at);
   }
   for (size_t k = 0; k < configs.size(); ++k) {
-    if (!configs[k].empty() && configs[k].size() != size_t(ranks)) continue;  // --at for another rank count
+    if (!configs[k].empty() && configs[k].size() != size_t(ranks)) continue;
     check_parse(path, serial, configs[k], {}, warnings);
     if (small) {
       ParseOptions tiny;
@@ -163,16 +166,15 @@ int run_parse(int argc, char** argv) {
 }
 
 int run_error(int argc, char** argv) {
-  std::vector<uint64_t> at;
-  if (argc > 4 && std::string(argv[3]) == "--at") at = parse_offsets(argv[4]);
-  try {
-    parse_distributed(argv[2], MPI_COMM_WORLD, {}, at);
-  } catch (const std::exception& e) {
-    std::printf("rank %d: %s\n", rank, e.what());
-    return 2;
-  }
-  std::printf("rank %d: no error\n", rank);
-  return 0;
+  int code = 0;
+  for (int i = 2; i < argc; ++i) try {
+      parse_distributed(argv[i], MPI_COMM_WORLD);
+      std::printf("rank %d: %s: no error\n", rank, argv[i]);
+    } catch (const std::exception& e) {
+      std::printf("rank %d: %s: %s\n", rank, argv[i], e.what());
+      code = 2;
+    }
+  return code;
 }
 
 // Made-up voltages: signs, zeros and exponents of every size.
@@ -188,7 +190,7 @@ int run_write(char** argv) {
     for (uint32_t i = 0; i < rn.owned(); ++i) v[i] = value_of(rn.first_node + i);
     write_voltages_distributed(argv[3], rn, v, MPI_COMM_WORLD);
   } catch (const std::exception& e) {
-    std::printf("rank %d: %s\n", rank, e.what());
+    std::printf("rank %d: write: %s\n", rank, e.what());
     return 2;
   }
   if (rank == 0) {
@@ -240,6 +242,7 @@ int main(int argc, char** argv) {
   spdlog::set_level(spdlog::level::off);  // warnings are compared through Netlist::warnings
   const std::string mode = argc > 1 ? argv[1] : "";
   int code = 0;
+  try {
   if (mode == "parse" && argc > 2) code = run_parse(argc, argv);
   else if (mode == "error" && argc > 2) code = run_error(argc, argv);
   else if (mode == "write" && argc > 4) code = run_write(argv);
@@ -247,6 +250,9 @@ int main(int argc, char** argv) {
   else {
     if (rank == 0) std::printf("usage: dist_parse_check parse|error|write|exchange ...\n");
     code = 2;
+  }
+  } catch (const std::exception& e) {  // of the serial side: the check itself cannot go on
+    fail("%s", e.what());
   }
   int failed = failures;
   MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
