@@ -12,18 +12,13 @@
 
 #include "parser/input_error.hpp"
 #include "parser/netlist.hpp"
+#include "mpirun_util.hpp"
 #include "test_util.hpp"
 
 using namespace pgsim;
+using test::skip_without_mpirun;
 
 namespace {
-
-void skip_without_mpirun() {
-#if !defined(PGSIM_MPIRUN)
-  WARN("no MPI in this build, or no mpirun: skipped");
-  std::exit(77);
-#endif
-}
 
 #if defined(PGSIM_MPIRUN)
 struct Result {
@@ -31,14 +26,11 @@ struct Result {
   std::string output;
 };
 
-// dist_parse_check on `ranks` processes, one OpenMP thread each (--oversubscribe: the CI machine
-// has 2 cores; --allow-run-as-root: CI runs as root; timeout: a rank left waiting would hang).
+// dist_parse_check on `ranks` processes (test::mpirun).
 Result check(int ranks, const std::string& args, const test::TempDir& dir) {
   const std::string log = dir.file("check.log");
-  const int status = std::system(("timeout 300 \"" PGSIM_MPIRUN "\" --allow-run-as-root --oversubscribe -x OMP_NUM_THREADS=1 -np " +
-                                  std::to_string(ranks) + " \"" PGSIM_PARSE_CHECK "\" " + args + " >\"" + log + "\" 2>&1")
-                                     .c_str());
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, test::read_text(log)};
+  const int code = test::run_command(test::mpirun(ranks) + "\"" PGSIM_PARSE_CHECK "\" " + args, log);
+  return {code, test::read_text(log)};
 }
 
 void require_passed(const Result& r, const std::string& mode) {
