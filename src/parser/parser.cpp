@@ -29,6 +29,9 @@
 //    (recursively, the same way) before the rest of the chunk is parsed and entered.
 // Memory is touched once where it can be: arrays that threads fill are resized without zeroing
 // (default_init.hpp), chunk results and blocks are reused from block to block.
+// A part of a file (netlist_part.hpp, the distributed parse) goes the same way from its range's
+// first line, with its warnings kept rather than logged and its first error kept with its place
+// (errors travel inside the parse as Located, which the whole-file parse makes a ParseError).
 #include <omp.h>
 #include <spdlog/spdlog.h>
 
