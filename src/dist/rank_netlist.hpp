@@ -15,7 +15,8 @@
 //
 // Elements keep file order within the range; with the ranges in rank order they are the
 // serial parse's elements, split. Element names are interned per rank (a duplicate name in two
-// ranges is not detected); their ids index element_names.
+// ranges is not detected); their ids index element_names. Both name tables are read by id only
+// (no hash index: find() and intern() are not allowed).
 #include <cstdint>
 #include <string>
 #include <vector>
