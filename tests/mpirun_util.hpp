@@ -23,13 +23,13 @@ inline int run_command(const std::string& cmd, const std::string& log) {
 }
 
 #if defined(PGSIM_MPIRUN)
-// The start of a command line running a program on `ranks` MPI processes, one OpenMP thread each
-// (the CI machine has 2 cores). CI runs as root, which mpirun refuses without
+// The start of a command line running a program on `ranks` MPI processes, `threads` OpenMP
+// threads each (the CI machine has 2 cores). CI runs as root, which mpirun refuses without
 // --allow-run-as-root; --oversubscribe: more ranks than cores. `timeout`: a rank left waiting
 // would otherwise hang the test.
-inline std::string mpirun(int ranks) {
-  return "timeout 300 \"" PGSIM_MPIRUN "\" --allow-run-as-root --oversubscribe -x OMP_NUM_THREADS=1 -np " +
-         std::to_string(ranks) + " ";
+inline std::string mpirun(int ranks, int threads = 1) {
+  return "timeout 300 \"" PGSIM_MPIRUN "\" --allow-run-as-root --oversubscribe -x OMP_NUM_THREADS=" +
+         std::to_string(threads) + " -np " + std::to_string(ranks) + " ";
 }
 #endif
 

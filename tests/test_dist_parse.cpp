@@ -27,9 +27,9 @@ struct Result {
 };
 
 // dist_parse_check on `ranks` processes (test::mpirun).
-Result check(int ranks, const std::string& args, const test::TempDir& dir) {
+Result check(int ranks, const std::string& args, const test::TempDir& dir, int threads = 1) {
   const std::string log = dir.file("check.log");
-  const int code = test::run_command(test::mpirun(ranks) + "\"" PGSIM_PARSE_CHECK "\" " + args, log);
+  const int code = test::run_command(test::mpirun(ranks, threads) + "\"" PGSIM_PARSE_CHECK "\" " + args, log);
   return {code, test::read_text(log)};
 }
 
@@ -93,14 +93,24 @@ TEST_CASE("distributed parse: hand-written netlist, random cuts on continuations
   skip_without_mpirun();
   test::TempDir dir;
   const std::string path = tricky_netlist(dir);
-  const uint64_t size = std::filesystem::file_size(path);
+  const std::string text = test::read_text(path);
+  const auto at = [&](std::initializer_list<size_t> offsets) {
+    std::string s = " --at 0";
+    for (size_t o : offsets) s += "," + std::to_string(o);
+    return s;
+  };
+  // Cuts asked for on a '+' line, an indented one, between a CR and its LF, and inside the
+  // byte-order mark; every rank's range empty but one; all cuts at the file's end.
+  const size_t plus = text.find("\n+ n3_") + 1, indented = text.find("  +   2.0"), lf = text.find("\r\n") + 1;
+  REQUIRE(lf < plus);
+  const std::string args = path + " --random 40 --small-chunks" + at({plus}) + at({lf, indented}) + at({1, 2, plus}) +
+                           at({lf, plus, indented + 1}) + at({0, 0, 0}) + at({text.size(), text.size(), text.size()});
   for (int ranks = 1; ranks <= 4; ++ranks) {
     INFO(ranks << " ranks");
-    // Every rank's range empty but one; all cuts at the file's end; ranges starting inside a CRLF pair.
-    const std::string args = path + " --random 40 --small-chunks --at 0,0,0,0 --at 0," + std::to_string(size) + "," +
-                             std::to_string(size) + "," + std::to_string(size) + " --at 0,1,2 --at 0,41";
     require_passed(check(ranks, "parse " + args, dir), "parse");
   }
+  // Two threads per rank: the parse's chunks and the node numbering's per-thread passes in parallel.
+  require_passed(check(2, "parse " + path + " --random 10 --small-chunks", dir, 2), "parse");
 }
 
 TEST_CASE("distributed parse: ibmpg1 and a pgsim-gen grid, 1 to 4 ranks", "[dist][mpi]") {
