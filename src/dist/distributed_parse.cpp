@@ -46,7 +46,7 @@ struct Buckets {
       : names(threads, std::vector<uint64_t>(ranks, 0)), bytes(threads, std::vector<uint64_t>(ranks, 0)) {}
 };
 
-// The node ids of a rank's local names (4. of the header comment).
+// The node ids of a rank's local names (5. of the header comment).
 struct Numbering {
   std::vector<uint32_t> global;  // by local id; global[0] = 0 (ground)
   uint32_t first_node = 1, total_nodes = 1;
@@ -401,7 +401,7 @@ RankNetlist parse_distributed(const std::string& path, MPI_Comm comm, const Pars
   if (error_rank < ranks)
     throw_everywhere(comm, error_rank, failure ? failure : rank == error_rank ? part_error(part, line_offset) : nullptr);
 
-  // 5. What a distributed run cannot take.
+  // 4. What a distributed run cannot take.
   uint64_t elements = part.netlist.elements.size();
   MPI_Allreduce(MPI_IN_PLACE, &elements, 1, MPI_UINT64_T, MPI_SUM, comm);
   if (elements == 0) throw InputError(path + ": the netlist has no elements");
@@ -412,7 +412,7 @@ RankNetlist parse_distributed(const std::string& path, MPI_Comm comm, const Pars
                                                            "one process only: run pgsim without mpirun"))
                                         : nullptr);
 
-  // 4. Global node ids; elements renumbered, their top-file lines the whole file's.
+  // 5. Global node ids; elements renumbered, their top-file lines the whole file's.
   Numbering numbering = number_nodes(part.netlist.node_names, comm);
   part.netlist.node_names = NameTable();
   FillVector<Element>& el = part.netlist.elements;

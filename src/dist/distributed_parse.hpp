@@ -20,21 +20,22 @@
 //    (WarningRules: each unknown control line once, the first kMaxDuplicateWarnings duplicate
 //    element names, then a summary), so rank 0 logs what one process would, except duplicates
 //    whose two elements lie in different ranges (not detected: rank_netlist.hpp).
-// 4. Node ids, as the serial parse numbers them (first appearance in file order): each rank
+// 4. A netlist with no elements, or transient input (.tran, PULSE/PWL sources, .print: the
+//    distributed run is DC only), is an InputError on every rank.
+// 5. Node ids, as the serial parse numbers them (first appearance in file order): each rank
 //    sends its names (in its first-appearance order) to their owners (rank hash % P, with
 //    NameTable::hash); an owner keeps, per name, the first sender in rank order, which is the
 //    first appearance; ranks count the names they see first (their owned nodes), an MPI_Exscan
-//    numbers them, and each name's id goes back through its owner. Three exchanges (names; a
-//    first-appearance flag per name; ids), by dist/byte_exchange.hpp (64-bit counts). "0" and
-//    "gnd" are ground, id 0, sent nowhere.
-// 5. A netlist with no elements, or transient input (.tran, PULSE/PWL sources, .print: the
-//    distributed run is DC only), is an InputError on every rank.
+//    numbers them, and each name's id goes back through its owner. Four all-to-all exchanges
+//    (names to their owners, a first-appearance flag back, owned ids to the owners, every id
+//    back), by dist/byte_exchange.hpp (64-bit counts). "0" and "gnd" are ground, id 0, sent
+//    nowhere.
 //
 // Errors: every failure (a bad netlist, an unreadable file, memory) ends every rank with the same
 // exception (dist/collective_error.hpp); no rank is left in a collective call.
 //
 // Memory: a rank holds its range's netlist (elements and element names as a one-process parse
-// holds them for its whole file), its owned names, and while step 4 runs the exchange's buffers
+// holds them for its whole file), its owned names, and while step 5 runs the exchange's buffers
 // (freed before returning, with the local node table and its hash index): docs/distributed.md
 // gives the bytes per node measured.
 #include <mpi.h>
