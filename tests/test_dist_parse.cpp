@@ -2,7 +2,7 @@
 // through tests/dist_parse_check.cpp: the ranks' netlists put together are the serial parse's, for
 // ibmpg1, a pgsim-gen grid and hand-written netlists ('+' continuations, comments, CRLF, an
 // .include, an .end in the middle, empty ranges, cuts landing on continuation lines and CRLF);
-// errors give the serial text on every rank; the voltages file is byte for byte write_voltages'.
+// errors give the serial text on every rank (a gzip netlist is refused); the voltages file is byte for byte write_voltages'.
 // Skipped (77) when the build has no MPI or mpirun is absent.
 #include <catch2/catch.hpp>
 
@@ -178,6 +178,10 @@ TEST_CASE("distributed parse: errors end every rank with the serial text", "[dis
   expected.emplace_back(tran, tran + ":301: transient input (.tran, PULSE or PWL sources, .print) runs in one process only: "
                                      "run pgsim without mpirun");
   expected.emplace_back(ended, "no error");
+  // A compressed netlist cannot be entered in the middle.
+  REQUIRE(std::system(("gzip -k " + late).c_str()) == 0);
+  expected.emplace_back(late + ".gz", "cannot read netlist '" + late + ".gz' in parts: it is gzip-compressed (decompress it, "
+                                      "or run pgsim in one process)");
   std::string args = "error";
   for (const auto& [path, error] : expected) args += " " + path;
   for (int ranks = 1; ranks <= 4; ++ranks) {
