@@ -2,7 +2,8 @@
 // through tests/dist_parse_check.cpp: the ranks' netlists put together are the serial parse's, for
 // ibmpg1, a pgsim-gen grid and hand-written netlists ('+' continuations, comments, CRLF, an
 // .include, an .end in the middle, empty ranges, cuts landing on continuation lines and CRLF);
-// errors give the serial text on every rank (a gzip netlist is refused); the voltages file is byte for byte write_voltages'.
+// errors give the serial text on every rank (a gzip netlist is refused); the voltages file is byte
+// for byte write_voltages'.
 // Skipped (77) when the build has no MPI or mpirun is absent.
 #include <catch2/catch.hpp>
 
