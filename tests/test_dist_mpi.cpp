@@ -8,32 +8,19 @@
 
 #include "app/exit_codes.hpp"
 #include "app/voltage_file.hpp"
+#include "mpirun_util.hpp"
 #include "test_util.hpp"
 
 using namespace pgsim;
+using test::run_command;
+using test::skip_without_mpirun;
 
 namespace {
 
-void skip_without_mpirun() {
-#if !defined(PGSIM_MPIRUN)
-  WARN("no MPI in this build, or no mpirun: skipped");
-  std::exit(77);
-#endif
-}
-
 #if defined(PGSIM_MPIRUN)
-int run_command(const std::string& cmd, const std::string& log) {
-  const int status = std::system((cmd + " >\"" + log + "\" 2>&1").c_str());
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-// pgsim on `ranks` MPI processes, one OpenMP thread each (the CI machine has 2 cores). CI runs as
-// root, which mpirun refuses without --allow-run-as-root; --oversubscribe: more ranks than cores.
-// `timeout`: a rank left waiting would otherwise hang the test.
+// pgsim on `ranks` MPI processes (test::mpirun).
 int mpirun_pgsim(int ranks, const std::string& args, const std::string& log) {
-  return run_command("timeout 300 \"" PGSIM_MPIRUN "\" --allow-run-as-root --oversubscribe -x OMP_NUM_THREADS=1 -np " +
-                         std::to_string(ranks) + " \"" PGSIM_EXE "\" " + args,
-                     log);
+  return run_command(test::mpirun(ranks) + "\"" PGSIM_EXE "\" " + args, log);
 }
 
 // One net, a 150 x 150 mesh (22,500 nodes) with resistances varied by position, a pad every 10

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <stdexcept>
 
 #include "app/system_error.hpp"
 
@@ -87,6 +88,19 @@ Target resolve(const std::string& path) {
   }
 }
 
+// Writes all of `bytes` to fd: at `offset` (pwrite), or at the file position when offset < 0.
+void write_all(int fd, std::string_view bytes, int64_t offset, const std::string& path) {
+  while (!bytes.empty()) {
+    const ssize_t n = offset < 0 ? ::write(fd, bytes.data(), bytes.size()) : ::pwrite(fd, bytes.data(), bytes.size(), offset);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      fail(path, errno);
+    }
+    bytes.remove_prefix(static_cast<size_t>(n));
+    if (offset >= 0) offset += n;
+  }
+}
+
 int connect_unix_socket(const std::string& path) {
   sockaddr_un address{};
   address.sun_family = AF_UNIX;
@@ -152,22 +166,50 @@ OutputFile::~OutputFile() {
   if (!temp_.empty()) ::unlink(temp_.c_str());
 }
 
+void OutputFile::WriteBack::wrote(int fd, uint64_t offset, uint64_t n) {
+  if (offset != to) from = offset;  // not after the last write: a run of its own
+  to = offset + n;
+  if (to - from >= kWriteBackBytes) {
+    // Starts the write-back of the run's pages and returns at once; only a hint (an error here
+    // would show again at fsync), so its result is not checked.
+    ::sync_file_range(fd, off64_t(from), off64_t(to - from), SYNC_FILE_RANGE_WRITE);
+    from = to;
+  }
+}
+
 void OutputFile::write(std::string_view bytes) {
-  while (!bytes.empty()) {
-    const ssize_t n = ::write(fd_, bytes.data(), bytes.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      fail(path_, errno);
-    }
-    bytes.remove_prefix(static_cast<size_t>(n));
-    written_ += uint64_t(n);
-  }
-  if (!temp_.empty() && written_ - written_back_ >= kWriteBackBytes) {
-    // Starts the write-back of the pages written since the last call and returns at once; only
-    // a hint (an error here would show again at fsync), so its result is not checked.
-    ::sync_file_range(fd_, off64_t(written_back_), off64_t(written_ - written_back_), SYNC_FILE_RANGE_WRITE);
-    written_back_ = written_;
-  }
+  write_all(fd_, bytes, -1, path_);
+  if (!temp_.empty()) write_back_.wrote(fd_, written_, bytes.size());
+  written_ += bytes.size();
+}
+
+void OutputFile::write_at(uint64_t offset, std::string_view bytes) {
+  if (temp_.empty()) throw std::logic_error("OutputFile::write_at: not a regular file");
+  write_all(fd_, bytes, int64_t(offset), path_);
+  write_back_.wrote(fd_, offset, bytes.size());
+}
+
+OutputFilePart::OutputFilePart(std::string path, const std::string& temporary) : path_(std::move(path)) {
+  do fd_ = ::open(temporary.c_str(), O_WRONLY | O_CLOEXEC);  // never creates: the owner made it
+  while (fd_ < 0 && errno == EINTR);
+  if (fd_ < 0) fail(path_, errno);
+}
+
+OutputFilePart::~OutputFilePart() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void OutputFilePart::write_at(uint64_t offset, std::string_view bytes) {
+  write_all(fd_, bytes, int64_t(offset), path_);
+  write_back_.wrote(fd_, offset, bytes.size());
+}
+
+void OutputFilePart::flush() {
+  const int fd = fd_;
+  fd_ = -1;
+  int err = ::fsync(fd) != 0 ? errno : 0;
+  if (::close(fd) != 0 && err == 0) err = errno;
+  if (err != 0) fail(path_, err);
 }
 
 void OutputFile::commit() {

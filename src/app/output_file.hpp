@@ -33,15 +33,48 @@ class OutputFile {
   // Regular file: flush to disk, close, rename over the target. Otherwise: close (never stdout).
   void commit();
 
+  // For an output that several processes write at once (app/distributed_voltages.hpp): the
+  // temporary (a regular target), which they open as OutputFileParts, or empty when the output
+  // is written directly (a device, a FIFO, standard output: then only this process writes).
+  const std::string& temporary() const { return temp_; }
+  // Writes at `offset` of the temporary (a regular target only).
+  void write_at(uint64_t offset, std::string_view bytes);
+
  private:
   std::string path_;    // as the user wrote it, for messages
   std::string target_;  // the final target, symlinks followed (regular files only)
   std::string temp_;    // the temporary beside target_; empty when written directly
   int fd_ = -1;
   bool owns_fd_ = true;  // false for standard output and the other inherited descriptors
-  // The temporary's bytes written so far, and those whose write-back to disk has been started
-  // (write() starts it every kWriteBackBytes, so commit()'s fsync waits for the last ones only).
-  uint64_t written_ = 0, written_back_ = 0;
+  // The temporary's bytes written so far (by write()), and the run of bytes written whose
+  // write-back to disk has not been started (it is started every kWriteBackBytes, so commit()'s
+  // fsync waits for the last ones only).
+  uint64_t written_ = 0;
+  struct WriteBack {
+    uint64_t from = 0, to = 0;
+    void wrote(int fd, uint64_t offset, uint64_t n);
+  } write_back_;
+  friend class OutputFilePart;
+};
+
+// Another process's OutputFile temporary (OutputFile::temporary()), opened to write a part of
+// it at given offsets; the owner commits the whole once every part is flushed. Failures are
+// SystemErrors naming `path`, the output as the user gave it.
+class OutputFilePart {
+ public:
+  OutputFilePart(std::string path, const std::string& temporary);
+  ~OutputFilePart();
+  OutputFilePart(const OutputFilePart&) = delete;
+  OutputFilePart& operator=(const OutputFilePart&) = delete;
+
+  void write_at(uint64_t offset, std::string_view bytes);
+  // To disk (fsync) and closed.
+  void flush();
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+  OutputFile::WriteBack write_back_;
 };
 
 // Throws the SystemError that opening `path` as an OutputFile would, now rather than after a

@@ -6,24 +6,29 @@
 #include "app/output_file.hpp"
 #include "app/reference_file.hpp"
 #include "app/system_error.hpp"
-#include "mna/parallel_text.hpp"
 #include "parser/input_error.hpp"
 #include "parser/spice_value.hpp"
 
 namespace pgsim {
 
-void write_voltages(OutputFile& out, const Netlist& netlist, const std::vector<double>& voltages) {
-  // Item k is node k + 1: ground (node 0) is not written. Lines are about 32 bytes.
-  write_in_parallel(netlist.node_count() - 1, chunk_items_for(32), [&](size_t begin, size_t end, std::string& text) {
+void format_voltage_lines(const NameTable& names, const double* values, uint32_t first, size_t count, const TextSink& sink) {
+  // Lines are about 32 bytes.
+  write_in_parallel(count, chunk_items_for(32), [&](size_t begin, size_t end, std::string& text) {
     char number[32];
     for (size_t k = begin; k < end; ++k) {
-      const auto v = static_cast<uint32_t>(k + 1);
-      (text += netlist.node_names[v]) += ' ';
+      const auto v = static_cast<uint32_t>(first + k);
+      (text += names[v]) += ' ';
       // 13 significant digits: well under a microvolt, and more than any reference carries.
-      text.append(number, std::to_chars(number, number + sizeof number, voltages[v], std::chars_format::scientific, 12).ptr);
+      text.append(number, std::to_chars(number, number + sizeof number, values[v], std::chars_format::scientific, 12).ptr);
       text += '\n';
     }
-  }, [&](std::string_view text) { out.write(text); });
+  }, sink);
+}
+
+void write_voltages(OutputFile& out, const Netlist& netlist, const std::vector<double>& voltages) {
+  // Ground (node 0) is not written.
+  format_voltage_lines(netlist.node_names, voltages.data(), 1, netlist.node_count() - 1,
+                       [&](std::string_view text) { out.write(text); });
 }
 
 void write_voltages(const std::string& path, const Netlist& netlist, const std::vector<double>& voltages) {

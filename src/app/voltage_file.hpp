@@ -5,13 +5,19 @@
 #include <vector>
 
 #include "app/output_file.hpp"
+#include "mna/parallel_text.hpp"
 #include "parser/netlist.hpp"
 
 namespace pgsim {
 
+// The lines of a voltages file, one per node: "name value", the value to_chars scientific with 12
+// decimals. Lines of names[first + k] and values[first + k], k in [0, count), formatted on all
+// threads and handed to `sink` in order (write_voltages; the distributed writer,
+// app/distributed_voltages.hpp, a rank's owned nodes).
+void format_voltage_lines(const NameTable& names, const double* values, uint32_t first, size_t count, const TextSink& sink);
+
 // Writes every node but ground, in netlist order, into `out` (not committed: the caller commits
-// it), the lines formatted on all threads: "name value", the value to_chars scientific with 12
-// decimals.
+// it), by format_voltage_lines.
 void write_voltages(OutputFile& out, const Netlist& netlist, const std::vector<double>& voltages);
 // The same into a new OutputFile at `path` (app/output_file.hpp), committed.
 void write_voltages(const std::string& path, const Netlist& netlist, const std::vector<double>& voltages);

@@ -15,7 +15,8 @@
 //
 // Elements keep file order within the range; with the ranges in rank order they are the
 // serial parse's elements, split. Element names are interned per rank (a duplicate name in two
-// ranges is not detected); their ids index element_names.
+// ranges is not detected); their ids index element_names. Both name tables are read by id only
+// (no hash index: find() and intern() are not allowed).
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -34,7 +35,8 @@ struct RankNetlist {
   FillVector<Element> elements;  // this range's elements, file order; plus/minus are global node ids
   NameTable element_names;       // Element::name indexes this table
   std::vector<std::string> files;  // Element::where.file indexes this: the top file first, then this rank's includes
-  uint64_t bytes_read = 0;         // of this rank's range and its includes
+  uint64_t bytes_read = 0;         // of this rank's range and its includes, up to the netlist's .end
+  std::vector<std::string> warnings;  // rank 0: the parse's warnings as logged, in file order (Netlist::warnings); others: none
 
   uint32_t owned() const { return owned_names.size(); }
   bool owns(uint32_t node) const { return node >= first_node && node - first_node < owned(); }

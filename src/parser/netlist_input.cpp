@@ -151,4 +151,51 @@ size_t NetlistInput::read(char* dst, size_t n) {
   return done + read_raw(dst + done, n - done);
 }
 
+FileRangeInput::FileRangeInput(const std::string& path, uint64_t begin, uint64_t end) : path_(path) {
+  const auto refuse = [&](const std::string& why) {
+    throw InputError("cannot read " + which(path) + " in parts: " + why);
+  };
+  if (is_stdin(path)) refuse("standard input is read by one process only");
+  do fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);  // O_NONBLOCK: a FIFO is refused, not waited on
+  while (fd_ < 0 && errno == EINTR);
+  if (fd_ < 0) {
+    const int err = errno;
+    throw InputError("cannot open " + which(path) + ": " + std::strerror(err));
+  }
+  struct stat st {};
+  if (::fstat(fd_, &st) != 0) {
+    const int err = errno;
+    ::close(fd_);
+    throw InputError("cannot read " + which(path) + ": " + std::strerror(err));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd_);
+    refuse(S_ISDIR(st.st_mode) ? "it is a directory" : "it is not a regular file (a pipe or a device is read by one process only)");
+  }
+  size_ = static_cast<uint64_t>(st.st_size);
+  char magic[2];
+  if (::pread(fd_, magic, 2, 0) == 2 && gzip_magic(magic, 2)) {
+    ::close(fd_);
+    refuse("it is gzip-compressed (decompress it, or run pgsim in one process)");
+  }
+  end_ = std::min(end, size_);
+  begin_ = pos_ = std::min(begin, end_);
+}
+
+FileRangeInput::~FileRangeInput() { ::close(fd_); }
+
+size_t FileRangeInput::read(char* dst, size_t n) {
+  size_t done = 0;
+  n = static_cast<size_t>(std::min<uint64_t>(n, end_ - pos_));
+  while (done < n) {
+    const ssize_t got = ::pread(fd_, dst + done, std::min(n - done, kMaxCall), static_cast<off_t>(pos_));
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) throw InputError("cannot read " + which(path_) + ": " + std::strerror(errno));
+    if (got == 0) throw InputError("cannot read " + which(path_) + ": it became shorter while being read");
+    done += static_cast<size_t>(got);
+    pos_ += static_cast<uint64_t>(got);
+  }
+  return done;
+}
+
 }  // namespace pgsim

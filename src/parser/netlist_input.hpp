@@ -29,6 +29,29 @@ std::string netlist_display_name(const std::string& path);
 // caller that sizes work by the text before reading it.
 bool gzip_magic(const char* first, size_t n);
 
+// Bytes [begin, end) of a regular file of plain text, read with pread (no file offset shared):
+// one part of a netlist that several processes read at once (netlist_part.hpp). The file must
+// be one that can be entered in the middle: a regular file (not standard input, a pipe or a
+// device) and not gzip; end is clamped to its size. Errors are InputErrors naming the path.
+class FileRangeInput {
+ public:
+  FileRangeInput(const std::string& path, uint64_t begin, uint64_t end);
+  ~FileRangeInput();
+  FileRangeInput(const FileRangeInput&) = delete;
+  FileRangeInput& operator=(const FileRangeInput&) = delete;
+
+  // Up to n bytes into dst; fewer only at the range's end; 0 once it is all read.
+  size_t read(char* dst, size_t n);
+  uint64_t progress() const { return pos_ - begin_; }
+  uint64_t total() const { return end_ - begin_; }
+  uint64_t file_size() const { return size_; }
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+  uint64_t size_ = 0, begin_ = 0, end_ = 0, pos_ = 0;
+};
+
 class NetlistInput {
  public:
   explicit NetlistInput(const std::string& path);

@@ -29,6 +29,9 @@
 //    (recursively, the same way) before the rest of the chunk is parsed and entered.
 // Memory is touched once where it can be: arrays that threads fill are resized without zeroing
 // (default_init.hpp), chunk results and blocks are reused from block to block.
+// A part of a file (netlist_part.hpp, the distributed parse) goes the same way from its range's
+// first line, with its warnings kept rather than logged and its first error kept with its place
+// (errors travel inside the parse as Located, which the whole-file parse makes a ParseError).
 #include <omp.h>
 #include <spdlog/spdlog.h>
 
@@ -39,12 +42,12 @@
 #include <future>
 #include <memory>
 #include <mutex>
-#include <unordered_set>
 
 #include "chunk_parser.hpp"
 #include "input_error.hpp"
 #include "netlist.hpp"
 #include "netlist_input.hpp"
+#include "netlist_part.hpp"
 
 namespace pgsim {
 namespace {
@@ -70,6 +73,13 @@ void parallel_for(size_t n, bool parallel, F&& f) {
   }
   if (error) std::rethrow_exception(error);
 }
+
+// An error at a place in the netlist, thrown inside the parse: the whole-file parse makes it a
+// ParseError, a part's parse (netlist_part.hpp) keeps the place to renumber its line.
+struct Located {
+  uint32_t file, line;
+  std::string message;
+};
 
 // parse_netlist_text's text, read like a file.
 class TextInput {
@@ -111,11 +121,17 @@ struct RunNames {
 
 class Parser {
  public:
-  Parser(Netlist& netlist, const ParseOptions& options) : nl_(netlist), options_(options) {}
+  // `deferred`: a part's parse; warnings go there instead of the log.
+  Parser(Netlist& netlist, const ParseOptions& options, std::vector<ParseWarning>* deferred = nullptr)
+      : nl_(netlist), options_(options), deferred_(deferred) {}
 
+  // Returns whether an .end line ended the file; throws Located or InputError. `file_start`:
+  // the input starts its file (false for a part of a file after its start).
   template <class Input>
-  void parse_stream(Input& input, const std::string& path, int depth);
+  bool parse_stream(Input& input, const std::string& path, int depth, bool file_start = true);
   void finish(const std::string& name);
+  uint32_t top_lines() const { return top_lines_; }
+  uint64_t duplicates() const { return rules_.duplicates(); }
 
  private:
   bool parse_block(const char* text, size_t size, uint32_t file, uint32_t& line_base, bool file_start, int depth);
@@ -123,7 +139,11 @@ class Parser {
   void intern(RunNames (&runs)[2], size_t count, bool parallel);
   void warnings(const ChunkResult& chunk, size_t first_element, uint32_t file, uint32_t line_base, uint32_t duplicates);
   void include(const ChunkEvent& event, uint32_t file, uint32_t line, int depth);
-  void warn(std::string message) {
+  void warn(ParseWarning warning) {
+    if (deferred_) return deferred_->push_back(std::move(warning));
+    log(warning_text(warning, nl_.files));
+  }
+  void log(std::string message) {
     spdlog::warn("{}", message);
     nl_.warnings.push_back(std::move(message));
   }
@@ -131,12 +151,13 @@ class Parser {
 
   Netlist& nl_;
   const ParseOptions& options_;
+  std::vector<ParseWarning>* deferred_;
   NameTable* tables_[2] = {&nl_.element_names, &nl_.node_names};  // indexed like ChunkResult::names
   // Per table and shard, the run's first appearances: their hashes and keys (Entry::index is the key).
   std::vector<ChunkNames::Entry> firsts_[2][NameTable::kShards];
   std::deque<std::vector<ChunkResult>> results_;  // by include depth (a deque: parse_block holds one while an include adds the next)
-  std::unordered_set<std::string> warned_;
-  uint64_t duplicates_ = 0;
+  WarningRules rules_;
+  uint32_t top_lines_ = 0;  // physical lines of the top file parsed
 };
 
 // A block of netlist text: whole logical lines [0, cut) to parse, and the start of the next
@@ -185,7 +206,7 @@ class Block {
 };
 
 template <class Input>
-void Parser::parse_stream(Input& input, const std::string& path, int depth) {
+bool Parser::parse_stream(Input& input, const std::string& path, int depth, bool file_start) {
   const uint32_t file = static_cast<uint32_t>(nl_.files.size());
   nl_.files.push_back(path);
   const size_t block_bytes = options_.block_bytes ? options_.block_bytes
@@ -194,7 +215,7 @@ void Parser::parse_stream(Input& input, const std::string& path, int depth) {
   Block current, next;
   current.fill(input, block_bytes);
   uint32_t line_base = 0;
-  bool file_start = true;
+  bool ended = false;
   while (current.cut() > 0) {
     std::future<void> reading;
     if (!current.eof())
@@ -202,7 +223,7 @@ void Parser::parse_stream(Input& input, const std::string& path, int depth) {
         next.follow(current);
         next.fill(input, block_bytes);
       });
-    const bool ended = parse_block(current.data(), current.cut(), file, line_base, file_start, depth);
+    ended = parse_block(current.data(), current.cut(), file, line_base, file_start, depth);
     file_start = false;
     if (reading.valid()) {
       reading.wait();
@@ -215,6 +236,8 @@ void Parser::parse_stream(Input& input, const std::string& path, int depth) {
     std::swap(current, next);
   }
   if (depth == 0 && options_.progress) options_.progress(input.total(), input.total(), options_.progress_user);
+  if (depth == 0) top_lines_ = line_base;
+  return ended;
 }
 
 bool Parser::parse_block(const char* text, size_t size, uint32_t file, uint32_t& line_base, bool file_start, int depth) {
@@ -243,7 +266,7 @@ bool Parser::parse_block(const char* text, size_t size, uint32_t file, uint32_t&
     const uint32_t last_base = enter(&chunks[i], last - i, file, line_base);
     if (j == count) break;
     const ChunkResult& stopped = chunks[j];
-    if (stopped.error) throw ParseError(nl_.files[file], last_base + stopped.error->line, stopped.error->message);
+    if (stopped.error) throw Located{file, last_base + stopped.error->line, stopped.error->message};
     const ChunkEvent& event = stopped.events.back();
     if (event.kind == ChunkEvent::End) {
       nl_.bytes_read += static_cast<uint64_t>(stopped.stop - text);
@@ -261,18 +284,15 @@ bool Parser::parse_block(const char* text, size_t size, uint32_t file, uint32_t&
 
 void Parser::include(const ChunkEvent& event, uint32_t file, uint32_t line, int depth) {
   if (depth + 1 >= kMaxIncludeDepth)
-    throw ParseError(nl_.files[file], line,
-                     ".include nested more than " + std::to_string(kMaxIncludeDepth) + " deep (a file that includes itself?)");
+    throw Located{file, line, ".include nested more than " + std::to_string(kMaxIncludeDepth) + " deep (a file that includes itself?)"};
   std::filesystem::path path(event.text);
   if (path.is_relative()) path = std::filesystem::path(nl_.files[file]).parent_path() / path;
   // Opening or reading the file fails at the .include line (errors in its text have their own place).
   try {
     NetlistInput input(path.string());
     parse_stream(input, path.string(), depth + 1);
-  } catch (const ParseError&) {
-    throw;
   } catch (const InputError& e) {
-    throw ParseError(nl_.files[file], line, std::string(".include: ") + e.what());
+    throw Located{file, line, std::string(".include: ") + e.what()};
   }
 }
 
@@ -420,35 +440,29 @@ void Parser::warnings(const ChunkResult& chunk, size_t first_element, uint32_t f
   const auto events_before = [&](size_t k) {
     for (; next_event < chunk.events.size() && chunk.events[next_event].element <= k; ++next_event) {
       const ChunkEvent& event = chunk.events[next_event];
-      if (event.kind != ChunkEvent::UnknownControl) continue;
-      std::string key(event.text);
-      for (char& ch : key) ch = ch >= 'A' && ch <= 'Z' ? char(ch + ('a' - 'A')) : ch;
-      if (warned_.insert(key).second)
-        warn(nl_.files[file] + ":" + std::to_string(line_base + event.line) + ": ignoring unknown control line " +
-             shown(event.text));
+      if (event.kind == ChunkEvent::UnknownControl && rules_.first_control(event.text))
+        warn({ParseWarning::Kind::UnknownControl, {file, line_base + event.line}, {}, event.text});
     }
   };
-  if (duplicates > 0 && duplicates_ < kMaxDuplicateWarnings) {
+  if (duplicates > 0 && rules_.wants_duplicates()) {
     for (size_t k = 0; k < chunk.elements.size(); ++k) {
       events_before(k);
-      if (!chunk.elements[k].duplicate || ++duplicates_ > kMaxDuplicateWarnings) continue;
+      if (!chunk.elements[k].duplicate || !rules_.count_duplicate()) continue;
       const Element& e = nl_.elements[first_element + k];
       // The first element of this name: name ids follow first appearances, so it is at index >= the id.
       size_t first = e.name;
       while (nl_.elements[first].name != e.name) ++first;
-      warn(nl_.where(e.where) + ": duplicate element name " + shown(chunk.name(ChunkResult::kElementNames, static_cast<uint32_t>(k))) + " (first at " +
-           nl_.where(nl_.elements[first].where) + "); both elements are kept");
+      warn({ParseWarning::Kind::DuplicateName, e.where, nl_.elements[first].where,
+            std::string(chunk.name(ChunkResult::kElementNames, static_cast<uint32_t>(k)))});
     }
   } else {
-    duplicates_ += duplicates;
+    rules_.add_duplicates(duplicates);
   }
   events_before(SIZE_MAX);
 }
 
 void Parser::finish(const std::string& name) {
-  if (duplicates_ > kMaxDuplicateWarnings)
-    warn(name + ": " + std::to_string(duplicates_) + " elements in all share a name with an earlier element (the first " +
-         std::to_string(kMaxDuplicateWarnings) + " are listed above)");
+  if (std::optional<std::string> summary = rules_.summary(name)) log(std::move(*summary));
   if (nl_.elements.empty()) throw InputError(name + ": the netlist has no elements");
   // The netlist stays in memory through the whole run: no index of element names (only messages
   // read them after). Spare capacity stays: it was never written, so it is address space, not
@@ -456,21 +470,28 @@ void Parser::finish(const std::string& name) {
   nl_.element_names.drop_index();
 }
 
-template <class Input>
-Netlist parse(Input& input, const std::string& name, const ParseOptions& options) {
-  Netlist netlist;
-  // Arrays: room for lines of 28 bytes (IBM-style lines are ~40), more than almost any netlist
-  // needs, so they are not copied to grow: capacity that is never written costs no memory. Hash
-  // indexes are written when made: sized for IBM-style lines (about one new node per element),
-  // with some room, since growing one costs a pass over it.
-  const uint64_t size = input.total();
+// Room in `netlist` for `size` bytes of text. Arrays: room for lines of 28 bytes (IBM-style lines
+// are ~40), more than almost any netlist needs, so they are not copied to grow: capacity that is
+// never written costs no memory. Hash indexes are written when made: sized for IBM-style lines
+// (about one new node per element), with some room, since growing one costs a pass over it.
+void reserve_for(Netlist& netlist, uint64_t size) {
   netlist.elements.reserve(size / 28);
   netlist.node_names.reserve(size / 28, size / 4);
   netlist.element_names.reserve(size / 28, size / 4);
   netlist.node_names.reserve_index(size / 52);
   netlist.element_names.reserve_index(size / 34);
+}
+
+template <class Input>
+Netlist parse(Input& input, const std::string& name, const ParseOptions& options) {
+  Netlist netlist;
+  reserve_for(netlist, input.total());
   Parser parser(netlist, options);
-  parser.parse_stream(input, name, 0);
+  try {
+    parser.parse_stream(input, name, 0);
+  } catch (const Located& e) {
+    throw ParseError(netlist.files[e.file], e.line, e.message);
+  }
   parser.finish(name);
   return netlist;
 }
@@ -496,6 +517,48 @@ Netlist parse_netlist_text(const std::string& text, const std::string& name, con
 Netlist parse_netlist(const std::string& path, const ParseOptions& options) {
   NetlistInput input(path);
   return parse(input, netlist_display_name(path), options);
+}
+
+NetlistPart parse_netlist_part(const std::string& path, uint64_t begin, uint64_t end, const ParseOptions& options) {
+  FileRangeInput input(path, begin, end);
+  NetlistPart part;
+  reserve_for(part.netlist, input.total());
+  Parser parser(part.netlist, options, &part.warnings);
+  try {
+    part.ended = parser.parse_stream(input, path, 0, begin == 0);
+    part.lines = parser.top_lines();
+  } catch (const Located& e) {
+    part.error = ParseFailure{true, {e.file, e.line}, e.message};
+  } catch (const InputError& e) {
+    part.error = ParseFailure{false, {}, e.what()};
+  }
+  part.duplicates = parser.duplicates();
+  part.netlist.element_names.drop_index();
+  part.netlist.node_names.drop_index();
+  return part;
+}
+
+std::string warning_text(const ParseWarning& w, const std::vector<std::string>& files) {
+  const auto where = [&](const SourceLocation& loc) { return files[loc.file] + ":" + std::to_string(loc.line); };
+  if (w.kind == ParseWarning::Kind::UnknownControl) return where(w.where) + ": ignoring unknown control line " + shown(w.text);
+  return where(w.where) + ": duplicate element name " + shown(w.text) + " (first at " + where(w.first) +
+         "); both elements are kept";
+}
+
+bool WarningRules::first_control(std::string_view command) {
+  std::string key(command);
+  for (char& ch : key) ch = ch >= 'A' && ch <= 'Z' ? char(ch + ('a' - 'A')) : ch;
+  return controls_.insert(std::move(key)).second;
+}
+
+bool WarningRules::count_duplicate() { return ++duplicates_ <= kMaxDuplicateWarnings; }
+
+bool WarningRules::wants_duplicates() const { return duplicates_ < kMaxDuplicateWarnings; }
+
+std::optional<std::string> WarningRules::summary(const std::string& name) const {
+  if (duplicates_ <= kMaxDuplicateWarnings) return std::nullopt;
+  return name + ": " + std::to_string(duplicates_) + " elements in all share a name with an earlier element (the first " +
+         std::to_string(kMaxDuplicateWarnings) + " are listed above)";
 }
 
 }  // namespace pgsim
