@@ -3,6 +3,8 @@
 #include <mpi.h>
 
 #include <array>
+#include <optional>
+#include <stdexcept>
 
 #include "cmg/cmg_preconditioner.hpp"
 #include "dist/block_transfer.hpp"
@@ -14,6 +16,10 @@
 #include "pcg/pcg.hpp"
 #include "pcg/preconditioner_factory.hpp"
 
+#ifdef PGSIM_HAVE_NCCL
+#include "gpu/distributed_pcg.hpp"
+#endif
+
 namespace pgsim::dist {
 namespace {
 
@@ -24,6 +30,7 @@ struct RankSolve {
   RankStats stats;
   double setup_seconds = 0, solve_seconds = 0;
   std::vector<LevelStats> levels;
+  std::string device;
   int64_t coarse_unknowns = 0, coarse_factor_nnz = 0;
 };
 
@@ -42,28 +49,63 @@ std::unique_ptr<Preconditioner> make_preconditioner(const RankBlock& blk, const 
   return with_coarse;
 }
 
-RankSolve solve_block(const RankBlock& blk, const SolveControl& control, const BlockPreconditioner& precond) {
+// The rank's block on its GPU: block CMG (the hierarchy of the diagonal block, as the CPU path's
+// --coarse-layers -1), or another preconditioner on the block.
+RankSolve solve_on_gpu(const RankBlock& blk, const SolveControl& control, const BlockPreconditioner& precond,
+                       const BlockBackend& backend) {
+#ifdef PGSIM_HAVE_NCCL
+  RankSolve s;
+  Stopwatch watch;
+  std::optional<CmgHierarchy> h;
+  if (precond.name == "cmg") h = build_cmg_hierarchy(blk.interior, precond.cmg);
+  const double hierarchy_seconds = watch.lap();
+  gpu::GpuSolveSettings settings;
+  settings.precond = precond.name;
+  settings.spmv = backend.spmv;
+  settings.profile = backend.profile;
+  gpu::GpuBlockReport g = gpu::solve_block_on_gpu(blk, h ? &*h : nullptr, control, settings, MPI_COMM_WORLD);
+  s.result = g.result;
+  s.x = std::move(g.x);
+  s.setup_seconds = hierarchy_seconds + g.upload_seconds;
+  s.solve_seconds = g.solve_seconds;
+  s.levels = std::move(g.levels);
+  s.device = std::move(g.device);
+  s.stats.peak_device_bytes = g.peak_device_bytes;
+  return s;
+#else
+  (void)blk, (void)control, (void)precond, (void)backend;
+  throw std::logic_error("the distributed GPU solve needs a build with NCCL");  // app/run.cpp refuses earlier
+#endif
+}
+
+RankSolve solve_on_cpu(const RankBlock& blk, const SolveControl& control, const BlockPreconditioner& precond) {
   RankSolve s;
   Stopwatch watch;
   const TwoLevelPreconditioner* two = nullptr;
   auto M = make_preconditioner(blk, precond, two);
   s.setup_seconds = watch.lap();
-  HaloBackend backend(blk, MPI_COMM_WORLD);
+  HaloBackend halo(blk, MPI_COMM_WORLD);
   s.x.assign(static_cast<size_t>(blk.rows()), 0.0);
-  s.result = pcg(backend, blk.b, s.x, *M, control);
+  s.result = pcg(halo, blk.b, s.x, *M, control);
   s.solve_seconds = watch.lap();
   s.levels = M->levels();
-  s.stats.unknowns = blk.rows();
-  s.stats.nnz = blk.nnz();
-  s.stats.halo = blk.halo();
-  s.stats.peak_host_bytes = host_memory().peak;
-  s.stats.seconds = s.setup_seconds + s.solve_seconds;
-  s.stats.communication_seconds = backend.communication_seconds();
+  s.stats.communication_seconds = halo.communication_seconds();
   if (two != nullptr) {
     s.stats.communication_seconds += two->communication_seconds();
     s.coarse_unknowns = two->coarse_unknowns();
     s.coarse_factor_nnz = two->coarse_factor_nnz();
   }
+  return s;
+}
+
+RankSolve solve_block(const RankBlock& blk, const SolveControl& control, const BlockPreconditioner& precond,
+                      const BlockBackend& backend) {
+  RankSolve s = backend.gpu ? solve_on_gpu(blk, control, precond, backend) : solve_on_cpu(blk, control, precond);
+  s.stats.unknowns = blk.rows();
+  s.stats.nnz = blk.nnz();
+  s.stats.halo = blk.halo();
+  s.stats.peak_host_bytes = host_memory().peak;
+  s.stats.seconds = s.setup_seconds + s.solve_seconds;
   return s;
 }
 
@@ -89,7 +131,8 @@ RankStats unpack(const double* v) {
 }  // namespace
 
 DistributedSolve solve_distributed(const MpiSession& mpi, const CsrMatrix& G, const std::vector<double>& b,
-                                   const SolveControl& control, const BlockPreconditioner& precond) {
+                                   const SolveControl& control, const BlockPreconditioner& precond,
+                                   const BlockBackend& backend) {
   DistributedSolve out;
   Stopwatch watch;
   SolveControl ctl = control;
@@ -99,11 +142,12 @@ DistributedSolve solve_distributed(const MpiSession& mpi, const CsrMatrix& G, co
   const RankBlock own = extract_block(G, b, p, 0);
   out.partition_seconds = watch.lap();
 
-  RankSolve s = solve_block(own, ctl, precond);
+  RankSolve s = solve_block(own, ctl, precond, backend);
   out.result = s.result;
   out.setup_seconds = s.setup_seconds;
   out.solve_seconds = s.solve_seconds;
   out.levels = std::move(s.levels);
+  out.device = std::move(s.device);
   out.coarse_unknowns = s.coarse_unknowns;
   out.coarse_factor_nnz = s.coarse_factor_nnz;
 
@@ -126,11 +170,11 @@ DistributedSolve solve_distributed(const MpiSession& mpi, const CsrMatrix& G, co
   return out;
 }
 
-void serve_distributed(const BlockPreconditioner& precond) {
+void serve_distributed(const BlockPreconditioner& precond, const BlockBackend& backend) {
   SolveControl ctl;
   broadcast_control(ctl);
   const RankBlock own = receive_block(MPI_COMM_WORLD);
-  const RankSolve s = solve_block(own, ctl, precond);
+  const RankSolve s = solve_block(own, ctl, precond, backend);
   MPI_Gatherv(s.x.data(), own.rows(), MPI_DOUBLE, nullptr, nullptr, nullptr, MPI_DOUBLE, 0, MPI_COMM_WORLD);
   const auto mine = pack(s.stats);
   MPI_Gather(mine.data(), kStatFields, MPI_DOUBLE, nullptr, 0, MPI_DOUBLE, 0, MPI_COMM_WORLD);
