@@ -27,11 +27,13 @@ NcclComm::NcclComm(MPI_Comm comm) {
   if (cudaGetDeviceCount(&devices) != cudaSuccess) devices = 0;
   int short_here = local_size > devices ? 1 : 0, short_anywhere = 0;
   MPI_Allreduce(&short_here, &short_anywhere, 1, MPI_INT, MPI_MAX, comm);
-  if (short_anywhere)
-    throw GpuError(short_here ? std::to_string(local_size) + " ranks on this host share its " + std::to_string(devices) +
-                                    " GPU(s): the distributed GPU solve runs one rank per GPU (start at most " +
-                                    std::to_string(devices) + " ranks per host)"
-                              : "another host has more ranks than GPUs: the distributed GPU solve runs one rank per GPU");
+  if (short_anywhere) {
+    const std::string rule = ": the distributed GPU solve runs one rank per GPU";
+    if (!short_here) throw GpuError("another host has more ranks than GPUs" + rule);
+    if (devices == 0) throw GpuError("this host has no usable GPU" + rule);
+    throw GpuError(std::to_string(local_size) + " ranks on this host share its " + std::to_string(devices) + " GPU(s)" +
+                   rule + " (start at most " + std::to_string(devices) + " ranks per host)");
+  }
   device_ = local_rank;
   PGSIM_CUDA(cudaSetDevice(device_));
   ncclUniqueId id;
