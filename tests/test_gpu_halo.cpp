@@ -6,13 +6,19 @@
 //  - GpuPcg's cross-rank hook: with a "sum over ranks" that multiplies by P (what P ranks holding
 //    identical blocks would give) every inner product scales alike, exactly for P a power of two, so
 //    the iteration count and x must be bit for bit those of the single-process loop; any inner product that bypassed the
-//    hook would change them.
+//    hook would change them;
+//  - DeviceTwoLevel (the coarse correction on the device) against the two-level formula of
+//    dist/two_level.hpp evaluated on the host, on one rank (the sum over ranks is the identity).
 #include <catch2/catch.hpp>
+
+#include <Eigen/Dense>
+#include <cmath>
 
 #include "dist/partition.hpp"
 #include "gpu/halo_spmv.hpp"
 #include "gpu/jacobi_device.hpp"
 #include "gpu/pcg_gpu.hpp"
+#include "gpu/two_level_device.hpp"
 #include "gpu_scale.hpp"
 #include "gpu_test_util.hpp"
 #include "grid_system.hpp"
@@ -43,6 +49,12 @@ class KnownHalo final : public gpu::HaloExchange {
   gpu::DeviceBuffer<double> halo_;
   std::vector<double> expected_send_;
   gpu::DeviceBuffer<double> sent_;
+};
+
+// One rank: the sum over ranks leaves the values alone.
+class OneRank final : public gpu::DeviceScalarSum {
+ public:
+  void sum(double*, int, cudaStream_t) override {}
 };
 
 // Multiplies every summed scalar by `ranks`, counting the calls.
@@ -163,4 +175,67 @@ TEST_CASE("GpuPcg with a cross-rank sum: every inner product goes through it", "
     CHECK(x4.download() == x1.download());
     CHECK(four_ranks.calls > 0);
   }
+}
+
+TEST_CASE("DeviceTwoLevel: z = w + Z (y1 - y2) of the balancing two-level preconditioner, as on the host",
+          "[gpu][dist]") {
+  test::skip_without_gpu();
+  std::mt19937 rng(41);
+  const CsrMatrix G = test::grid_sdd(40, 30, 97, rng);
+  const int32_t n = G.rows;
+  // Coarse unknowns: 5 x 5 patches of the grid, and a few rows in none (-1), as the coarse space
+  // leaves the ground's aggregate out.
+  std::vector<int32_t> unknown_of_row(static_cast<size_t>(n));
+  int32_t unknowns = 0;
+  for (int32_t i = 0; i < n; ++i) {
+    const int32_t x = i % 40, y = i / 40;
+    unknown_of_row[i] = (x < 5 && y < 5) ? -1 : (y / 5) * 8 + x / 5;
+    unknowns = std::max(unknowns, unknown_of_row[i] + 1);
+  }
+  Eigen::MatrixXd Gd = Eigen::MatrixXd::Zero(n, n), Z = Eigen::MatrixXd::Zero(n, unknowns);
+  for (int32_t i = 0; i < n; ++i) {
+    for (int32_t k = G.ptr[i]; k < G.ptr[i + 1]; ++k) Gd(i, G.col[k]) = G.val[k];
+    if (unknown_of_row[i] >= 0) Z(i, unknown_of_row[i]) = 1;
+  }
+  const Eigen::MatrixXd GZ = Gd * Z, Einv = (Z.transpose() * GZ).inverse();
+  Eigen::VectorXd inv_diag(n);
+  for (int32_t i = 0; i < n; ++i) inv_diag[i] = 1 / Gd(i, i);
+
+  gpu::CoarseCorrectionData data;
+  data.unknowns = unknowns;
+  data.unknown_of_row = unknown_of_row;
+  data.gz.rows = n;
+  data.gz.ptr.push_back(0);
+  for (int32_t i = 0; i < n; ++i) {
+    for (int32_t c = 0; c < unknowns; ++c)
+      if (GZ(i, c) != 0) {
+        data.gz.col.push_back(c);
+        data.gz.val.push_back(GZ(i, c));
+      }
+    data.gz.ptr.push_back(int32_t(data.gz.col.size()));
+  }
+  data.e_inverse.assign(Einv.data(), Einv.data() + Einv.size());  // symmetric: either order
+
+  OneRank one;
+  gpu::DeviceTwoLevel B(std::make_unique<gpu::DeviceJacobi>(G), data, one);
+  const std::vector<double> r = test::random_vector(size_t(n), rng);
+  gpu::DeviceBuffer<double> dr(r), dz(r.size());
+  B.apply(dr.data(), dz.data(), nullptr);
+  PGSIM_CUDA(cudaDeviceSynchronize());
+
+  const Eigen::VectorXd rv = Eigen::Map<const Eigen::VectorXd>(r.data(), n);
+  const Eigen::VectorXd y1 = Einv * (Z.transpose() * rv);
+  const Eigen::VectorXd w = inv_diag.cwiseProduct(rv - GZ * y1);
+  const Eigen::VectorXd y2 = Einv * (GZ.transpose() * w);
+  const Eigen::VectorXd z = w + Z * (y1 - y2);
+  CHECK(test::relative_difference(dz.download(), std::vector<double>(z.data(), z.data() + n)) < 1e-12);
+
+  // Exact on the coarse space: (I - G Q) G Z v = 0, so B (G Z v) = Q G Z v = Z v.
+  Eigen::VectorXd v(unknowns);
+  for (int32_t c = 0; c < unknowns; ++c) v[c] = std::sin(1.0 + c);
+  const Eigen::VectorXd gzv = GZ * v, zv = Z * v;
+  gpu::DeviceBuffer<double> dgzv(std::vector<double>(gzv.data(), gzv.data() + n));
+  B.apply(dgzv.data(), dz.data(), nullptr);
+  PGSIM_CUDA(cudaDeviceSynchronize());
+  CHECK(test::max_abs_difference(dz.download(), std::vector<double>(zv.data(), zv.data() + n)) < 1e-9);
 }

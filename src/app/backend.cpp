@@ -278,9 +278,6 @@ void solve_pcg_distributed(dist::MpiSession& mpi, const CsrMatrix& G, const std:
   const dist::BlockPreconditioner precond = block_preconditioner(rep.precond, opt);
   mpi.announce(dist::MpiSession::kSystemFollows);
   try {
-    if (opt.backend == "gpu" && precond.name == "cmg" && precond.coarse_layers >= 0)
-      spdlog::info("--backend gpu under mpirun: block CMG on each rank's GPU, without the global coarse correction "
-                   "(host-side, not on the GPU path yet)");
     dist::DistributedSolve d = dist::solve_distributed(mpi, G, b, control, precond, block_backend(opt));
     spdlog::info("partitioned into {} ranks and sent the blocks in {:.3f} s", mpi.size(), d.partition_seconds);
     if (d.coarse_unknowns > 0)

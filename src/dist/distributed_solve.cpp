@@ -8,6 +8,7 @@
 
 #include "cmg/cmg_preconditioner.hpp"
 #include "dist/block_transfer.hpp"
+#include "dist/coarse_problem.hpp"
 #include "dist/halo_backend.hpp"
 #include "dist/partition.hpp"
 #include "dist/two_level.hpp"
@@ -49,24 +50,38 @@ std::unique_ptr<Preconditioner> make_preconditioner(const RankBlock& blk, const 
   return with_coarse;
 }
 
-// The rank's block on its GPU: block CMG (the hierarchy of the diagonal block, as the CPU path's
-// --coarse-layers -1), or another preconditioner on the block.
+// The rank's block on its GPU, with the preconditioner of the CPU path: for CMG the global
+// coarse correction (its coarse problem built and factored here, on the host; the device gets
+// its dense inverse) or, with --coarse-layers -1, block CMG alone; other preconditioners on the
+// block.
 RankSolve solve_on_gpu(const RankBlock& blk, const SolveControl& control, const BlockPreconditioner& precond,
                        const BlockBackend& backend) {
 #ifdef PGSIM_HAVE_NCCL
   RankSolve s;
   Stopwatch watch;
   std::optional<CmgHierarchy> h;
-  if (precond.name == "cmg") h = build_cmg_hierarchy(blk.interior, precond.cmg);
-  const double hierarchy_seconds = watch.lap();
+  std::optional<gpu::CoarseCorrectionData> coarse;
+  if (precond.name == "cmg" && precond.coarse_layers >= 0) {
+    h = build_cmg_hierarchy(softened_block(blk, kCutDiagonalShare), precond.cmg);
+    const CoarseProblem problem(blk, build_coarse_space(blk, *h, precond.coarse_layers), MPI_COMM_WORLD);
+    s.coarse_unknowns = problem.unknowns();
+    s.coarse_factor_nnz = problem.factor_nnz();
+    if (problem.unknowns() > 0)
+      coarse = gpu::CoarseCorrectionData{static_cast<int32_t>(problem.unknowns()), problem.unknown_of_row(),
+                                         problem.gz(), problem.dense_inverse(gpu::kMaxDeviceCoarseUnknowns)};
+  } else if (precond.name == "cmg") {
+    h = build_cmg_hierarchy(blk.interior, precond.cmg);
+  }
+  const double host_setup_seconds = watch.lap();
   gpu::GpuSolveSettings settings;
   settings.precond = precond.name;
   settings.spmv = backend.spmv;
   settings.profile = backend.profile;
-  gpu::GpuBlockReport g = gpu::solve_block_on_gpu(blk, h ? &*h : nullptr, control, settings, MPI_COMM_WORLD);
+  gpu::GpuBlockReport g = gpu::solve_block_on_gpu(blk, h ? &*h : nullptr, coarse ? &*coarse : nullptr, control,
+                                                  settings, MPI_COMM_WORLD);
   s.result = g.result;
   s.x = std::move(g.x);
-  s.setup_seconds = hierarchy_seconds + g.upload_seconds;
+  s.setup_seconds = host_setup_seconds + g.upload_seconds;
   s.solve_seconds = g.solve_seconds;
   s.levels = std::move(g.levels);
   s.device = std::move(g.device);

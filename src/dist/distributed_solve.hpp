@@ -6,8 +6,8 @@
 //  - CPU: the one PCG iteration (pcg/pcg.hpp) over a HaloBackend (MPI), and for CMG the global
 //    coarse correction of two_level.hpp;
 //  - GPU (a build with CUDA, MPI and NCCL): each rank on its own GPU, the one GPU PCG loop over
-//    NCCL (gpu/distributed_pcg.hpp); for CMG block CMG alone (the coarse correction is host-side
-//    and not on this path yet).
+//    NCCL (gpu/distributed_pcg.hpp), the same preconditioner (the coarse correction's coarse
+//    solve as a dense inverse on the device, gpu/two_level_device.hpp).
 #include <string>
 #include <vector>
 

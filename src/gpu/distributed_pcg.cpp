@@ -19,7 +19,8 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 }  // namespace
 
 GpuBlockReport solve_block_on_gpu(const dist::RankBlock& block, const CmgHierarchy* hierarchy,
-                                  const SolveControl& control, const GpuSolveSettings& settings, MPI_Comm comm) {
+                                  const CoarseCorrectionData* coarse, const SolveControl& control,
+                                  const GpuSolveSettings& settings, MPI_Comm comm) {
   try {
     GpuBlockReport rep;
     const auto t0 = std::chrono::steady_clock::now();
@@ -29,7 +30,8 @@ GpuBlockReport solve_block_on_gpu(const dist::RankBlock& block, const CmgHierarc
     NcclScalarSum across_ranks(nccl);
     HaloSpmv A(block, parse_layout(settings.spmv.empty() ? default_spmv_layout() : settings.spmv), exchange);
     CmgUploadTimes cmg;
-    auto M = make_device_preconditioner(block.interior, hierarchy, settings, cmg);
+    std::unique_ptr<DevicePreconditioner> M = make_device_preconditioner(block.interior, hierarchy, settings, cmg);
+    if (coarse) M = std::make_unique<DeviceTwoLevel>(std::move(M), *coarse, across_ranks);
     DeviceBuffer<double> b(block.b), x(size_t(block.rows()));
     PGSIM_CUDA(cudaMemset(x.data(), 0, x.size() * sizeof(double)));
     GpuPcg pcg(block.rows(), !settings.profile, &across_ranks);

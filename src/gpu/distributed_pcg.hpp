@@ -1,9 +1,10 @@
 #pragma once
 // One rank's share of the distributed PCG on its GPU (issue 17; docs/distributed.md): the
 // rank's RankBlock uploaded (interior in the SpMV layout, boundary, send lists), its block
-// preconditioner on the device (for cmg, the hierarchy of its diagonal block: block CMG, no
-// global coarse correction yet), and the one GPU PCG loop (gpu/pcg_gpu.hpp) over a HaloSpmv with
-// NCCL halo exchange and NCCL all-reduced scalars. Plain C++ (no CUDA headers), like gpu_solver.hpp.
+// preconditioner on the device (for cmg, the CMG hierarchy the caller built for its block),
+// with or without the global coarse correction (gpu/two_level_device.hpp), and the one GPU PCG
+// loop (gpu/pcg_gpu.hpp) over a HaloSpmv with NCCL halo exchange and NCCL all-reduced scalars.
+// Plain C++ (no CUDA headers), like gpu_solver.hpp.
 #include <mpi.h>
 
 #include <string>
@@ -12,6 +13,7 @@
 #include "cmg/hierarchy.hpp"
 #include "dist/partition.hpp"
 #include "gpu/gpu_solver.hpp"
+#include "gpu/two_level_device.hpp"
 
 namespace pgsim::gpu {
 
@@ -26,10 +28,13 @@ struct GpuBlockReport {
 };
 
 // Collective over `comm` (every rank calls it with its own block). `hierarchy`: the CMG
-// hierarchy of block.interior, required when settings.precond is cmg. settings.profile launches
+// hierarchy of the block (block.interior; with a coarse correction, dist::softened_block),
+// required when settings.precond is cmg. `coarse`: the coarse correction's data, or null for
+// the block preconditioner alone (every rank alike). settings.profile launches
 // kernel by kernel instead of replaying CUDA graphs. GpuFailure on a CUDA or NCCL failure, or
 // when two ranks of one host would share a GPU.
 GpuBlockReport solve_block_on_gpu(const dist::RankBlock& block, const CmgHierarchy* hierarchy,
-                                  const SolveControl& control, const GpuSolveSettings& settings, MPI_Comm comm);
+                                  const CoarseCorrectionData* coarse, const SolveControl& control,
+                                  const GpuSolveSettings& settings, MPI_Comm comm);
 
 }  // namespace pgsim::gpu
