@@ -183,13 +183,14 @@ TEST_CASE("DeviceTwoLevel: z = w + Z (y1 - y2) of the balancing two-level precon
   std::mt19937 rng(41);
   const CsrMatrix G = test::grid_sdd(40, 30, 97, rng);
   const int32_t n = G.rows;
-  // Coarse unknowns: 5 x 5 patches of the grid, and a few rows in none (-1), as the coarse space
-  // leaves the ground's aggregate out.
+  // Coarse unknowns: 5 x 5 patches of the grid (numbered from 0, every number used: Z has full
+  // column rank), and the first patch's rows in none (-1), as the coarse space leaves the
+  // ground's aggregate out.
   std::vector<int32_t> unknown_of_row(static_cast<size_t>(n));
   int32_t unknowns = 0;
   for (int32_t i = 0; i < n; ++i) {
     const int32_t x = i % 40, y = i / 40;
-    unknown_of_row[i] = (x < 5 && y < 5) ? -1 : (y / 5) * 8 + x / 5;
+    unknown_of_row[i] = (y / 5) * 8 + x / 5 - 1;  // patch 0 -> -1
     unknowns = std::max(unknowns, unknown_of_row[i] + 1);
   }
   Eigen::MatrixXd Gd = Eigen::MatrixXd::Zero(n, n), Z = Eigen::MatrixXd::Zero(n, unknowns);
@@ -201,19 +202,26 @@ TEST_CASE("DeviceTwoLevel: z = w + Z (y1 - y2) of the balancing two-level precon
   Eigen::VectorXd inv_diag(n);
   for (int32_t i = 0; i < n; ++i) inv_diag[i] = 1 / Gd(i, i);
 
+  // The data as CSR from the dense matrices (independent of dist::CoarseProblem's assembly).
+  const auto csr = [](const Eigen::MatrixXd& D) {
+    CsrMatrix A;  // ptr starts as {0}
+    A.rows = int32_t(D.rows());
+    for (int32_t i = 0; i < A.rows; ++i) {
+      for (int32_t j = 0; j < int32_t(D.cols()); ++j)
+        if (D(i, j) != 0) {
+          A.col.push_back(j);
+          A.val.push_back(D(i, j));
+        }
+      A.ptr.push_back(int32_t(A.col.size()));
+    }
+    return A;
+  };
   gpu::CoarseCorrectionData data;
   data.unknowns = unknowns;
   data.unknown_of_row = unknown_of_row;
-  data.gz.rows = n;
-  data.gz.ptr.push_back(0);
-  for (int32_t i = 0; i < n; ++i) {
-    for (int32_t c = 0; c < unknowns; ++c)
-      if (GZ(i, c) != 0) {
-        data.gz.col.push_back(c);
-        data.gz.val.push_back(GZ(i, c));
-      }
-    data.gz.ptr.push_back(int32_t(data.gz.col.size()));
-  }
+  data.gz = csr(GZ);
+  data.zt = csr(Z.transpose());
+  data.gzt = csr(GZ.transpose());
   data.e_inverse.assign(Einv.data(), Einv.data() + Einv.size());  // symmetric: either order
 
   OneRank one;

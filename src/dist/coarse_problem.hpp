@@ -38,6 +38,11 @@ class CoarseProblem {
   const std::vector<int>& counts() const { return counts_; }  // per rank: its coarse unknowns
   const std::vector<int>& displs() const { return displs_; }  // per rank: its first coarse unknown
   const CsrMatrix& gz() const { return gz_; }  // local rows of G Z, columns global coarse unknowns
+  // The same operators as matrices over all coarse unknowns (unknowns() rows, columns local
+  // rows), for an application by SpMV (gpu/two_level_device.hpp): Z^T (row c lists this rank's
+  // rows of coarse unknown c, values 1; the other ranks' unknowns are empty rows) and (G Z)^T.
+  CsrMatrix z_transposed() const;
+  CsrMatrix gz_transposed() const;
 
   // c = E^{-1} c, c of unknowns() entries. Requires unknowns() > 0.
   void solve(double* c) const;

@@ -68,7 +68,8 @@ RankSolve solve_on_gpu(const RankBlock& blk, const SolveControl& control, const 
     s.coarse_factor_nnz = problem.factor_nnz();
     if (problem.unknowns() > 0)
       coarse = gpu::CoarseCorrectionData{static_cast<int32_t>(problem.unknowns()), problem.unknown_of_row(),
-                                         problem.gz(), problem.dense_inverse(gpu::kMaxDeviceCoarseUnknowns)};
+                                         problem.gz(), problem.z_transposed(), problem.gz_transposed(),
+                                         problem.dense_inverse(gpu::kMaxDeviceCoarseUnknowns)};
   } else if (precond.name == "cmg") {
     h = build_cmg_hierarchy(blk.interior, precond.cmg);
   }

@@ -35,40 +35,6 @@ __global__ void add_coarse(int32_t n, const int32_t* __restrict__ unknown_of_row
   if (c >= 0) z[i] += y1[c] - y2[c];
 }
 
-// A^T for A of `cols` columns.
-CsrMatrix transposed(const CsrMatrix& A, int32_t cols) {
-  CsrMatrix T;
-  T.rows = cols;
-  T.ptr.assign(size_t(cols) + 1, 0);
-  for (int32_t c : A.col) ++T.ptr[c + 1];
-  for (int32_t c = 0; c < cols; ++c) T.ptr[c + 1] += T.ptr[c];
-  T.col.resize(A.col.size());
-  T.val.resize(A.val.size());
-  std::vector<int32_t> next(T.ptr.begin(), T.ptr.end() - 1);
-  for (int32_t i = 0; i < A.rows; ++i)
-    for (int32_t k = A.ptr[i]; k < A.ptr[i + 1]; ++k) {
-      const int32_t at = next[A.col[k]]++;
-      T.col[at] = i;
-      T.val[at] = A.val[k];
-    }
-  return T;
-}
-
-// Z^T: row c lists the local rows of coarse unknown c, with value 1 (c over all ranks' unknowns).
-CsrMatrix z_transposed(const std::vector<int32_t>& unknown_of_row, int32_t unknowns) {
-  CsrMatrix Z;
-  Z.rows = int32_t(unknown_of_row.size());
-  Z.ptr.push_back(0);
-  for (int32_t c : unknown_of_row) {
-    if (c >= 0) {
-      Z.col.push_back(c);
-      Z.val.push_back(1.0);
-    }
-    Z.ptr.push_back(int32_t(Z.col.size()));
-  }
-  return transposed(Z, unknowns);
-}
-
 }  // namespace
 
 DeviceTwoLevel::DeviceTwoLevel(std::unique_ptr<DevicePreconditioner> local, const CoarseCorrectionData& data,
@@ -77,9 +43,9 @@ DeviceTwoLevel::DeviceTwoLevel(std::unique_ptr<DevicePreconditioner> local, cons
       across_ranks_(across_ranks),
       rows_(int32_t(data.unknown_of_row.size())),
       unknowns_(data.unknowns),
-      zt_(make_device_spmv(SpmvLayout::csr, z_transposed(data.unknown_of_row, data.unknowns))),
+      zt_(make_device_spmv(SpmvLayout::csr, data.zt)),
       gz_(make_device_spmv(SpmvLayout::csr, data.gz)),
-      gzt_(make_device_spmv(SpmvLayout::csr, transposed(data.gz, data.unknowns))),
+      gzt_(make_device_spmv(SpmvLayout::csr, data.gzt)),
       unknown_of_row_(data.unknown_of_row),
       e_inverse_(data.e_inverse),
       c_(size_t(data.unknowns)),

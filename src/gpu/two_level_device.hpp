@@ -30,6 +30,8 @@ struct CoarseCorrectionData {
   int32_t unknowns = 0;                 // N_c, the coarse unknowns of all ranks
   std::vector<int32_t> unknown_of_row;  // per local row: its global coarse unknown, or -1
   CsrMatrix gz;                         // this rank's rows of G Z (rows x N_c)
+  CsrMatrix zt, gzt;                    // Z^T and (G Z)^T (N_c x rows): dist::CoarseProblem's z_transposed(),
+                                        // gz_transposed()
   std::vector<double> e_inverse;        // E^{-1}, N_c x N_c (symmetric)
 };
 
