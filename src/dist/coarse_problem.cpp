@@ -9,6 +9,8 @@
 #include <string>
 #include <utility>
 
+#include "pcg/triangular.hpp"
+
 namespace pgsim::dist {
 
 struct CoarseProblem::Factor {
@@ -103,25 +105,6 @@ std::vector<Triple> rows_of_e(const std::vector<int32_t>& unknown_of_row, const 
   return merged;
 }
 
-// A^T, for A of `cols` columns.
-CsrMatrix transposed(const CsrMatrix& A, int32_t cols) {
-  CsrMatrix T;
-  T.rows = cols;
-  T.ptr.assign(static_cast<size_t>(cols) + 1, 0);
-  for (int32_t c : A.col) ++T.ptr[c + 1];
-  for (int32_t c = 0; c < cols; ++c) T.ptr[c + 1] += T.ptr[c];
-  T.col.resize(A.col.size());
-  T.val.resize(A.val.size());
-  std::vector<int32_t> next(T.ptr.begin(), T.ptr.end() - 1);
-  for (int32_t i = 0; i < A.rows; ++i)
-    for (int32_t k = A.ptr[i]; k < A.ptr[i + 1]; ++k) {
-      const int32_t at = next[A.col[k]]++;
-      T.col[at] = i;
-      T.val[at] = A.val[k];
-    }
-  return T;
-}
-
 int to_int(size_t n, const char* what) {
   if (n > size_t(std::numeric_limits<int>::max()))
     throw std::length_error(std::string("coarse correction: ") + what + " beyond 2^31 entries");
@@ -207,10 +190,10 @@ CsrMatrix CoarseProblem::z_transposed() const {
     }
     Z.ptr.push_back(static_cast<int32_t>(Z.col.size()));
   }
-  return transposed(Z, static_cast<int32_t>(global_count_));
+  return transpose(Z, static_cast<int32_t>(global_count_));
 }
 
-CsrMatrix CoarseProblem::gz_transposed() const { return transposed(gz_, static_cast<int32_t>(global_count_)); }
+CsrMatrix CoarseProblem::gz_transposed() const { return transpose(gz_, static_cast<int32_t>(global_count_)); }
 
 void CoarseProblem::solve(double* c) const {
   Eigen::Map<Eigen::VectorXd> v(c, global_count_);
