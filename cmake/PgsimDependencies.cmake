@@ -83,3 +83,21 @@ if(METIS_INCLUDE_DIR AND METIS_LIBRARY)
 else()
   message(STATUS "pgsim: METIS not found, the distributed system is split into row ranges")
 endif()
+
+# NCCL (NVIDIA's collectives, shipped with the CUDA toolkit or its own package) is optional and
+# used only with both CUDA and MPI: under mpirun with --backend gpu each rank solves on its own
+# GPU, halo exchange and inner products through NCCL (src/gpu/nccl_comm.hpp). Without it a
+# distributed --backend gpu run is refused with a message naming what is missing.
+if(PGSIM_HAVE_CUDA AND PGSIM_HAVE_MPI)
+  find_path(NCCL_INCLUDE_DIR nccl.h HINTS ${CUDAToolkit_INCLUDE_DIRS})
+  find_library(NCCL_LIBRARY nccl HINTS ${CUDAToolkit_LIBRARY_DIR})
+  if(NCCL_INCLUDE_DIR AND NCCL_LIBRARY)
+    add_library(pgsim_nccl INTERFACE)
+    target_include_directories(pgsim_nccl INTERFACE ${NCCL_INCLUDE_DIR})
+    target_link_libraries(pgsim_nccl INTERFACE ${NCCL_LIBRARY})
+    set(PGSIM_HAVE_NCCL ON)
+    message(STATUS "pgsim: NCCL found (${NCCL_LIBRARY}), mpirun with --backend gpu solves one rank per GPU")
+  else()
+    message(STATUS "pgsim: NCCL not found, the distributed solve runs on the CPU back end only")
+  endif()
+endif()

@@ -109,7 +109,7 @@ void check_solve(const RankNetlist& part, bool repartition, const std::vector<do
   SolveControl control;
   control.tolerance = 1e-12;
   control.max_iterations = 5000;
-  const BlockSolve s = solve_block(rs.block, control, BlockPreconditioner{"cmg", CmgOptions{}, 0});
+  const BlockSolve s = solve_block(rs.block, control, BlockPreconditioner{"cmg", CmgOptions{}, 0}, BlockBackend{});
   if (!s.result.converged) fail(rank, std::string(how) + ": PCG did not converge");
   const std::vector<double> v = owned_voltages(rs, s.x, MPI_COMM_WORLD);
   double worst = 0;
@@ -152,7 +152,7 @@ void measure_memory(const char* netlist, bool repartition, int rank, int ranks) 
   const HostMemory reduced = host_memory();
   SolveControl control;
   control.tolerance = 1e-10;
-  const BlockSolve s = solve_block(rs.block, control, BlockPreconditioner{"cmg", CmgOptions{}, 0});
+  const BlockSolve s = solve_block(rs.block, control, BlockPreconditioner{"cmg", CmgOptions{}, 0}, BlockBackend{});
   const std::vector<double> v = owned_voltages(rs, s.x, MPI_COMM_WORLD);
   const HostMemory done = host_memory();
   const double nodes = part.owned();

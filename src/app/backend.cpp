@@ -269,6 +269,8 @@ namespace {
 dist::BlockPreconditioner block_preconditioner(const std::string& name, const Options& opt) {
   return {name, cmg_options(opt), opt.coarse_layers};
 }
+
+dist::BlockBackend block_backend(const Options& opt) { return {opt.backend == "gpu", opt.spmv, opt.profile}; }
 }  // namespace
 
 void solve_pcg_distributed(dist::MpiSession& mpi, const CsrMatrix& G, const std::vector<double>& b,
@@ -276,7 +278,7 @@ void solve_pcg_distributed(dist::MpiSession& mpi, const CsrMatrix& G, const std:
   const dist::BlockPreconditioner precond = block_preconditioner(rep.precond, opt);
   mpi.announce(dist::MpiSession::kSystemFollows);
   try {
-    dist::DistributedSolve d = dist::solve_distributed(mpi, G, b, control, precond);
+    dist::DistributedSolve d = dist::solve_distributed(mpi, G, b, control, precond, block_backend(opt));
     spdlog::info("partitioned into {} ranks and sent the blocks in {:.3f} s", mpi.size(), d.partition_seconds);
     if (d.coarse_unknowns > 0)
       spdlog::info("global coarse correction: {} coarse unknowns, {} entries in their Cholesky factor (on every rank)",
@@ -287,6 +289,8 @@ void solve_pcg_distributed(dist::MpiSession& mpi, const CsrMatrix& G, const std:
     rep.time.solve = d.solve_seconds;
     rep.levels = std::move(d.levels);
     rep.per_rank = std::move(d.per_rank);
+    rep.device = d.device;
+    for (const dist::RankStats& r : rep.per_rank) rep.peak_device_bytes = std::max(rep.peak_device_bytes, r.peak_device_bytes);
   } catch (const std::exception& e) {
     spdlog::error("rank 0 failed during the distributed solve: {}", e.what());
     mpi.abort(kExitSystem);
@@ -295,7 +299,7 @@ void solve_pcg_distributed(dist::MpiSession& mpi, const CsrMatrix& G, const std:
 
 void serve_pcg_distributed(const dist::MpiSession& mpi, const Options& opt) {
   try {
-    dist::serve_distributed(block_preconditioner(opt.precond, opt));
+    dist::serve_distributed(block_preconditioner(opt.precond, opt), block_backend(opt));
   } catch (const std::exception& e) {
     spdlog::error("rank {} failed during the distributed solve: {}", mpi.rank(), e.what());
     mpi.abort(kExitSystem);

@@ -44,11 +44,26 @@ void log_memory(const char* after, int64_t nodes) {
                 double(m.peak) * per_node);
 }
 
+#ifndef PGSIM_HAVE_NCCL
+// What this build lacks for a distributed GPU solve (NCCL is looked for only with CUDA and MPI).
+std::string missing_for_distributed_gpu() {
+#ifdef PGSIM_HAVE_CUDA
+  return "NCCL: no nccl.h and libnccl were found";
+#else
+  return "CUDA and NCCL";
+#endif
+}
+#endif
+
 // The part of each run a distributed one supports for now; InputError naming what it lacks.
 void check_distributed_options(const Options& opt, int ranks) {
   const std::string job = "mpirun with " + std::to_string(ranks) + " ranks";
   if (opt.solver != "pcg") throw InputError(job + ": --solver " + opt.solver + " runs in one process only");
-  if (opt.backend == "gpu") throw InputError(job + ": the distributed solve runs on the CPU back end only (for now)");
+#ifndef PGSIM_HAVE_NCCL
+  if (opt.backend == "gpu")
+    throw InputError(job + ": --backend gpu needs a pgsim built with CUDA, MPI and NCCL (this one lacks " +
+                     missing_for_distributed_gpu() + ")");
+#endif
 }
 
 // The whole solve as the one rank of a single-process run.
@@ -81,7 +96,7 @@ RunReport run(const Options& opt, dist::MpiSession* mpi, RunData* data) {
   bool distributed = mpi && mpi->size() > 1;
   if (distributed) check_distributed_options(opt, mpi->size());
   Stopwatch total, phase;
-  // A distributed solve runs on the CPU: no GPU context to warm up.
+  // A distributed solve selects each rank's GPU itself: no context to warm up ahead.
   const bool context_ahead = !distributed && gpu_likely(opt);
   const GpuContextWarmUp warm_up(context_ahead);
 
@@ -182,7 +197,10 @@ RunReport run(const Options& opt, dist::MpiSession* mpi, RunData* data) {
     }
     if (distributed) {
       rep.ranks = mpi->size();
-      rep.backend_reason = "mpirun with " + std::to_string(rep.ranks) + " ranks: the distributed solve runs on the CPU";
+      rep.backend = opt.backend == "gpu" ? "gpu" : "cpu";
+      rep.backend_reason = "mpirun with " + std::to_string(rep.ranks) + " ranks: " +
+                           (rep.backend == "gpu" ? "one GPU per rank (--backend gpu)"
+                                                 : "the distributed solve runs on the CPU unless --backend gpu");
     } else {
       const BackendChoice choice = choose_backend(opt.backend, G.rows, context_ahead);
       rep.backend = choice.backend;
@@ -190,14 +208,14 @@ RunReport run(const Options& opt, dist::MpiSession* mpi, RunData* data) {
       if (opt.backend == "auto") spdlog::info("{}: solving on the {}", choice.reason, choice.backend);
     }
     // The GPU times its own setup, upload and solve; under --backend auto a GPU failure falls back here.
-    if (rep.backend == "gpu" && !solve_pcg_on_gpu(G, b, x_kept, control, opt, rep)) {
+    if (!distributed && rep.backend == "gpu" && !solve_pcg_on_gpu(G, b, x_kept, control, opt, rep)) {
       rep.backend = "cpu";
       rep.backend_reason = "auto: the GPU failed during the solve (see the warning)";
     }
-    if (rep.backend == "gpu") {
-      phase.lap();
-    } else if (distributed) {
+    if (distributed) {
       solve_pcg_distributed(*mpi, G, b, x_kept, control, opt, rep);
+      phase.lap();
+    } else if (rep.backend == "gpu") {
       phase.lap();
     } else {
       auto M = make_cpu_preconditioner(rep.precond, G, cmg_options(opt));

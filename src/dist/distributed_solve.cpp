@@ -3,9 +3,12 @@
 #include <mpi.h>
 
 #include <array>
+#include <optional>
+#include <stdexcept>
 
 #include "cmg/cmg_preconditioner.hpp"
 #include "dist/block_transfer.hpp"
+#include "dist/coarse_problem.hpp"
 #include "dist/halo_backend.hpp"
 #include "dist/partition.hpp"
 #include "dist/two_level.hpp"
@@ -13,6 +16,10 @@
 #include "mna/stopwatch.hpp"
 #include "pcg/pcg.hpp"
 #include "pcg/preconditioner_factory.hpp"
+
+#ifdef PGSIM_HAVE_NCCL
+#include "gpu/distributed_pcg.hpp"
+#endif
 
 namespace pgsim::dist {
 namespace {
@@ -32,30 +39,80 @@ std::unique_ptr<Preconditioner> make_preconditioner(const RankBlock& blk, const 
   return with_coarse;
 }
 
-}  // namespace
+// The rank's block on its GPU, with the preconditioner of the CPU path: for CMG the global
+// coarse correction (its coarse problem built and factored here, on the host; the device gets
+// its dense inverse) or, with --coarse-layers -1, block CMG alone; other preconditioners on the
+// block.
+BlockSolve solve_on_gpu(const RankBlock& blk, const SolveControl& control, const BlockPreconditioner& precond,
+                       const BlockBackend& backend) {
+#ifdef PGSIM_HAVE_NCCL
+  BlockSolve s;
+  Stopwatch watch;
+  std::optional<CmgHierarchy> h;
+  std::optional<gpu::CoarseCorrectionData> coarse;
+  if (precond.name == "cmg" && precond.coarse_layers >= 0) {
+    h = build_cmg_hierarchy(softened_block(blk, kCutDiagonalShare), precond.cmg);
+    const CoarseProblem problem(blk, build_coarse_space(blk, *h, precond.coarse_layers), MPI_COMM_WORLD);
+    s.coarse_unknowns = problem.unknowns();
+    s.coarse_factor_nnz = problem.factor_nnz();
+    if (problem.unknowns() > 0)
+      coarse = gpu::CoarseCorrectionData{static_cast<int32_t>(problem.unknowns()), problem.unknown_of_row(),
+                                         problem.gz(), problem.z_transposed(), problem.gz_transposed(),
+                                         problem.dense_inverse(gpu::kMaxDeviceCoarseUnknowns)};
+  } else if (precond.name == "cmg") {
+    h = build_cmg_hierarchy(blk.interior, precond.cmg);
+  }
+  const double host_setup_seconds = watch.lap();
+  gpu::GpuSolveSettings settings;
+  settings.precond = precond.name;
+  settings.spmv = backend.spmv;
+  settings.profile = backend.profile;
+  gpu::GpuBlockReport g = gpu::solve_block_on_gpu(blk, h ? &*h : nullptr, coarse ? &*coarse : nullptr, control,
+                                                  settings, MPI_COMM_WORLD);
+  s.result = g.result;
+  s.x = std::move(g.x);
+  s.setup_seconds = host_setup_seconds + g.upload_seconds;
+  s.solve_seconds = g.solve_seconds;
+  s.levels = std::move(g.levels);
+  s.device = std::move(g.device);
+  s.stats.peak_device_bytes = g.peak_device_bytes;
+  return s;
+#else
+  (void)blk, (void)control, (void)precond, (void)backend;
+  throw std::logic_error("the distributed GPU solve needs a build with NCCL");  // app/run.cpp refuses earlier
+#endif
+}
 
-BlockSolve solve_block(const RankBlock& blk, const SolveControl& control, const BlockPreconditioner& precond) {
+BlockSolve solve_on_cpu(const RankBlock& blk, const SolveControl& control, const BlockPreconditioner& precond) {
   BlockSolve s;
   Stopwatch watch;
   const TwoLevelPreconditioner* two = nullptr;
   auto M = make_preconditioner(blk, precond, two);
   s.setup_seconds = watch.lap();
-  HaloBackend backend(blk, MPI_COMM_WORLD);
+  HaloBackend halo(blk, MPI_COMM_WORLD);
   s.x.assign(static_cast<size_t>(blk.rows()), 0.0);
-  s.result = pcg(backend, blk.b, s.x, *M, control);
+  s.result = pcg(halo, blk.b, s.x, *M, control);
   s.solve_seconds = watch.lap();
   s.levels = M->levels();
-  s.stats.unknowns = blk.rows();
-  s.stats.nnz = blk.nnz();
-  s.stats.halo = blk.halo();
-  s.stats.peak_host_bytes = host_memory().peak;
-  s.stats.seconds = s.setup_seconds + s.solve_seconds;
-  s.stats.communication_seconds = backend.communication_seconds();
+  s.stats.communication_seconds = halo.communication_seconds();
   if (two != nullptr) {
     s.stats.communication_seconds += two->communication_seconds();
     s.coarse_unknowns = two->coarse_unknowns();
     s.coarse_factor_nnz = two->coarse_factor_nnz();
   }
+  return s;
+}
+
+}  // namespace
+
+BlockSolve solve_block(const RankBlock& blk, const SolveControl& control, const BlockPreconditioner& precond,
+                       const BlockBackend& backend) {
+  BlockSolve s = backend.gpu ? solve_on_gpu(blk, control, precond, backend) : solve_on_cpu(blk, control, precond);
+  s.stats.unknowns = blk.rows();
+  s.stats.nnz = blk.nnz();
+  s.stats.halo = blk.halo();
+  s.stats.peak_host_bytes = host_memory().peak;
+  s.stats.seconds = s.setup_seconds + s.solve_seconds;
   return s;
 }
 
@@ -83,7 +140,8 @@ RankStats unpack(const double* v) {
 }  // namespace
 
 DistributedSolve solve_distributed(const MpiSession& mpi, const CsrMatrix& G, const std::vector<double>& b,
-                                   const SolveControl& control, const BlockPreconditioner& precond) {
+                                   const SolveControl& control, const BlockPreconditioner& precond,
+                                   const BlockBackend& backend) {
   DistributedSolve out;
   Stopwatch watch;
   SolveControl ctl = control;
@@ -93,11 +151,12 @@ DistributedSolve solve_distributed(const MpiSession& mpi, const CsrMatrix& G, co
   const RankBlock own = extract_block(G, b, p, 0);
   out.partition_seconds = watch.lap();
 
-  BlockSolve s = solve_block(own, ctl, precond);
+  BlockSolve s = solve_block(own, ctl, precond, backend);
   out.result = s.result;
   out.setup_seconds = s.setup_seconds;
   out.solve_seconds = s.solve_seconds;
   out.levels = std::move(s.levels);
+  out.device = std::move(s.device);
   out.coarse_unknowns = s.coarse_unknowns;
   out.coarse_factor_nnz = s.coarse_factor_nnz;
 
@@ -120,11 +179,11 @@ DistributedSolve solve_distributed(const MpiSession& mpi, const CsrMatrix& G, co
   return out;
 }
 
-void serve_distributed(const BlockPreconditioner& precond) {
+void serve_distributed(const BlockPreconditioner& precond, const BlockBackend& backend) {
   SolveControl ctl;
   broadcast_control(ctl);
   const RankBlock own = receive_block(MPI_COMM_WORLD);
-  const BlockSolve s = solve_block(own, ctl, precond);
+  const BlockSolve s = solve_block(own, ctl, precond, backend);
   MPI_Gatherv(s.x.data(), own.rows(), MPI_DOUBLE, nullptr, nullptr, nullptr, MPI_DOUBLE, 0, MPI_COMM_WORLD);
   const auto mine = pack(s.stats);
   MPI_Gather(mine.data(), kStatFields, MPI_DOUBLE, nullptr, 0, MPI_DOUBLE, 0, MPI_COMM_WORLD);

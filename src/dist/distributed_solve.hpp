@@ -1,10 +1,14 @@
 #pragma once
-// PCG on P ranks of the CPU back end: every rank runs the one PCG iteration (pcg/pcg.hpp) over a HaloBackend with
-// a preconditioner built on its own diagonal block (block Jacobi: additive Schwarz without
-// overlap, a fixed SPD operator) and, for CMG, the global coarse correction of two_level.hpp.
-// The block comes from the distributed reduction (distributed_reduce.hpp), or, on the interim
-// path, rank 0 partitions the system (partition.hpp), sends each rank its block and gathers the
-// solution in the original order.
+// PCG on P ranks: every rank solves with a preconditioner built on its own diagonal block
+// (block Jacobi: additive Schwarz without overlap, a fixed SPD operator). The block comes from
+// the distributed reduction (distributed_reduce.hpp), or, on the interim path, rank 0
+// partitions the system (partition.hpp), sends each rank its block and gathers the solution in
+// the original order. Two back ends:
+//  - CPU: the one PCG iteration (pcg/pcg.hpp) over a HaloBackend (MPI), and for CMG the global
+//    coarse correction of two_level.hpp;
+//  - GPU (a build with CUDA, MPI and NCCL): each rank on its own GPU, the one GPU PCG loop over
+//    NCCL (gpu/distributed_pcg.hpp), the same preconditioner (the coarse correction's coarse
+//    solve as a dense inverse on the device, gpu/two_level_device.hpp).
 #include <string>
 #include <vector>
 
@@ -28,6 +32,13 @@ struct BlockPreconditioner {
   int coarse_layers = 0;
 };
 
+// Where every rank solves (each rank reads it from its own command line).
+struct BlockBackend {
+  bool gpu = false;     // each rank on its own GPU (requires PGSIM_HAVE_NCCL)
+  std::string spmv;     // GPU: the interior's SpMV layout (gpu/spmv.hpp names); empty: the default
+  bool profile = false;  // GPU: kernel by kernel instead of CUDA graphs, CMG levels timed
+};
+
 struct DistributedSolve {
   SolveResult result;
   std::vector<double> x;            // the solution over G's rows, original order (rank 0)
@@ -36,6 +47,7 @@ struct DistributedSolve {
   double setup_seconds = 0;         // rank 0's preconditioner setup
   double solve_seconds = 0;         // the PCG iteration
   std::vector<LevelStats> levels;   // rank 0's preconditioner levels
+  std::string device;               // rank 0's GPU; empty on the CPU back end
   int64_t coarse_unknowns = 0;      // of the global coarse correction; 0: none
   int64_t coarse_factor_nnz = 0;    // entries of its Cholesky factor (held by every rank)
 };
@@ -47,6 +59,7 @@ struct BlockSolve {
   RankStats stats;
   double setup_seconds = 0, solve_seconds = 0;
   std::vector<LevelStats> levels;
+  std::string device;  // the rank's GPU; empty on the CPU back end
   int64_t coarse_unknowns = 0, coarse_factor_nnz = 0;
 };
 
@@ -54,14 +67,16 @@ struct BlockSolve {
 // reduction's, dist/distributed_reduce.hpp, or one received from rank 0) and the same control
 // and preconditioner; the PCG iteration from x = 0. `control.progress` must be empty except on
 // one rank.
-BlockSolve solve_block(const RankBlock& block, const SolveControl& control, const BlockPreconditioner& precond);
+BlockSolve solve_block(const RankBlock& block, const SolveControl& control, const BlockPreconditioner& precond,
+                       const BlockBackend& backend);
 
 // The interim path (rank 0 holds the whole reduced system). Rank 0 of a job of size > 1, after announce(0). `control.progress` runs on rank 0 only.
 // Requires G.rows >= mpi.size().
 DistributedSolve solve_distributed(const MpiSession& mpi, const CsrMatrix& G, const std::vector<double>& b,
-                                   const SolveControl& control, const BlockPreconditioner& precond);
+                                   const SolveControl& control, const BlockPreconditioner& precond,
+                                   const BlockBackend& backend);
 
 // Every other rank, after await_announcement() returned 0: receives its block, solves, sends back.
-void serve_distributed(const BlockPreconditioner& precond);
+void serve_distributed(const BlockPreconditioner& precond, const BlockBackend& backend);
 
 }  // namespace pgsim::dist

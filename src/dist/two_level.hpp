@@ -11,11 +11,7 @@
 // M, coarse solve"; the additive form M + Q, which needs one collective fewer, took more
 // iterations than block CMG alone in the measurements of docs/distributed.md.
 //
-// Setup (collective): the coarse unknowns are numbered rank after rank; each rank learns the
-// coarse unknowns of its halo rows (one exchange with its neighbours), forms its rows of G Z
-// (columns: global coarse unknowns, its own and its neighbours'), and its rows of E = Z^T (G Z);
-// one MPI_Allgatherv gives every rank all of E, which each factors redundantly (sparse
-// Cholesky, AMD order; E is small: the coarse unknowns of all ranks).
+// Setup (collective): the coarse problem, E factored on every rank (coarse_problem.hpp).
 //
 // M is built on the rank's diagonal block with its cut couplings only partly kept on the
 // diagonal (softened_block below): with all of them, the block treats the other ranks' rows
@@ -34,6 +30,7 @@
 #include <memory>
 #include <vector>
 
+#include "dist/coarse_problem.hpp"
 #include "dist/coarse_space.hpp"
 #include "dist/partition.hpp"
 #include "mna/csr.hpp"
@@ -57,28 +54,20 @@ class TwoLevelPreconditioner : public Preconditioner {
   // if E is not positive definite (not for an SPD G: Z has full column rank).
   TwoLevelPreconditioner(std::unique_ptr<Preconditioner> local, const RankBlock& block, const CoarseSpace& space,
                          MPI_Comm comm);
-  ~TwoLevelPreconditioner() override;
 
   void apply(const double* r, double* z) const override;
   std::string name() const override { return local_->name(); }
   std::vector<LevelStats> levels() const override { return local_->levels(); }
 
-  int64_t coarse_unknowns() const { return global_count_; }  // columns of Z over all ranks
-  int64_t coarse_factor_nnz() const;                          // entries of E's Cholesky factor
+  int64_t coarse_unknowns() const { return coarse_.unknowns(); }      // columns of Z over all ranks
+  int64_t coarse_factor_nnz() const { return coarse_.factor_nnz(); }  // entries of E's Cholesky factor
   // Seconds spent waiting in the two collectives, over all applications so far.
   double communication_seconds() const { return comm_seconds_; }
 
  private:
-  struct Factor;  // E's Cholesky factor (Eigen), kept out of this header
-
   std::unique_ptr<Preconditioner> local_;
   MPI_Comm comm_;
-  std::vector<int32_t> unknown_of_row_;  // global coarse unknown per local row, or -1
-  int32_t first_ = 0, count_ = 0;        // this rank's coarse unknowns: [first_, first_ + count_)
-  int64_t global_count_ = 0;
-  std::vector<int> counts_, displs_;     // per rank: its coarse unknowns (for the all-gather)
-  CsrMatrix gz_;                         // local rows of G Z, columns global coarse unknowns
-  std::unique_ptr<Factor> factor_;
+  CoarseProblem coarse_;
   mutable std::vector<double> own_, c_, y1_, u_;
   mutable double comm_seconds_ = 0;
 };

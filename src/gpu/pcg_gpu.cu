@@ -11,7 +11,20 @@ namespace {
 
 // The PCG scalars in device memory: an array of doubles, these are the indices.
 namespace scalar {
-enum : int { pq, rz, rz_old, rr, bb, rr_stop, done, iteration, count };  // rr, bb adjacent: read back together
+enum : int { pq, rz, rz_old, rr, bb, rr_stop, done, iteration, rr_local, count };  // rr, bb adjacent: read back together
+}
+
+// After an update: rr = total, and the verdict recorded for the host (iteration k's ||r||^2 and
+// whether it converged).
+__device__ void record_verdict(double* scal, double total, double* history) {
+  using namespace scalar;
+  const bool converged = total <= scal[rr_stop];
+  const auto k = static_cast<int64_t>(scal[iteration]);
+  scal[rr] = total;
+  scal[done] = converged ? 1.0 : 0.0;
+  scal[iteration] = double(k + 1);
+  history[2 * k] = total;
+  history[2 * k + 1] = converged ? 1.0 : 0.0;
 }
 
 __global__ void dot_kernel(const double* __restrict__ a, const double* __restrict__ b, int64_t n, GridSum g,
@@ -24,9 +37,11 @@ __global__ void dot_kernel(const double* __restrict__ a, const double* __restric
 }
 
 // alpha = rz / pq; x += alpha p; r -= alpha q; rr = r.r (one pass over the four vectors).
-// Nothing once converged; else the last block records rr and the verdict for the host.
+// Nothing once converged; else the last block records rr and the verdict for the host, or with
+// `decide` false (distributed: rr is this rank's part) leaves it in rr_local for verdict_kernel.
 __global__ void update_xr(double* __restrict__ x, double* __restrict__ r, const double* __restrict__ p,
-                          const double* __restrict__ q, int64_t n, double* scal, GridSum g, double* history) {
+                          const double* __restrict__ q, int64_t n, double* scal, GridSum g, double* history,
+                          bool decide) {
   using namespace scalar;
   if (scal[done] != 0.0) return;  // the same value in every block: set by an earlier launch
   const double alpha = scal[rz] / scal[pq];
@@ -39,14 +54,15 @@ __global__ void update_xr(double* __restrict__ x, double* __restrict__ r, const 
   }
   double total;
   if (grid_sum(g, s, total)) {
-    const bool converged = total <= scal[rr_stop];
-    const auto k = static_cast<int64_t>(scal[iteration]);
-    scal[rr] = total;
-    scal[done] = converged ? 1.0 : 0.0;
-    scal[iteration] = double(k + 1);
-    history[2 * k] = total;
-    history[2 * k + 1] = converged ? 1.0 : 0.0;
+    if (decide) record_verdict(scal, total, history);
+    else scal[rr_local] = total;
   }
+}
+
+// The verdict on rr_local once it holds the sum over the ranks (nothing once converged, as update_xr).
+__global__ void verdict_kernel(double* scal, double* history) {
+  using namespace scalar;
+  if (scal[done] == 0.0) record_verdict(scal, scal[rr_local], history);
 }
 
 // Start of a solve or a restart: iteration counter, convergence threshold (tolerance^2 ||b||^2,
@@ -95,12 +111,13 @@ __global__ void residual_kernel(const double* __restrict__ b, const double* __re
 }  // namespace
 
 void load_pcg_kernels() {
-  load_kernels(dot_kernel, update_xr, reset_kernel, rz_kernel, xpay_kernel, residual_kernel);
+  load_kernels(dot_kernel, update_xr, verdict_kernel, reset_kernel, rz_kernel, xpay_kernel, residual_kernel);
 }
 
-GpuPcg::GpuPcg(int32_t n, bool use_graphs)
+GpuPcg::GpuPcg(int32_t n, bool use_graphs, DeviceScalarSum* across_ranks)
     : n_(n),
       use_graphs_(use_graphs),
+      across_ranks_(across_ranks),
       x_(size_t(n)),
       r_(size_t(n)),
       z_(size_t(n)),
@@ -130,9 +147,19 @@ void GpuPcg::launch_first_half(DeviceSpmv& A) {
   A.multiply(p_.data(), q_.data(), stream_);
   dot_kernel<<<reduce_blocks(n_), kBlock, 0, stream_>>>(p_.data(), q_.data(), n_, g, scalars_.data() + scalar::pq);
   PGSIM_CUDA_LAUNCH();
+  sum_across_ranks(scalar::pq);
   update_xr<<<reduce_blocks(n_), kBlock, 0, stream_>>>(x_.data(), r_.data(), p_.data(), q_.data(), n_,
-                                                       scalars_.data(), g, history_);
+                                                       scalars_.data(), g, history_, across_ranks_ == nullptr);
   PGSIM_CUDA_LAUNCH();
+  if (across_ranks_) {
+    sum_across_ranks(scalar::rr_local);
+    verdict_kernel<<<1, 1, 0, stream_>>>(scalars_.data(), history_);
+    PGSIM_CUDA_LAUNCH();
+  }
+}
+
+void GpuPcg::sum_across_ranks(int scalar) {
+  if (across_ranks_) across_ranks_->sum(scalars_.data() + scalar, 1, stream_);
 }
 
 void GpuPcg::launch_second_half(DevicePreconditioner& M) {
@@ -141,6 +168,7 @@ void GpuPcg::launch_second_half(DevicePreconditioner& M) {
   rz_kernel<<<reduce_blocks(n_), kBlock, 0, stream_>>>(r_.data(), z_.data(), n_, scalars_.data(), g, scalar::rz,
                                                        scalar::rz_old);
   PGSIM_CUDA_LAUNCH();
+  sum_across_ranks(scalar::rz);  // rz_old kept the previous rz, already summed
   xpay_kernel<<<reduce_blocks(n_), kBlock, 0, stream_>>>(z_.data(), p_.data(), n_, scalars_.data(), scalar::rz,
                                                          scalar::rz_old);
   PGSIM_CUDA_LAUNCH();
@@ -156,6 +184,7 @@ void GpuPcg::launch_start(double tolerance_sq, double first_iteration, DeviceSpm
                                                        GridSum{partials_.data(), finished_.data()}, scalar::rz,
                                                        scalar::rz_old);
   PGSIM_CUDA_LAUNCH();
+  sum_across_ranks(scalar::rz);
   PGSIM_CUDA(cudaMemcpyAsync(p_.data(), z_.data(), size_t(n_) * sizeof(double), cudaMemcpyDeviceToDevice, stream_));
   launch_first_half(A);
 }
@@ -222,6 +251,7 @@ void GpuPcg::queue_residual(DeviceSpmv& A, const double* b) {
   residual_kernel<<<reduce_blocks(n_), kBlock, 0, stream_>>>(b, q_.data(), r_.data(), n_, scalars_.data(),
                                                              GridSum{partials_.data(), finished_.data()}, scalar::rr);
   PGSIM_CUDA_LAUNCH();
+  sum_across_ranks(scalar::rr);
 }
 
 double GpuPcg::read_scalars() {
@@ -240,6 +270,7 @@ SolveResult GpuPcg::solve(DeviceSpmv& A, const double* b, double* x, DevicePreco
   // a small system, where each host wait costs about as much as an iteration).
   dot_kernel<<<reduce_blocks(n_), kBlock, 0, stream_>>>(b, b, n_, g, scalars_.data() + scalar::bb);
   PGSIM_CUDA_LAUNCH();
+  sum_across_ranks(scalar::bb);
   PGSIM_CUDA(cudaMemcpyAsync(x_.data(), x, size_t(n_) * sizeof(double), cudaMemcpyDeviceToDevice, stream_));
   queue_residual(A, b);
   const double rr0 = read_scalars(), bnorm = std::sqrt(rr_host_[1]);

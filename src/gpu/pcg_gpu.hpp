@@ -7,6 +7,11 @@
 // k's flag, so the round trip hides behind the next iteration's kernels. Once the flag is set
 // the queued iteration leaves x and r alone, so the result and the iteration count are those of
 // the CPU PCG (same recurrence, same restart on the true residual).
+//
+// Distributed (one rank per GPU): A is the rank's part of the operator (gpu/halo_spmv.hpp), M
+// its block preconditioner, the vectors its rows; every inner product is summed across ranks in
+// stream order by a DeviceScalarSum right after its local part, before anything reads it, so
+// every rank holds the same scalars, takes the same verdicts and runs the same iterations.
 #include <cuda_runtime_api.h>
 
 #include <memory>
@@ -21,11 +26,21 @@ namespace pgsim::gpu {
 // Loads the PCG kernels (launch.cuh load_kernels).
 void load_pcg_kernels();
 
+// Sums `count` device doubles over the ranks of a distributed solve, in place, queued on
+// `stream` (an all-reduce: gpu/nccl_comm.hpp). The result must be bitwise the same on every rank.
+class DeviceScalarSum {
+ public:
+  virtual ~DeviceScalarSum() = default;
+  virtual void sum(double* values, int count, cudaStream_t stream) = 0;
+};
+
 class GpuPcg {
  public:
   // Workspace for systems of n unknowns. use_graphs = false launches kernel by kernel
   // (needed when the preconditioner synchronizes, e.g. to read its per-level timers).
-  GpuPcg(int32_t n, bool use_graphs);
+  // across_ranks: null for a single-process solve; else it sums every inner product over the
+  // ranks, and must outlive this.
+  GpuPcg(int32_t n, bool use_graphs, DeviceScalarSum* across_ranks = nullptr);
   ~GpuPcg();
   GpuPcg(const GpuPcg&) = delete;
   GpuPcg& operator=(const GpuPcg&) = delete;
@@ -46,6 +61,7 @@ class GpuPcg {
   void launch_first_half(DeviceSpmv& A);                          // q = A p; pq; x, r update; rr
   void launch_second_half(DevicePreconditioner& M);               // z = M r; rz; p = z + beta p
   void queue_residual(DeviceSpmv& A, const double* b);  // r = b - A x_, rr = r.r (true residual)
+  void sum_across_ranks(int scalar);                    // in place; nothing in a single-process solve
   double read_scalars();  // waits for the stream; ||r||^2, with ||b||^2 beside it in rr_host_[1]
   void launch_start(double tolerance_sq, double first_iteration, DeviceSpmv& A, DevicePreconditioner& M);
   void launch_iteration(DeviceSpmv& A, DevicePreconditioner& M);
@@ -57,6 +73,7 @@ class GpuPcg {
 
   int32_t n_;
   bool use_graphs_;
+  DeviceScalarSum* across_ranks_;
   cudaStream_t stream_ = nullptr;
   DeviceBuffer<double> x_, r_, z_, p_, q_, partials_, scalars_;
   DeviceBuffer<unsigned> finished_;

@@ -52,7 +52,10 @@ void solve_triangular(const CsrMatrix& T, Triangle tri, const double* b, double*
 CsrMatrix transpose(const CsrMatrix& A) {
   int32_t cols = 0;
   for (int32_t c : A.col) cols = std::max(cols, c + 1);
-  cols = std::max(cols, A.rows);
+  return transpose(A, std::max(cols, A.rows));
+}
+
+CsrMatrix transpose(const CsrMatrix& A, int32_t cols) {
   CsrMatrix B;
   B.rows = cols;
   B.ptr.assign(static_cast<size_t>(cols) + 1, 0);

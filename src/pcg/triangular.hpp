@@ -22,7 +22,10 @@ void check_triangle(const CsrMatrix& T, Triangle tri);
 // Solves T x = b by substitution (the reference every GPU method is tested against).
 void solve_triangular(const CsrMatrix& T, Triangle tri, const double* b, double* x);
 
+// A^T as a matrix of max(A.rows, largest column + 1) rows (square for a square A).
 CsrMatrix transpose(const CsrMatrix& A);
+// A^T with `cols` rows: A's column count, at least its largest column + 1 (a rectangular A).
+CsrMatrix transpose(const CsrMatrix& A, int32_t cols);
 
 // Level sets: level(i) = 1 + max level of the rows i depends on (0 without dependencies).
 // Rows of level l are rows[ptr[l], ptr[l+1]), ascending.

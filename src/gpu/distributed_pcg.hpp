@@ -1,0 +1,40 @@
+#pragma once
+// One rank's share of the distributed PCG on its GPU (issue 17; docs/distributed.md): the
+// rank's RankBlock uploaded (interior in the SpMV layout, boundary, send lists), its block
+// preconditioner on the device (for cmg, the CMG hierarchy the caller built for its block),
+// with or without the global coarse correction (gpu/two_level_device.hpp), and the one GPU PCG
+// loop (gpu/pcg_gpu.hpp) over a HaloSpmv with NCCL halo exchange and NCCL all-reduced scalars.
+// Plain C++ (no CUDA headers), like gpu_solver.hpp.
+#include <mpi.h>
+
+#include <string>
+#include <vector>
+
+#include "cmg/hierarchy.hpp"
+#include "dist/partition.hpp"
+#include "gpu/gpu_solver.hpp"
+#include "gpu/two_level_device.hpp"
+
+namespace pgsim::gpu {
+
+struct GpuBlockReport {
+  SolveResult result;  // the same on every rank
+  std::vector<double> x;                // this rank's rows of the solution, local order
+  double upload_seconds = 0;            // NCCL communicator, block, preconditioner, PCG graphs
+  double solve_seconds = 0;             // PCG, from its first kernel to x back on the host
+  size_t peak_device_bytes = 0;         // this rank's DeviceBuffers at their peak (NCCL's own buffers excluded)
+  std::string device;                   // this rank's GPU
+  std::vector<LevelStats> levels;
+};
+
+// Collective over `comm` (every rank calls it with its own block). `hierarchy`: the CMG
+// hierarchy of the block (block.interior; with a coarse correction, dist::softened_block),
+// required when settings.precond is cmg. `coarse`: the coarse correction's data, or null for
+// the block preconditioner alone (every rank alike). settings.profile launches
+// kernel by kernel instead of replaying CUDA graphs. GpuFailure on a CUDA or NCCL failure, or
+// when two ranks of one host would share a GPU.
+GpuBlockReport solve_block_on_gpu(const dist::RankBlock& block, const CmgHierarchy* hierarchy,
+                                  const CoarseCorrectionData* coarse, const SolveControl& control,
+                                  const GpuSolveSettings& settings, MPI_Comm comm);
+
+}  // namespace pgsim::gpu

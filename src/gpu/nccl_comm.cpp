@@ -1,0 +1,66 @@
+#include "gpu/nccl_comm.hpp"
+
+#include <string>
+
+#include "gpu/cuda_check.hpp"
+
+namespace pgsim::gpu {
+namespace {
+
+void check_nccl(ncclResult_t result, const char* call) {
+  if (result != ncclSuccess) throw GpuError(std::string(call) + ": " + ncclGetErrorString(result));
+}
+
+}  // namespace
+
+NcclComm::NcclComm(MPI_Comm comm) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  MPI_Comm host;
+  MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &host);
+  int local_rank = 0, local_size = 1;
+  MPI_Comm_rank(host, &local_rank);
+  MPI_Comm_size(host, &local_size);
+  MPI_Comm_free(&host);
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess) devices = 0;
+  int short_here = local_size > devices ? 1 : 0, short_anywhere = 0;
+  MPI_Allreduce(&short_here, &short_anywhere, 1, MPI_INT, MPI_MAX, comm);
+  if (short_anywhere) {
+    const std::string rule = ": the distributed GPU solve runs one rank per GPU";
+    if (!short_here) throw GpuError("another host has more ranks than GPUs" + rule);
+    if (devices == 0) throw GpuError("this host has no usable GPU" + rule);
+    throw GpuError(std::to_string(local_size) + " ranks on this host share its " + std::to_string(devices) + " GPU(s)" +
+                   rule + " (start at most " + std::to_string(devices) + " ranks per host)");
+  }
+  device_ = local_rank;
+  PGSIM_CUDA(cudaSetDevice(device_));
+  ncclUniqueId id;
+  if (rank == 0) check_nccl(ncclGetUniqueId(&id), "ncclGetUniqueId");
+  MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, comm);
+  check_nccl(ncclCommInitRank(&comm_, size, id, rank), "ncclCommInitRank");
+}
+
+NcclComm::~NcclComm() {
+  if (comm_) ncclCommDestroy(comm_);
+}
+
+NcclHaloExchange::NcclHaloExchange(const dist::RankBlock& block, const NcclComm& comm)
+    : block_(block), send_offsets_(send_offsets(block)), comm_(comm.get()) {}
+
+void NcclHaloExchange::exchange(const double* send, double* halo, cudaStream_t stream) {
+  check_nccl(ncclGroupStart(), "ncclGroupStart");
+  for (size_t k = 0; k < block_.neighbors.size(); ++k) {
+    const dist::Neighbor& nb = block_.neighbors[k];
+    check_nccl(ncclRecv(halo + nb.recv_first, size_t(nb.recv_count), ncclDouble, nb.rank, comm_, stream), "ncclRecv");
+    check_nccl(ncclSend(send + send_offsets_[k], nb.send.size(), ncclDouble, nb.rank, comm_, stream), "ncclSend");
+  }
+  check_nccl(ncclGroupEnd(), "ncclGroupEnd");
+}
+
+void NcclScalarSum::sum(double* values, int count, cudaStream_t stream) {
+  check_nccl(ncclAllReduce(values, values, size_t(count), ncclDouble, ncclSum, comm_, stream), "ncclAllReduce");
+}
+
+}  // namespace pgsim::gpu

@@ -1,0 +1,61 @@
+#pragma once
+// NCCL between the GPUs of an MPI job (issue 17): one rank per GPU, the communicator
+// bootstrapped through MPI, and the two things the distributed PCG asks of it: the halo
+// exchange of gpu/halo_spmv.hpp (grouped ncclSend/ncclRecv) and the all-reduce of its scalars
+// (gpu/pcg_gpu.hpp DeviceScalarSum). Everything is queued on streams, so it can be captured in
+// a CUDA graph (NCCL supports capture).
+#include <mpi.h>
+#include <nccl.h>
+
+#include <vector>
+
+#include "dist/partition.hpp"
+#include "gpu/halo_spmv.hpp"
+#include "gpu/pcg_gpu.hpp"
+
+namespace pgsim::gpu {
+
+// The communicator of every rank of `comm` (collective: every rank constructs one). Selects this
+// rank's GPU first: its rank among the ranks of its host (MPI_Comm_split_type shared), which
+// must be below the host's device count; GpuError on every rank when two ranks of one host
+// would share a GPU (checked on all ranks before NCCL starts, so none is left waiting).
+// Rank 0 makes the unique id, MPI_Bcast gives it to the others, ncclCommInitRank joins them.
+class NcclComm {
+ public:
+  explicit NcclComm(MPI_Comm comm);
+  ~NcclComm();
+  NcclComm(const NcclComm&) = delete;
+  NcclComm& operator=(const NcclComm&) = delete;
+
+  ncclComm_t get() const { return comm_; }
+  int device() const { return device_; }  // the CUDA device this rank uses
+
+ private:
+  ncclComm_t comm_ = nullptr;
+  int device_ = 0;
+};
+
+// The halo of a RankBlock: in one NCCL group, per neighbour one ncclRecv into its halo range
+// and one ncclSend of its packed values (NCCL ranks are the MPI ranks of the block).
+class NcclHaloExchange final : public HaloExchange {
+ public:
+  NcclHaloExchange(const dist::RankBlock& block, const NcclComm& comm);
+  void exchange(const double* send, double* halo, cudaStream_t stream) override;
+
+ private:
+  const dist::RankBlock& block_;
+  std::vector<int32_t> send_offsets_;
+  ncclComm_t comm_;
+};
+
+// ncclAllReduce (sum, in place) of PCG's device scalars.
+class NcclScalarSum final : public DeviceScalarSum {
+ public:
+  explicit NcclScalarSum(const NcclComm& comm) : comm_(comm.get()) {}
+  void sum(double* values, int count, cudaStream_t stream) override;
+
+ private:
+  ncclComm_t comm_;
+};
+
+}  // namespace pgsim::gpu
