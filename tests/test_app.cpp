@@ -106,7 +106,7 @@ TEST_CASE("run() keeps its largest data in the caller's RunData when given one",
   opt.backend = "cpu";
   opt.quiet = true;
   RunData data;
-  const RunReport r = run(opt, nullptr, &data);
+  const RunReport r = run(opt, &data);
   CHECK(r.nodes == 3);
   REQUIRE(data.netlist.node_count() == 4);
   CHECK(data.system.unknowns() == 2);  // n1 is fixed by V1

@@ -14,7 +14,6 @@
 #include "app/thread_budget.hpp"
 #include "parser/input_error.hpp"
 #ifdef PGSIM_HAVE_MPI
-#include "dist/distributed_solve.hpp"
 #endif
 #ifdef PGSIM_HAVE_CUDA
 #include <chrono>
@@ -264,54 +263,5 @@ bool solve_pcg_on_gpu(const CsrMatrix&, const std::vector<double>&, std::vector<
 }
 #endif
 
-#ifdef PGSIM_HAVE_MPI
-namespace {
-dist::BlockPreconditioner block_preconditioner(const std::string& name, const Options& opt) {
-  return {name, cmg_options(opt), opt.coarse_layers};
-}
-
-dist::BlockBackend block_backend(const Options& opt) { return {opt.backend == "gpu", opt.spmv, opt.profile}; }
-}  // namespace
-
-void solve_pcg_distributed(dist::MpiSession& mpi, const CsrMatrix& G, const std::vector<double>& b,
-                           std::vector<double>& x, const SolveControl& control, const Options& opt, RunReport& rep) {
-  const dist::BlockPreconditioner precond = block_preconditioner(rep.precond, opt);
-  mpi.announce(dist::MpiSession::kSystemFollows);
-  try {
-    dist::DistributedSolve d = dist::solve_distributed(mpi, G, b, control, precond, block_backend(opt));
-    spdlog::info("partitioned into {} ranks and sent the blocks in {:.3f} s", mpi.size(), d.partition_seconds);
-    if (d.coarse_unknowns > 0)
-      spdlog::info("global coarse correction: {} coarse unknowns, {} entries in their Cholesky factor (on every rank)",
-                   d.coarse_unknowns, d.coarse_factor_nnz);
-    x = std::move(d.x);
-    rep.result = d.result;
-    rep.time.setup = d.partition_seconds + d.setup_seconds;
-    rep.time.solve = d.solve_seconds;
-    rep.levels = std::move(d.levels);
-    rep.per_rank = std::move(d.per_rank);
-    rep.device = d.device;
-    for (const dist::RankStats& r : rep.per_rank) rep.peak_device_bytes = std::max(rep.peak_device_bytes, r.peak_device_bytes);
-  } catch (const std::exception& e) {
-    spdlog::error("rank 0 failed during the distributed solve: {}", e.what());
-    mpi.abort(kExitSystem);
-  }
-}
-
-void serve_pcg_distributed(const dist::MpiSession& mpi, const Options& opt) {
-  try {
-    dist::serve_distributed(block_preconditioner(opt.precond, opt), block_backend(opt));
-  } catch (const std::exception& e) {
-    spdlog::error("rank {} failed during the distributed solve: {}", mpi.rank(), e.what());
-    mpi.abort(kExitSystem);
-  }
-}
-#else
-void solve_pcg_distributed(dist::MpiSession& mpi, const CsrMatrix&, const std::vector<double>&, std::vector<double>&,
-                           const SolveControl&, const Options&, RunReport&) {
-  mpi.abort(kExitSystem);  // unreachable: without MPI every session has size 1
-}
-
-void serve_pcg_distributed(const dist::MpiSession& mpi, const Options&) { mpi.abort(kExitSystem); }
-#endif
 
 }  // namespace pgsim

@@ -12,7 +12,6 @@
 #include "app/options.hpp"
 #include "app/run.hpp"
 #include "cmg/builder.hpp"
-#include "dist/mpi_session.hpp"
 #include "mna/csr.hpp"
 #include "pcg/solve_result.hpp"
 #include "tran/stepper.hpp"
@@ -134,12 +133,5 @@ CmgOptions cmg_options(const Options& opt);
 bool solve_pcg_on_gpu(const CsrMatrix& G, const std::vector<double>& b, std::vector<double>& x,
                       const SolveControl& control, const Options& opt, RunReport& report);
 
-// PCG on the mpi.size() > 1 ranks of an MPI job, rank 0's side (dist/distributed_solve.hpp):
-// fills report.result, ranks, per_rank, levels, time.setup (partition, distribution and rank 0's
-// preconditioner) and time.solve. A failure during the collective work ends every rank.
-void solve_pcg_distributed(dist::MpiSession& mpi, const CsrMatrix& G, const std::vector<double>& b,
-                           std::vector<double>& x, const SolveControl& control, const Options& opt, RunReport& report);
-// The other ranks' side, once rank 0 announced kSystemFollows.
-void serve_pcg_distributed(const dist::MpiSession& mpi, const Options& opt);
 
 }  // namespace pgsim

@@ -12,6 +12,7 @@
 #include <new>
 
 #include "app/backend.hpp"
+#include "app/distributed_run.hpp"
 #include "app/exit_codes.hpp"
 #include "app/report.hpp"
 #include "app/run.hpp"
@@ -25,9 +26,14 @@
 
 namespace {
 
-// Rank 0, or the only process: the whole pipeline; its exit code.
-int run_pipeline(const pgsim::Options& opt, pgsim::dist::MpiSession& mpi) {
+// The whole pipeline, in one process or on every rank of an MPI job; its exit code. In a job,
+// rank 0 reports: the other ranks' errors are the same (app/distributed_run.hpp), or were
+// logged where they happened before the job was ended.
+int run_pipeline(const pgsim::Options& opt, const pgsim::dist::MpiSession& mpi) {
   using namespace pgsim;
+  const auto error = [&mpi](const std::string& text) {
+    if (mpi.is_root()) spdlog::error("{}", text);
+  };
   try {
     // The run's largest data outlives it, never freed: the process ends right after, and the
     // kernel reclaims the memory at exit in one pass, where freeing it block by block (with the
@@ -35,7 +41,12 @@ int run_pipeline(const pgsim::Options& opt, pgsim::dist::MpiSession& mpi) {
     // 2M-node grid on the development VM (mostly the node-name table). Reachable from this
     // static, so leak checkers do not report it.
     static RunData* const kept = new RunData;
-    RunReport report = run(opt, &mpi, kept);
+#ifdef PGSIM_HAVE_MPI
+    RunReport report = mpi.size() > 1 ? run_distributed(opt, mpi) : run(opt, kept);
+    if (!mpi.is_root()) return kExitOk;
+#else
+    RunReport report = run(opt, kept);
+#endif
     // With -o - or --json -, standard output holds that file alone; the tables go to stderr.
     std::ostream& text = opt.output == "-" || opt.json == "-" ? std::cerr : std::cout;
     if (report.ir_drop && !opt.quiet) {
@@ -50,29 +61,21 @@ int run_pipeline(const pgsim::Options& opt, pgsim::dist::MpiSession& mpi) {
     if (!std::cout) throw SystemError("cannot write to standard output");
     return kExitOk;
   } catch (const InputError& e) {
-    spdlog::error("{}", e.what());
+    error(e.what());
     return kExitInput;
   } catch (const SolveError& e) {
-    spdlog::error("{}", e.what());
+    error(e.what());
     return kExitNotConverged;
   } catch (const SystemError& e) {
-    spdlog::error("{}", e.what());
+    error(e.what());
     return kExitSystem;
   } catch (const std::bad_alloc&) {
-    spdlog::error("out of host memory");
+    error("out of host memory");
     return kExitSystem;
   } catch (const std::exception& e) {
-    spdlog::error("internal error: {}", e.what());
+    error(std::string("internal error: ") + e.what());
     return kExitSystem;
   }
-}
-
-// Every other rank of an MPI job: its share of the PCG, or rank 0's exit code when there is none.
-int serve_rank(const pgsim::Options& opt, const pgsim::dist::MpiSession& mpi) {
-  const int status = mpi.await_announcement();
-  if (status != pgsim::dist::MpiSession::kSystemFollows) return status;
-  pgsim::serve_pcg_distributed(mpi, opt);
-  return pgsim::kExitOk;
 }
 
 }  // namespace
@@ -178,9 +181,7 @@ int main(int argc, char** argv) {
     spdlog::error("{}", mpi.launch_error());
     return kExitInput;
   }
-  if (!mpi.is_root()) return serve_rank(opt, mpi);
   const int code = run_pipeline(opt, mpi);
-  mpi.announce(code);  // releases the other ranks when no distributed solve started them
   if (!mpi.initialized()) {
     // Every output is in place (written, closed, renamed) and the tables are printed: leave
     // without tearing down what the process holds (the CUDA runtime's context and device memory,

@@ -44,28 +44,6 @@ void log_memory(const char* after, int64_t nodes) {
                 double(m.peak) * per_node);
 }
 
-#ifndef PGSIM_HAVE_NCCL
-// What this build lacks for a distributed GPU solve (NCCL is looked for only with CUDA and MPI).
-std::string missing_for_distributed_gpu() {
-#ifdef PGSIM_HAVE_CUDA
-  return "NCCL: no nccl.h and libnccl were found";
-#else
-  return "CUDA and NCCL";
-#endif
-}
-#endif
-
-// The part of each run a distributed one supports for now; InputError naming what it lacks.
-void check_distributed_options(const Options& opt, int ranks) {
-  const std::string job = "mpirun with " + std::to_string(ranks) + " ranks";
-  if (opt.solver != "pcg") throw InputError(job + ": --solver " + opt.solver + " runs in one process only");
-#ifndef PGSIM_HAVE_NCCL
-  if (opt.backend == "gpu")
-    throw InputError(job + ": --backend gpu needs a pgsim built with CUDA, MPI and NCCL (this one lacks " +
-                     missing_for_distributed_gpu() + ")");
-#endif
-}
-
 // The whole solve as the one rank of a single-process run.
 dist::RankStats one_rank(const CsrMatrix& G, const RunReport& rep) {
   dist::RankStats r;
@@ -84,7 +62,7 @@ void release_elements(Netlist& netlist) {
   netlist.element_names = NameTable();
 }
 
-RunReport run(const Options& opt, dist::MpiSession* mpi, RunData* data) {
+RunReport run(const Options& opt, RunData* data) {
   RunData own;
   RunData& keep = data ? *data : own;
   RunReport rep;
@@ -93,11 +71,8 @@ RunReport run(const Options& opt, dist::MpiSession* mpi, RunData* data) {
   // known ahead, every later phase's from the node count.
   ThreadCountScope threads;
   rep.parse_threads = threads.limit_to(netlist_text_bytes(opt.netlist).value_or(UINT64_MAX), kParseBytesPerThread);
-  bool distributed = mpi && mpi->size() > 1;
-  if (distributed) check_distributed_options(opt, mpi->size());
   Stopwatch total, phase;
-  // A distributed solve selects each rank's GPU itself: no context to warm up ahead.
-  const bool context_ahead = !distributed && gpu_likely(opt);
+  const bool context_ahead = gpu_likely(opt);
   const GpuContextWarmUp warm_up(context_ahead);
 
   // Check the outputs and read the reference first: a bad path should fail before a long solve.
@@ -189,33 +164,16 @@ RunReport run(const Options& opt, dist::MpiSession* mpi, RunData* data) {
     std::vector<double> x_kept(static_cast<size_t>(G.rows), 0.0);
     ProgressLine solve_progress(progress_wanted(opt.quiet));
     control.progress = solve_progress_callback(solve_progress);
-    if (distributed && G.rows < mpi->size()) {  // a system this small is no work to share
-      spdlog::info("the PCG system has {} unknowns, fewer than the {} ranks: rank 0 solves it alone", G.rows,
-                   mpi->size());
-      mpi->announce(kExitOk);
-      distributed = false;
-    }
-    if (distributed) {
-      rep.ranks = mpi->size();
-      rep.backend = opt.backend == "gpu" ? "gpu" : "cpu";
-      rep.backend_reason = "mpirun with " + std::to_string(rep.ranks) + " ranks: " +
-                           (rep.backend == "gpu" ? "one GPU per rank (--backend gpu)"
-                                                 : "the distributed solve runs on the CPU unless --backend gpu");
-    } else {
-      const BackendChoice choice = choose_backend(opt.backend, G.rows, context_ahead);
-      rep.backend = choice.backend;
-      rep.backend_reason = choice.reason;
-      if (opt.backend == "auto") spdlog::info("{}: solving on the {}", choice.reason, choice.backend);
-    }
+    const BackendChoice choice = choose_backend(opt.backend, G.rows, context_ahead);
+    rep.backend = choice.backend;
+    rep.backend_reason = choice.reason;
+    if (opt.backend == "auto") spdlog::info("{}: solving on the {}", choice.reason, choice.backend);
     // The GPU times its own setup, upload and solve; under --backend auto a GPU failure falls back here.
-    if (!distributed && rep.backend == "gpu" && !solve_pcg_on_gpu(G, b, x_kept, control, opt, rep)) {
+    if (rep.backend == "gpu" && !solve_pcg_on_gpu(G, b, x_kept, control, opt, rep)) {
       rep.backend = "cpu";
       rep.backend_reason = "auto: the GPU failed during the solve (see the warning)";
     }
-    if (distributed) {
-      solve_pcg_distributed(*mpi, G, b, x_kept, control, opt, rep);
-      phase.lap();
-    } else if (rep.backend == "gpu") {
+    if (rep.backend == "gpu") {
       phase.lap();
     } else {
       auto M = make_cpu_preconditioner(rep.precond, G, cmg_options(opt));
@@ -225,7 +183,7 @@ RunReport run(const Options& opt, dist::MpiSession* mpi, RunData* data) {
       rep.levels = M->levels();
       rep.time.solve = phase.lap();
     }
-    if (!distributed) rep.per_rank = {one_rank(G, rep)};
+    rep.per_rank = {one_rank(G, rep)};
     solve_progress.finish();
     log_memory("solve", rep.nodes);
     if (chains) {

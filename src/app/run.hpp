@@ -8,7 +8,6 @@
 #include "app/ir_drop.hpp"
 #include "app/options.hpp"
 #include "app/waveform_file.hpp"
-#include "dist/mpi_session.hpp"
 #include "dist/rank_stats.hpp"
 #include "mna/reduce.hpp"
 #include "parser/netlist.hpp"
@@ -76,9 +75,8 @@ struct RunData {
   NodeDeviations deviations;
 };
 
-// Runs the pipeline; throws InputError, SolveError or SystemError (see main.cpp for exit codes).
-// With an MPI job of several ranks this is rank 0's side: it parses and reduces, and the PCG
-// runs on every rank (the others are in serve_pcg_distributed, app/backend.hpp).
-RunReport run(const Options& options, dist::MpiSession* mpi = nullptr, RunData* data = nullptr);
+// Runs the pipeline in one process; throws InputError, SolveError or SystemError (see main.cpp for
+// exit codes). An MPI job of several ranks runs app/distributed_run.hpp instead.
+RunReport run(const Options& options, RunData* data = nullptr);
 
 }  // namespace pgsim

@@ -1,6 +1,7 @@
 #include "dist/distributed_reduce.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 #include "dist/record_exchange.hpp"
@@ -126,6 +127,11 @@ RankSystem reduce_distributed(const RankNetlist& nl, MPI_Comm comm, bool reparti
   sys.unknown_begin = owned.unknown_begin;
   DistributedRows rows{owned.first_unknown, owned.unknown_begin.back(), std::move(owned.G), std::move(owned.b)};
   owned = OwnedRows{};
+  double local[2] = {double(rows.rows.nnz()), 0.0}, global[2];
+  for (double v : rows.b) local[1] += v * v;
+  MPI_Allreduce(local, global, 2, MPI_DOUBLE, MPI_SUM, comm);
+  sys.reduced_nnz = static_cast<int64_t>(global[0]);
+  sys.b_norm = std::sqrt(global[1]);
   std::vector<int64_t> row_begin(sys.unknown_begin.begin(), sys.unknown_begin.end());
   if (repartition && nl.ranks > 1 && rows.global_rows > 0) {
     RowMigration plan = plan_migration(rows, comm);

@@ -47,6 +47,10 @@ struct RankSystem {
   // elimination's steps and kept rows; its G and b were moved into block (empty here).
   EliminatedSystem elimination;
   RankBlock block;                     // the rank's rows of the kept system
+  // Of the whole reduced system before the elimination (the same on every rank): its stored
+  // entries, and ||b||, which PCG's relative tolerance on the kept system is scaled by.
+  int64_t reduced_nnz = 0;
+  double b_norm = 0;
 
   int32_t first_unknown() const { return unknown_begin[size_t(block.rank)]; }
   int32_t unknowns() const { return unknown_begin[size_t(block.rank) + 1] - first_unknown(); }

@@ -7,7 +7,6 @@
 #include <stdexcept>
 
 #include "cmg/cmg_preconditioner.hpp"
-#include "dist/block_transfer.hpp"
 #include "dist/coarse_problem.hpp"
 #include "dist/halo_backend.hpp"
 #include "dist/partition.hpp"
@@ -118,14 +117,6 @@ BlockSolve solve_block(const RankBlock& blk, const SolveControl& control, const 
 
 namespace {
 
-// The stopping rule, the same on every rank: rank 0's values broadcast.
-void broadcast_control(SolveControl& control) {
-  std::array<double, 2> v{control.tolerance, double(control.max_iterations)};
-  MPI_Bcast(v.data(), 2, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-  control.tolerance = v[0];
-  control.max_iterations = static_cast<int>(v[1]);
-}
-
 constexpr int kStatFields = 7;
 
 std::array<double, kStatFields> pack(const RankStats& s) {
@@ -139,54 +130,16 @@ RankStats unpack(const double* v) {
 
 }  // namespace
 
-DistributedSolve solve_distributed(const MpiSession& mpi, const CsrMatrix& G, const std::vector<double>& b,
-                                   const SolveControl& control, const BlockPreconditioner& precond,
-                                   const BlockBackend& backend) {
-  DistributedSolve out;
-  Stopwatch watch;
-  SolveControl ctl = control;
-  broadcast_control(ctl);
-  const Partition p = partition_rows(G, mpi.size());
-  for (int32_t r = 1; r < mpi.size(); ++r) send_block(extract_block(G, b, p, r), MPI_COMM_WORLD);
-  const RankBlock own = extract_block(G, b, p, 0);
-  out.partition_seconds = watch.lap();
-
-  BlockSolve s = solve_block(own, ctl, precond, backend);
-  out.result = s.result;
-  out.setup_seconds = s.setup_seconds;
-  out.solve_seconds = s.solve_seconds;
-  out.levels = std::move(s.levels);
-  out.device = std::move(s.device);
-  out.coarse_unknowns = s.coarse_unknowns;
-  out.coarse_factor_nnz = s.coarse_factor_nnz;
-
-  // The solution in global order, then back to G's original order.
-  std::vector<int> counts(mpi.size()), displs(mpi.size());
-  for (int r = 0; r < mpi.size(); ++r) {
-    counts[r] = p.rows_of(r);
-    displs[r] = p.offset[r];
-  }
-  std::vector<double> x_global(static_cast<size_t>(G.rows));
-  MPI_Gatherv(s.x.data(), counts[0], MPI_DOUBLE, x_global.data(), counts.data(), displs.data(), MPI_DOUBLE, 0,
-              MPI_COMM_WORLD);
-  out.x.resize(x_global.size());
-  for (int32_t i = 0; i < G.rows; ++i) out.x[i] = x_global[p.global[i]];
-
-  const auto mine = pack(s.stats);
-  std::vector<double> all(static_cast<size_t>(kStatFields) * mpi.size());
-  MPI_Gather(mine.data(), kStatFields, MPI_DOUBLE, all.data(), kStatFields, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-  for (int r = 0; r < mpi.size(); ++r) out.per_rank.push_back(unpack(&all[size_t(r) * kStatFields]));
-  return out;
-}
-
-void serve_distributed(const BlockPreconditioner& precond, const BlockBackend& backend) {
-  SolveControl ctl;
-  broadcast_control(ctl);
-  const RankBlock own = receive_block(MPI_COMM_WORLD);
-  const BlockSolve s = solve_block(own, ctl, precond, backend);
-  MPI_Gatherv(s.x.data(), own.rows(), MPI_DOUBLE, nullptr, nullptr, nullptr, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-  const auto mine = pack(s.stats);
-  MPI_Gather(mine.data(), kStatFields, MPI_DOUBLE, nullptr, 0, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+std::vector<RankStats> gather_rank_stats(const RankStats& mine, MPI_Comm comm) {
+  int rank = 0, ranks = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &ranks);
+  const auto packed = pack(mine);
+  std::vector<double> all(rank == 0 ? size_t(kStatFields) * size_t(ranks) : 0);
+  MPI_Gather(packed.data(), kStatFields, MPI_DOUBLE, all.data(), kStatFields, MPI_DOUBLE, 0, comm);
+  std::vector<RankStats> stats;
+  for (size_t r = 0; rank == 0 && r < size_t(ranks); ++r) stats.push_back(unpack(&all[r * kStatFields]));
+  return stats;
 }
 
 }  // namespace pgsim::dist

@@ -1,19 +1,18 @@
 #pragma once
 // PCG on P ranks: every rank solves with a preconditioner built on its own diagonal block
-// (block Jacobi: additive Schwarz without overlap, a fixed SPD operator). The block comes from
-// the distributed reduction (distributed_reduce.hpp), or, on the interim path, rank 0
-// partitions the system (partition.hpp), sends each rank its block and gathers the solution in
-// the original order. Two back ends:
+// (block Jacobi: additive Schwarz without overlap, a fixed SPD operator), the block being the
+// distributed reduction's (distributed_reduce.hpp). Two back ends:
 //  - CPU: the one PCG iteration (pcg/pcg.hpp) over a HaloBackend (MPI), and for CMG the global
 //    coarse correction of two_level.hpp;
 //  - GPU (a build with CUDA, MPI and NCCL): each rank on its own GPU, the one GPU PCG loop over
 //    NCCL (gpu/distributed_pcg.hpp), the same preconditioner (the coarse correction's coarse
 //    solve as a dense inverse on the device, gpu/two_level_device.hpp).
+#include <mpi.h>
+
 #include <string>
 #include <vector>
 
 #include "cmg/builder.hpp"
-#include "dist/mpi_session.hpp"
 #include "dist/partition.hpp"
 #include "dist/rank_stats.hpp"
 #include "mna/csr.hpp"
@@ -39,19 +38,6 @@ struct BlockBackend {
   bool profile = false;  // GPU: kernel by kernel instead of CUDA graphs, CMG levels timed
 };
 
-struct DistributedSolve {
-  SolveResult result;
-  std::vector<double> x;            // the solution over G's rows, original order (rank 0)
-  std::vector<RankStats> per_rank;  // by rank
-  double partition_seconds = 0;     // partition, extract and send the blocks (rank 0)
-  double setup_seconds = 0;         // rank 0's preconditioner setup
-  double solve_seconds = 0;         // the PCG iteration
-  std::vector<LevelStats> levels;   // rank 0's preconditioner levels
-  std::string device;               // rank 0's GPU; empty on the CPU back end
-  int64_t coarse_unknowns = 0;      // of the global coarse correction; 0: none
-  int64_t coarse_factor_nnz = 0;    // entries of its Cholesky factor (held by every rank)
-};
-
 // One rank's share of a distributed solve.
 struct BlockSolve {
   SolveResult result;
@@ -64,19 +50,13 @@ struct BlockSolve {
 };
 
 // Collective over MPI_COMM_WORLD: every rank calls it with the block it holds (the distributed
-// reduction's, dist/distributed_reduce.hpp, or one received from rank 0) and the same control
+// reduction's, dist/distributed_reduce.hpp) and the same control
 // and preconditioner; the PCG iteration from x = 0. `control.progress` must be empty except on
 // one rank.
 BlockSolve solve_block(const RankBlock& block, const SolveControl& control, const BlockPreconditioner& precond,
                        const BlockBackend& backend);
 
-// The interim path (rank 0 holds the whole reduced system). Rank 0 of a job of size > 1, after announce(0). `control.progress` runs on rank 0 only.
-// Requires G.rows >= mpi.size().
-DistributedSolve solve_distributed(const MpiSession& mpi, const CsrMatrix& G, const std::vector<double>& b,
-                                   const SolveControl& control, const BlockPreconditioner& precond,
-                                   const BlockBackend& backend);
-
-// Every other rank, after await_announcement() returned 0: receives its block, solves, sends back.
-void serve_distributed(const BlockPreconditioner& precond, const BlockBackend& backend);
+// Collective: every rank's figures, by rank, on rank 0 (empty elsewhere).
+std::vector<RankStats> gather_rank_stats(const RankStats& mine, MPI_Comm comm);
 
 }  // namespace pgsim::dist

@@ -40,22 +40,6 @@ MpiSession::~MpiSession() {
 #endif
 }
 
-void MpiSession::announce([[maybe_unused]] int status) {
-  if (announced_ || size_ == 1) return;
-  announced_ = true;
-#ifdef PGSIM_HAVE_MPI
-  MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
-#endif
-}
-
-int MpiSession::await_announcement() const {
-  int status = 0;
-#ifdef PGSIM_HAVE_MPI
-  MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
-#endif
-  return status;
-}
-
 void MpiSession::abort(int code) const {
 #ifdef PGSIM_HAVE_MPI
   if (initialized_) MPI_Abort(MPI_COMM_WORLD, code);

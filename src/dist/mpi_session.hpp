@@ -22,20 +22,13 @@ class MpiSession {
   // Non-empty when a launcher started several processes but this build cannot join them.
   const std::string& launch_error() const { return launch_error_; }
 
-  // Rank 0 tells every other rank how the run goes on: kSystemFollows, or the exit code the
-  // run ends with (rank 0 finished or failed without a distributed solve). The first call
-  // counts, later ones do nothing, so the exit path may call it after a successful start.
-  static constexpr int kSystemFollows = -1;
-  void announce(int status);
-  // Other ranks: the status rank 0 announced.
-  int await_announcement() const;
   // Ends every rank of the job with `code` (a failure in the middle of collective work, where
   // the other ranks would otherwise wait forever). Without MPI: std::exit(code).
   [[noreturn]] void abort(int code) const;
 
  private:
   int rank_ = 0, size_ = 1;
-  bool initialized_ = false, announced_ = false;
+  bool initialized_ = false;
   std::string launch_error_;
 };
 

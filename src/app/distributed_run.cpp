@@ -1,0 +1,176 @@
+#include "app/distributed_run.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <exception>
+#include <string>
+
+#include "app/backend.hpp"
+#include "app/distributed_voltages.hpp"
+#include "app/exit_codes.hpp"
+#include "app/output_file.hpp"
+#include "app/progress.hpp"
+#include "app/report.hpp"
+#include "app/solve_error.hpp"
+#include "dist/collective_error.hpp"
+#include "dist/distributed_parse.hpp"
+#include "dist/distributed_reduce.hpp"
+#include "dist/distributed_solve.hpp"
+#include "mna/host_memory.hpp"
+#include "mna/stopwatch.hpp"
+#include "parser/input_error.hpp"
+#include "pcg/preconditioner_factory.hpp"
+
+namespace pgsim {
+namespace {
+
+#ifndef PGSIM_HAVE_NCCL
+// What this build lacks for a distributed GPU solve (NCCL is looked for only with CUDA and MPI).
+std::string missing_for_distributed_gpu() {
+#ifdef PGSIM_HAVE_CUDA
+  return "NCCL: no nccl.h and libnccl were found";
+#else
+  return "CUDA and NCCL";
+#endif
+}
+#endif
+
+// What a distributed run does not do; the same verdict on every rank (the same command line).
+void check_distributed_options(const Options& opt, int ranks) {
+  const std::string job = "mpirun with " + std::to_string(ranks) + " ranks: ";
+  const auto refuse = [&](const std::string& what) { throw InputError(job + what + " runs in one process only"); };
+  if (opt.solver != "pcg") refuse("--solver " + opt.solver);
+  if (!opt.compare.empty()) refuse("--compare");
+  if (!opt.heatmap.empty()) refuse("--heatmap");
+  if (!opt.export_prefix.empty()) refuse("--export-system");
+  if (opt.netlist == "-") refuse("reading the netlist from standard input");
+#ifndef PGSIM_HAVE_NCCL
+  if (opt.backend == "gpu")
+    throw InputError(job + "--backend gpu needs a pgsim built with CUDA, MPI and NCCL (this one lacks " +
+                     missing_for_distributed_gpu() + ")");
+#endif
+}
+
+// A failure of this rank alone inside collective work: the other ranks would wait forever.
+[[noreturn]] void end_job(const dist::MpiSession& mpi, const char* during, const std::exception& e) {
+  spdlog::error("rank {} failed during {}: {}", mpi.rank(), during, e.what());
+  mpi.abort(kExitSystem);
+}
+
+}  // namespace
+
+RunReport run_distributed(const Options& opt, const dist::MpiSession& mpi) {
+  RunReport rep;
+  rep.netlist = opt.netlist;
+  rep.ranks = mpi.size();
+  check_distributed_options(opt, mpi.size());
+  Stopwatch total, phase;
+  // A bad output path fails before the long work, on every rank alike.
+  dist::agree_on_failure(MPI_COMM_WORLD, [&] {
+    if (!mpi.is_root()) return;
+    for (const std::string* path : {&opt.output, &opt.json})
+      if (!path->empty()) check_writable(*path);
+  });
+
+  ParseOptions parse_options;
+  ProgressLine parse_progress(mpi.is_root() && progress_wanted(opt.quiet));
+  parse_options.progress = show_parse_progress;
+  parse_options.progress_user = &parse_progress;
+  dist::RankNetlist netlist = dist::parse_distributed(opt.netlist, MPI_COMM_WORLD, parse_options);
+  parse_progress.finish();
+  rep.time.parse = phase.lap();
+  rep.nodes = int64_t(netlist.total_nodes) - 1;
+  rep.threads = rep.parse_threads = omp_get_max_threads();
+  uint64_t bytes = netlist.bytes_read;
+  MPI_Allreduce(MPI_IN_PLACE, &bytes, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+  rep.bytes = bytes;
+  spdlog::info("parsed {} on {} ranks: {} nodes, {:.1f} MB in {:.3f} s (rank 0: {} elements, {} nodes of its own)",
+               opt.netlist, mpi.size(), rep.nodes, double(rep.bytes) / 1e6, rep.time.parse, netlist.elements.size(),
+               netlist.owned());
+
+  dist::RankSystem sys;
+  try {
+    sys = dist::reduce_distributed(netlist, MPI_COMM_WORLD);
+  } catch (const InputError&) {
+    throw;  // reduce()'s errors are thrown on every rank (distributed_reduce.hpp)
+  } catch (const std::exception& e) {
+    end_job(mpi, "the distributed reduction", e);
+  }
+  // From here on only the owned node names are needed (the voltages file).
+  decltype(netlist.elements)().swap(netlist.elements);
+  netlist.element_names = NameTable();
+  rep.time.reduce = phase.lap();
+  rep.unknowns = sys.unknown_begin.back();
+  rep.nnz = sys.reduced_nnz;
+  rep.eliminated = rep.unknowns - sys.block.global_rows;
+  spdlog::info("reduced to {} unknowns, {} nonzeros, partitioned and {} chain unknowns eliminated, {} remain, in {:.3f} s",
+               rep.unknowns, rep.nnz, rep.eliminated, sys.block.global_rows, rep.time.reduce);
+
+  rep.method = "pcg";
+  rep.precond = opt.precond.empty() ? cpu_preconditioner_names().front() : opt.precond;
+  if (rep.precond == "cmg") rep.smoother = opt.smoother;
+  const dist::BlockBackend backend{opt.backend == "gpu", opt.spmv, opt.profile};
+  rep.backend = backend.gpu ? "gpu" : "cpu";
+  rep.backend_reason = "mpirun with " + std::to_string(rep.ranks) + " ranks: " +
+                       (backend.gpu ? "every rank on its own GPU" : "the distributed solve runs on the CPU unless --backend gpu");
+  // The kept system's residual is the whole system's: the tolerance scaled to its b, as in one process.
+  double kept_norm = 0;
+  for (double v : sys.block.b) kept_norm += v * v;
+  MPI_Allreduce(MPI_IN_PLACE, &kept_norm, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  kept_norm = std::sqrt(kept_norm);
+  SolveControl control;
+  control.tolerance = kept_norm > 0 ? opt.tolerance * sys.b_norm / kept_norm : opt.tolerance;
+  control.max_iterations = opt.max_iterations;
+  ProgressLine solve_progress(mpi.is_root() && progress_wanted(opt.quiet));
+  if (mpi.is_root()) control.progress = solve_progress_callback(solve_progress);
+  dist::BlockSolve solved;
+  try {
+    solved = dist::solve_block(sys.block, control, {rep.precond, cmg_options(opt), opt.coarse_layers}, backend);
+  } catch (const std::exception& e) {
+    end_job(mpi, "the distributed solve", e);
+  }
+  solve_progress.finish();
+  rep.result = solved.result;
+  if (kept_norm > 0 && sys.b_norm > 0) rep.result.relative_residual *= kept_norm / sys.b_norm;
+  rep.result.converged = rep.result.relative_residual <= opt.tolerance;
+  rep.time.setup = solved.setup_seconds;
+  rep.time.solve = solved.solve_seconds;
+  rep.levels = std::move(solved.levels);
+  rep.device = solved.device;
+  rep.per_rank = dist::gather_rank_stats(solved.stats, MPI_COMM_WORLD);
+  for (const dist::RankStats& r : rep.per_rank) rep.peak_device_bytes = std::max(rep.peak_device_bytes, r.peak_device_bytes);
+  if (solved.coarse_unknowns > 0)
+    spdlog::info("global coarse correction: {} coarse unknowns, {} entries in their Cholesky factor (on every rank)",
+                 solved.coarse_unknowns, solved.coarse_factor_nnz);
+  spdlog::info("pcg ({}{}) on {} ranks ({}): {} iterations, relative residual {:.3e}, {:.3f} s", rep.precond,
+               rep.smoother.empty() ? "" : ", " + rep.smoother + " smoother", rep.ranks, rep.backend,
+               rep.result.iterations, rep.result.relative_residual, rep.time.solve);
+  if (!rep.result.converged) {  // the same verdict on every rank: the iteration's scalars are global
+    rep.time.total = total.lap();
+    if (mpi.is_root() && !opt.json.empty()) write_json(opt.json, rep);
+    throw SolveError(fmt::format("pcg did not converge: relative residual {:.3e} after {} iterations, tolerance {:.1e} "
+                                 "(raise --max-iter or try another --precond); no voltages written",
+                                 rep.result.relative_residual, rep.result.iterations, opt.tolerance));
+  }
+
+  std::vector<double> voltages;
+  try {
+    voltages = dist::owned_voltages(sys, solved.x, MPI_COMM_WORLD);
+  } catch (const std::exception& e) {
+    end_job(mpi, "the recovery of the voltages", e);
+  }
+  rep.time.recover = phase.lap() - rep.time.setup - rep.time.solve;
+  if (!opt.output.empty()) write_voltages_distributed(opt.output, netlist, voltages, MPI_COMM_WORLD);
+  spdlog::info("the IR-drop summary is computed in one process only (it is not part of a distributed run)");
+  rep.time.write = phase.lap();
+  rep.time.total = total.lap();
+  rep.peak_host_bytes = host_memory().peak;
+  if (mpi.is_root() && !opt.json.empty()) write_json(opt.json, rep);
+  return rep;
+}
+
+}  // namespace pgsim
