@@ -9,7 +9,8 @@
 // a barrier, one thread the top (forward, then backward), a barrier, each thread its subtrees'
 // columns backwards. CHOLMOD numbers the tree in postorder, so every subtree is one contiguous
 // range of rows. ibmpg1t's step system (15,377 unknowns, 164,688 factor entries) leaves about
-// an eighth of the entries in the top with 8 threads' subtrees (4.3x less on the longest path).
+// an eighth of the entries in the top with 8 threads' subtrees (4.3x less on the longest path;
+// measured on the H100 machine, 0.16 ms a solve on 10 threads against 0.62 ms on one).
 //
 // Both triangles are read as gathers into register sums: L by rows forward, by columns backward
 // (CHOLMOD's cholmod_solve2 makes a pass per factor, P, L, D, L', P', and runs L's as a scatter).

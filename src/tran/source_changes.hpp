@@ -3,8 +3,10 @@
 // t = 0, TimedSource::change_at(t). A PULSE source spends most of a run resting at v1
 // (ibmpg1t's: 93% of the time), so each source's value is kept with the time until which its
 // waveform holds it (Waveform::held_until) and evaluated again only after that: a step then
-// costs a comparison per resting source instead of a PULSE evaluation (tens of ns: ibmpg1t's
-// 10,774 sources took a sixth of a direct step), and needs no threads.
+// costs a comparison per resting source instead of a PULSE evaluation. ibmpg1t's 10,774
+// sources: 9.4% of the evaluations are left, 65-89 us a step against 146-156 us for every
+// source on the 2-core development VM (one process), 62 us on one thread of the H100 machine and
+// 17 us on 10 (benchmarks/tran/README.md).
 #include <vector>
 
 #include "tran/step_system.hpp"
