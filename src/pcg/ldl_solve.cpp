@@ -45,8 +45,14 @@ Cut cut_tree(const std::vector<int32_t>& parent, const std::vector<int64_t>& sub
   for (int32_t j = 0; j < n; ++j) (parent[size_t(j)] < 0 ? roots : children[size_t(parent[size_t(j)])]).push_back(j);
   auto lighter = [&](int32_t a, int32_t b) { return subtree[size_t(a)] < subtree[size_t(b)]; };
   std::priority_queue<int32_t, std::vector<int32_t>, decltype(lighter)> open(lighter, roots);
-  std::vector<int32_t> top;
   int64_t top_work = 0;
+  auto cut_heaviest = [&] {  // its root to the top, its children open; returns the root
+    const int32_t j = open.top();
+    open.pop();
+    top_work += work[size_t(j)];
+    for (int32_t c : children[size_t(j)]) open.push(c);
+    return j;
+  };
   auto deal = [&](Cut* out) {  // the longest path of the cut now; fills out when given
     std::vector<int32_t> all;
     for (auto q = open; !q.empty(); q.pop()) all.push_back(q.top());  // heaviest first
@@ -63,10 +69,7 @@ Cut cut_tree(const std::vector<int32_t>& parent, const std::vector<int64_t>& sub
   size_t best_cuts = 0;
   // Every cut moves one node to the top; beyond 64 per thread the top's serial work dominates.
   for (size_t cuts = 1; threads > 1 && !open.empty() && cuts <= size_t(64 * threads); ++cuts) {
-    const int32_t j = open.top();
-    open.pop();
-    top_work += work[size_t(j)];
-    for (int32_t c : children[size_t(j)]) open.push(c);
+    cut_heaviest();
     const int64_t path = deal(nullptr);
     if (path < best) best = path, best_cuts = cuts;
   }
@@ -75,13 +78,7 @@ Cut cut_tree(const std::vector<int32_t>& parent, const std::vector<int64_t>& sub
   for (int32_t r : roots) open.push(r);
   top_work = 0;
   Cut cut;
-  for (size_t k = 0; k < best_cuts; ++k) {
-    const int32_t j = open.top();
-    open.pop();
-    cut.top.push_back(j);
-    top_work += work[size_t(j)];
-    for (int32_t c : children[size_t(j)]) open.push(c);
-  }
+  for (size_t k = 0; k < best_cuts; ++k) cut.top.push_back(cut_heaviest());
   deal(&cut);
   std::sort(cut.top.begin(), cut.top.end());
   return cut;
