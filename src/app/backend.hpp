@@ -74,12 +74,6 @@ BackendChoice choose_backend(const std::string& requested, int64_t unknowns, boo
 // second (1e6 unknown-steps at 0.82 us).
 constexpr int64_t kAutoGpuMinTransientUnknowns = 4000;
 constexpr double kAutoGpuMinTransientWork = 1e6;
-// auto creates the GPU context ahead (gpu_likely) for a transient netlist file (a .tran line in
-// its last 64 KiB) of at least this size: about kAutoGpuMinTransientUnknowns step unknowns
-// (ibmpg1t has 174 bytes per step unknown). Created after the parse instead, its 0.28 s would
-// come after the parse's 0.13 s rather than beside it, on ibmpg1t's GPU run of about 1.1 s.
-constexpr uint64_t kAutoWarmUpMinTransientBytes = uint64_t(kAutoGpuMinTransientUnknowns) * 150;
-
 // ... but with neither --solver nor --precond given, auto solves a transient with the factorisation
 // on the CPU (--solver direct) when its step system has at most kAutoDirectMaxTransientUnknowns
 // unknowns and its Cholesky factor at most kAutoDirectMaxFactorEntriesBesideGpu entries
@@ -87,17 +81,32 @@ constexpr uint64_t kAutoWarmUpMinTransientBytes = uint64_t(kAutoGpuMinTransientU
 // first bound), whatever the GPU; and up to kAutoDirectMaxFactorEntries entries when the GPU does
 // not run it (no usable GPU, or below the GPU thresholds above), where the CPU's PCG step (0.82 us
 // per unknown) is the alternative. A direct step reads the factor twice, in time proportional to
-// its entries. Measured on the H100 machine (16 cores, README "Transient analysis", 1000 steps),
-// ibmpg1t, 25,372 step unknowns, 187,842 factor entries: 1.00-1.07 ms per direct step (5.3-5.7
-// ns per entry), 1.18-1.25 s end to end; the GPU's step 0.61-0.63 ms (11 iterations: kernel
-// latency at this size), 1.11-1.25 s end to end, its part outside the loop 0.34 s more than the
-// factorisation's (the context beside the parse, the upload, the driver's teardown at exit). So
-// the GPU's 1000 steps cost what 0.95 ms direct steps do, i.e. about 168k entries; the bound
-// leaves the factorisation where it surely wins. pgsim-gen --nodes 100k, 70,002 unknowns, 1.6M
-// entries: 19.3 ms per direct step against 1.04 ms on the GPU (before the GPU's step was cut).
+// its entries (split among threads: pcg/ldl_solve.hpp), and its sources, right-hand side, chains
+// and histories, in time proportional to the unknowns. Measured on the H100 machine (16 cores,
+// benchmarks/tran/README.md, 1000 steps), ibmpg1t, 25,372 step unknowns, 187,842 factor entries
+// (164,688 after chain elimination): a direct step of 0.51-0.52 ms, 0.26 ms of it the solve on
+// 10 threads (0.60 ms on one), 0.75-0.76 s end to end; the GPU's step 0.61-0.65 ms (11
+// iterations: kernel latency at this size), 1.13-1.26 s end to end, its part outside the loop
+// about 0.4 s more than the factorisation's (the context beside the parse, the upload, the
+// driver's teardown at exit). So the GPU's 1000 steps cost what direct steps of about 1 ms do:
+// some 1.7 times ibmpg1t's unknowns and entries on 16 cores, and ibmpg1t's on one core (0.89 ms
+// a step). The bound beside the GPU, 250k entries, leaves the factorisation where it surely wins;
+// without the GPU the alternative is CPU PCG at 0.82 us per unknown and step (20.9 ms on
+// ibmpg1t), which a factorisation of 500k entries (a few ms a step) still beats by far.
+// pgsim-gen --nodes 100k, 70,002 unknowns, 1.6M entries: 19.3 ms per direct step (CHOLMOD's
+// serial solve, no chain elimination) against 1.04 ms on the GPU.
 constexpr int64_t kAutoDirectMaxTransientUnknowns = 50000;
-constexpr int64_t kAutoDirectMaxFactorEntriesBesideGpu = 150000;
-constexpr int64_t kAutoDirectMaxFactorEntries = 250000;
+constexpr int64_t kAutoDirectMaxFactorEntriesBesideGpu = 250000;
+constexpr int64_t kAutoDirectMaxFactorEntries = 500000;
+
+// auto creates the GPU context ahead (gpu_likely) for a transient netlist file (a .tran line in
+// its last 64 KiB) of at least this size, from which the GPU, rather than the factorisation, is
+// likely to run the loop: a context the run does not use still costs the process the driver's
+// teardown at exit (0.13-0.17 s on the H100 machine), one it uses but did not start ahead costs
+// its creation (about 0.28 s) after the parse rather than beside it. ibmpg1t (4.4 MB, 25,372
+// step unknowns, 187,842 factor entries, 7.4 per unknown, 174 bytes per unknown) runs direct;
+// kAutoDirectMaxFactorEntriesBesideGpu entries at ibmpg1t's density are some 34k unknowns, 6 MB.
+constexpr uint64_t kAutoWarmUpMinTransientBytes = 6000000;
 
 // The engine of a transient's time loop (unknowns: the step system's; factor_entries: of the step
 // matrix, asked only when needed). --backend cpu: the CPU with opt.solver. --solver direct: the

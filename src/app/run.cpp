@@ -98,7 +98,7 @@ RunReport run(const Options& opt, RunData* data) {
   log_memory("parse", rep.nodes);
 
   if (netlist.transient.tran && !opt.dc_only && opt.export_prefix.empty()) {
-    run_transient(opt, netlist, rep, phase);
+    run_transient(opt, netlist, rep, phase, threads.cap());
     rep.time.total = total.lap();
     if (!opt.json.empty()) write_json(opt.json, rep);
     return rep;

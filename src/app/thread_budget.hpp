@@ -33,11 +33,13 @@ class ThreadCountScope {
   ~ThreadCountScope();
   ThreadCountScope(const ThreadCountScope&) = delete;
   ThreadCountScope& operator=(const ThreadCountScope&) = delete;
-  // omp_set_num_threads(threads_for(work, per_thread, cap)); returns that count.
+  // omp_set_num_threads(threads_for(work, per_thread, cap())); returns that count.
   int limit_to(uint64_t work, uint64_t per_thread);
+  // The count the run may use at most: omp_get_max_threads() when the scope began.
+  int cap() const { return cap_; }
 
  private:
-  int cap_;  // the count the run may use at most: omp_get_max_threads() when the scope began
+  int cap_;
 };
 
 }  // namespace pgsim

@@ -20,8 +20,9 @@ namespace pgsim {
 namespace {
 
 // The solver the command line asks for, for one fixed matrix (the DC system or the step matrix).
-std::unique_ptr<StepSolver> make_solver(const CsrMatrix& A, const Options& opt, const std::string& precond) {
-  if (opt.solver == "direct") return std::make_unique<DirectStepSolver>(A, opt.eliminate);
+std::unique_ptr<StepSolver> make_solver(const CsrMatrix& A, const Options& opt, const std::string& precond,
+                                        int threads) {
+  if (opt.solver == "direct") return std::make_unique<DirectStepSolver>(A, opt.eliminate, threads);
   SolveControl control;
   control.tolerance = opt.tolerance;
   control.max_iterations = opt.max_iterations;
@@ -41,7 +42,7 @@ std::vector<uint32_t> printed_node_ids(const Netlist& nl) {
 
 }  // namespace
 
-void run_transient(const Options& opt, Netlist& nl, RunReport& rep, Stopwatch& phase) {
+void run_transient(const Options& opt, Netlist& nl, RunReport& rep, Stopwatch& phase, int thread_cap) {
   const TranSpec spec = *nl.transient.tran;
   TransientReport tr;
   tr.method = opt.method;
@@ -80,7 +81,7 @@ void run_transient(const Options& opt, Netlist& nl, RunReport& rep, Stopwatch& p
                  engine.solver == "direct" ? " with the factorisation" : "");
 
   std::vector<double> x_dc(static_cast<size_t>(dc.unknowns()), 0.0);
-  rep.result = make_solver(dc.G, engine, rep.precond)->solve(dc.b, x_dc);
+  rep.result = make_solver(dc.G, engine, rep.precond, thread_cap)->solve(dc.b, x_dc);
   if (!rep.result.converged)
     throw SolveError(fmt::format("the DC operating point did not converge: relative residual {:.3e} after {} "
                                  "iterations (raise --max-iter or try another --precond)",
@@ -108,7 +109,7 @@ void run_transient(const Options& opt, Netlist& nl, RunReport& rep, Stopwatch& p
     rep.device.clear();
     rep.time.upload = 0;
     phase.lap();
-    cpu_solver = make_solver(step.reduced.G, engine, rep.precond);
+    cpu_solver = make_solver(step.reduced.G, engine, rep.precond, thread_cap);
     stepper = std::make_unique<CpuStepper>(step, *cpu_solver, x0, probes);
     rep.time.setup += phase.lap();
   };

@@ -11,7 +11,9 @@
 namespace pgsim {
 
 // Fills rep (method, result of the DC solve, transient, ir_drop, time); `phase` has timed the
-// parse already. Throws InputError, SolveError or SystemError as run() does.
-void run_transient(const Options& opt, Netlist& netlist, RunReport& rep, Stopwatch& phase);
+// parse already. thread_cap: the threads the run may use at most (app/thread_budget.hpp): the
+// factorisation's solves, a thousand per run, take up to that many rather than the count the
+// node count gives the other phases. Throws InputError, SolveError or SystemError as run() does.
+void run_transient(const Options& opt, Netlist& netlist, RunReport& rep, Stopwatch& phase, int thread_cap);
 
 }  // namespace pgsim

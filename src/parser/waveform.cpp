@@ -70,6 +70,18 @@ Waveform pwl(std::vector<double> a) {
   return {Waveform::Kind::Pwl, std::move(a)};
 }
 
+// std::fmod(tt, per) for tt >= per > 0, bit for bit, without glibc's fmod (a third of a PULSE
+// source's evaluation): tt - q per is exactly representable for the right quotient q (as fmod's
+// result always is), so the fused multiply-add, which rounds only once, gives it exactly; the
+// division's rounding can put q one off, which the checks correct.
+double periodic_remainder(double tt, double per) {
+  double q = std::floor(tt / per);
+  double r = std::fma(-q, per, tt);
+  if (r < 0) r = std::fma(-(q - 1), per, tt);
+  else if (r >= per) r = std::fma(-(q + 1), per, tt);
+  return r;
+}
+
 }  // namespace
 
 double Waveform::at(double t) const {
@@ -77,7 +89,7 @@ double Waveform::at(double t) const {
     const double v1 = p[0], v2 = p[1], td = p[2], tr = p[3], tf = p[4], pw = p[5], per = p[6];
     if (t < td) return v1;
     double tt = t - td;
-    if (per > 0 && tt >= per) tt = std::fmod(tt, per);
+    if (per > 0 && tt >= per) tt = periodic_remainder(tt, per);
     if (tt < tr) return v1 + (v2 - v1) * tt / tr;
     if (tt < tr + pw) return v2;
     if (tt < tr + pw + tf) return v2 + (v1 - v2) * (tt - tr - pw) / tf;
@@ -90,6 +102,23 @@ double Waveform::at(double t) const {
   while (p[2 * k] <= t) ++k;
   const double t0 = p[2 * k - 2], v0 = p[2 * k - 1], t1 = p[2 * k], v1 = p[2 * k + 1];
   return v0 + (v1 - v0) * (t - t0) / (t1 - t0);
+}
+
+double Waveform::held_until(double t) const {
+  constexpr double forever = std::numeric_limits<double>::infinity();
+  if (kind == Kind::Pwl) {
+    if (t < p[0]) return p[0];
+    return t >= p[p.size() - 2] ? forever : t;
+  }
+  const double td = p[2], rest = p[3] + p[5] + p[4], per = p[6];  // rest: tr + pw + tf
+  if (t < td) return td;
+  const double tt = t - td;
+  if (!(per > 0)) return tt >= rest ? forever : t;
+  // Beyond a million periods the margin below would be within t's rounding.
+  if (tt >= 1e6 * per) return t;
+  const double phase = tt >= per ? periodic_remainder(tt, per) : tt;
+  if (phase < rest) return t;
+  return std::max(t, t + (per - phase) - 1e-6 * per);
 }
 
 void Waveform::resolve_defaults(double tstep, double tstop) {

@@ -21,6 +21,12 @@ struct Waveform {
   std::vector<double> p;
 
   double at(double t) const;
+  // A time until which the value stays what at(t) gives: at(t') == at(t) for every t' in
+  // [t, held_until(t)); t itself when it cannot say. A PULSE resting at v1 (before td, or
+  // between a fall and the next period's rise) holds until the next rise, less a millionth of the
+  // period (so at()'s rounding of t - td can never put t' past it), or for ever without a period;
+  // a PWL holds before its first point and after its last. ibmpg1t's pulses rest 93% of the time.
+  double held_until(double t) const;
   double first_value() const { return kind == Kind::Pulse ? p[0] : p[1]; }  // a source's DC value when it gives none
   // SPICE's defaults for PULSE fields left out: td 0, tr and tf the time step, pw and per the stop time.
   void resolve_defaults(double tstep, double tstop);

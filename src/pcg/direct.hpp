@@ -25,11 +25,15 @@ std::optional<int64_t> factor_entries(const CsrMatrix& A);
 // solve reuses the factor's workspace, so one DirectFactor serves one thread at a time.
 class DirectFactor {
  public:
-  explicit DirectFactor(const CsrMatrix& A);  // std::runtime_error when the factorization fails
+  // std::runtime_error when the factorization fails. With CHOLMOD, a simplicial factor is solved
+  // by an LdlSolve (pcg/ldl_solve.hpp) on up to `threads` threads, unless cholmod_solve (tests and
+  // benchmarks compare the two); a supernodal one always by CHOLMOD.
+  explicit DirectFactor(const CsrMatrix& A, int threads = 1, bool cholmod_solve = false);
   ~DirectFactor();
   DirectFactor(const DirectFactor&) = delete;
   DirectFactor& operator=(const DirectFactor&) = delete;
   void solve(const double* b, double* x);
+  int threads() const;  // that a solve runs on
 
  private:
   struct Impl;

@@ -22,6 +22,9 @@ class StepSolver {
   // the last two steps), this step's solution on return.
   virtual SolveResult solve(const std::vector<double>& b, std::vector<double>& x) = 0;
   virtual std::vector<LevelStats> levels() const { return {}; }
+  // The threads a solve runs on when it has its own count (the factorisation's); the stepper's
+  // loops over sources and branches take as many. 1: the run's OpenMP default.
+  virtual int threads() const { return 1; }
 };
 
 // Wire chains (mna/chain_elimination.hpp) eliminated once from a fixed matrix A: each step condenses
@@ -55,8 +58,11 @@ class KeptSystem {
 // run-to-run noise on the H100 machine).
 class DirectStepSolver : public StepSolver {
  public:
-  DirectStepSolver(const CsrMatrix& A, bool eliminate) : kept_(A, eliminate), factor_(kept_.matrix()) {}
+  // threads: DirectFactor's.
+  DirectStepSolver(const CsrMatrix& A, bool eliminate, int threads = 1)
+      : kept_(A, eliminate), factor_(kept_.matrix(), threads) {}
   SolveResult solve(const std::vector<double>& b, std::vector<double>& x) override;
+  int threads() const override { return factor_.threads(); }
 
  private:
   KeptSystem kept_;

@@ -1,8 +1,7 @@
 #include "tran/step_system.hpp"
 
-#include <omp.h>
-
 #include <algorithm>
+#include <cstddef>
 #include <cstddef>
 
 #include "parser/input_error.hpp"
@@ -136,14 +135,6 @@ void start_from_dc(StepSystem& sys, const Netlist& nl, const std::vector<double>
   }
 }
 
-void source_changes(const StepSystem& sys, double t, double* changes) {
-  const auto ns = std::ptrdiff_t(sys.sources.size());
-  // A thread per 2048 sources (tens of us of work): more would cost more in the fork than it saves.
-  const int threads = int(std::min<std::ptrdiff_t>(omp_get_max_threads(), std::max<std::ptrdiff_t>(1, ns / 2048)));
-#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
-  for (std::ptrdiff_t k = 0; k < ns; ++k) changes[k] = sys.sources[size_t(k)].change_at(t);
-}
-
 void move_offsets(StepSystem& sys, double t, std::vector<double>& voltage_changes) {
   voltage_changes.resize(sys.voltages.size());
   for (MovingNode& m : sys.moving) m.offset = m.initial_offset;
@@ -168,8 +159,11 @@ void step_rhs(const StepSystem& sys, const std::vector<double>& changes, const s
   for (const ReactiveBranch& br : sys.branches) stamp_current(b, br.plus, br.minus, br.history);
 }
 
-void advance_history(StepSystem& sys, const std::vector<double>& x) {
-  for (ReactiveBranch& br : sys.branches) {
+void advance_history(StepSystem& sys, const std::vector<double>& x, int threads) {
+  const auto n = std::ptrdiff_t(sys.branches.size());
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
+  for (std::ptrdiff_t k = 0; k < n; ++k) {
+    ReactiveBranch& br = sys.branches[size_t(k)];
     const double v = branch_voltage(br, x);
     br.current = br.g * v + br.history;
     br.history = history_of(br, v, sys.method);

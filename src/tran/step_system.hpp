@@ -112,20 +112,16 @@ StepSystem build_step_system(const Netlist& netlist, Integration method, double 
 void start_from_dc(StepSystem& system, const Netlist& netlist, const std::vector<double>& dc_voltages,
                    std::vector<double>& x0);
 
-// S(t)'s values: per source k, changes[k] = its TimedSource::change_at(t), on all cores when there
-// are thousands (a PULSE costs tens of ns: ibmpg1t's 10,774 sources took a sixth of a direct step).
-void source_changes(const StepSystem& system, double t, double* changes);
-
 // Moves the offsets of the moving nodes and branches to time t (before advance_history at t);
 // voltage_changes (out, one per TimedVoltage): V_k(t) - V_k(0), for step_rhs.
 void move_offsets(StepSystem& system, double t, std::vector<double>& voltage_changes);
 
-// The right-hand side of the step to time t (b0 + S(t) + H_n), changes: source_changes at t,
+// The right-hand side of the step to time t (b0 + S(t) + H_n), changes: S(t) (SourceChanges),
 // voltage_changes: move_offsets' at t.
 void step_rhs(const StepSystem& system, const std::vector<double>& changes,
               const std::vector<double>& voltage_changes, std::vector<double>& b);
 
-// After the step's solve: i_{n+1} and hist_{n+1} of every branch from x_{n+1}.
-void advance_history(StepSystem& system, const std::vector<double>& x);
+// After the step's solve: i_{n+1} and hist_{n+1} of every branch from x_{n+1}, on `threads` threads.
+void advance_history(StepSystem& system, const std::vector<double>& x, int threads = 1);
 
 }  // namespace pgsim

@@ -1,5 +1,7 @@
 #include "tran/stepper.hpp"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <unordered_map>
 
@@ -20,7 +22,7 @@ std::vector<Probe> probes_of(const StepSystem& sys, const std::vector<uint32_t>&
 }
 
 CpuStepper::CpuStepper(StepSystem& system, StepSolver& solver, std::vector<double> x0, std::vector<Probe> probes)
-    : system_(system), solver_(solver), x_(std::move(x0)), x_previous_(x_), lo_(x_), hi_(x_), probes_(std::move(probes)) {
+    : system_(system), solver_(solver), sources_(system), x_(std::move(x0)), x_previous_(x_), lo_(x_), hi_(x_), probes_(std::move(probes)) {
   for (size_t m = 0; m < system_.moving.size(); ++m) moving_lo_.push_back(moving_voltage(m));
   moving_hi_ = moving_lo_;
 }
@@ -32,7 +34,8 @@ double CpuStepper::moving_voltage(size_t m) const {
 
 SolveResult CpuStepper::advance(double t) {
   changes_.resize(system_.sources.size());
-  source_changes(system_, t, changes_.data());
+  const int threads = solver_.threads();
+  sources_.at(t, changes_.data(), threads);
   move_offsets(system_, t, voltage_changes_);
   step_rhs(system_, changes_, voltage_changes_, b_);
   for (size_t i = 0; i < x_.size(); ++i) {  // the first guess, 2 x_n - x_{n-1}
@@ -42,10 +45,12 @@ SolveResult CpuStepper::advance(double t) {
   }
   const SolveResult r = solver_.solve(b_, x_);
   if (!r.converged) return r;
-  advance_history(system_, x_);
+  advance_history(system_, x_, threads);
   const std::ptrdiff_t n = std::ptrdiff_t(x_.size());
-  // Memory-bound and a few us per 10^5 unknowns: threads only where that outweighs their fork.
-#pragma omp parallel for schedule(static, 4096) if (n > 262144)
+  // Memory-bound and a few us per 10^5 unknowns: threads only where that outweighs their fork, or
+  // where the solver has woken them anyway.
+#pragma omp parallel for schedule(static, 4096) num_threads(threads > 1 ? threads : omp_get_max_threads()) \
+    if (threads > 1 || n > 262144)
   for (std::ptrdiff_t i = 0; i < n; ++i) {
     lo_[size_t(i)] = std::min(lo_[size_t(i)], x_[size_t(i)]);
     hi_[size_t(i)] = std::max(hi_[size_t(i)], x_[size_t(i)]);

@@ -11,6 +11,7 @@
 #include "mna/reduce.hpp"
 #include "pcg/preconditioner.hpp"
 #include "pcg/solve_result.hpp"
+#include "tran/source_changes.hpp"
 #include "tran/step_solver.hpp"
 #include "tran/step_system.hpp"
 
@@ -61,6 +62,7 @@ class CpuStepper : public Stepper {
  private:
   StepSystem& system_;
   StepSolver& solver_;
+  SourceChanges sources_;
   double moving_voltage(size_t m) const;  // of StepSystem::moving[m] in the state now
 
   std::vector<double> x_, x_previous_, b_, changes_, voltage_changes_, lo_, hi_, probed_, moving_lo_, moving_hi_;
