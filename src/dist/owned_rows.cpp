@@ -114,16 +114,24 @@ RowContributions exchange_contributions(const RankNetlist& nl, const SuperNodes&
   std::vector<Contribution>().swap(send);
   for (int q = 0; q < nl.rank; ++q) rc.lower += size_t(recv_counts[size_t(q)]);
 
-  // A stable counting sort by local row.
+  // A stable counting sort by local row, in parallel: counted and placed with atomic increments
+  // (any order within a row), then each row's few entries sorted back into contribution order.
   const size_t total = rc.received.size() + rc.local.size();
   if (total > UINT32_MAX) throw InputError("a rank's rows have more than 2^32 element ends, beyond this build's index width");
   const auto n = size_t(out.rows());
+  const auto row_of = [&](size_t i) { return size_t(rc.at(i).row - out.first_unknown); };
   rc.ptr.assign(n + 1, 0);
-  for (size_t i = 0; i < total; ++i) ++rc.ptr[size_t(rc.at(i).row - out.first_unknown) + 1];
+#pragma omp parallel for schedule(static, 65536)
+  for (std::ptrdiff_t i = 0; i < std::ptrdiff_t(total); ++i) __atomic_fetch_add(&rc.ptr[row_of(size_t(i)) + 1], size_t(1), __ATOMIC_RELAXED);
   for (size_t i = 0; i < n; ++i) rc.ptr[i + 1] += rc.ptr[i];
   rc.order.resize(total);
   std::vector<size_t> fill(rc.ptr.begin(), rc.ptr.end() - 1);
-  for (size_t i = 0; i < total; ++i) rc.order[fill[size_t(rc.at(i).row - out.first_unknown)]++] = uint32_t(i);
+#pragma omp parallel for schedule(static, 65536)
+  for (std::ptrdiff_t i = 0; i < std::ptrdiff_t(total); ++i)
+    rc.order[__atomic_fetch_add(&fill[row_of(size_t(i))], size_t(1), __ATOMIC_RELAXED)] = uint32_t(i);
+#pragma omp parallel for schedule(dynamic, 4096)
+  for (std::ptrdiff_t u = 0; u < std::ptrdiff_t(n); ++u)
+    std::sort(rc.order.begin() + std::ptrdiff_t(rc.ptr[size_t(u)]), rc.order.begin() + std::ptrdiff_t(rc.ptr[size_t(u) + 1]));
   return rc;
 }
 
@@ -229,11 +237,13 @@ void check_floating(const OwnedRows& out, std::vector<uint8_t>& anchored, const 
   components.flatten();
   std::vector<CutRow> cut_rows;
   std::vector<CutEdge> cut_edges;
+  // Flags only go from 0 to 1: concurrent stores of 1 to one root lose nothing.
+#pragma omp parallel for schedule(static, 4096)
   for (int32_t u = 0; u < n; ++u) {
     const int32_t r = components.root(u);
-    anchored[size_t(r)] |= anchored[size_t(u)];
+    if (__atomic_load_n(&anchored[size_t(u)], __ATOMIC_RELAXED)) __atomic_store_n(&anchored[size_t(r)], uint8_t(1), __ATOMIC_RELAXED);
     for (int32_t k = G.ptr[size_t(u)]; k < G.ptr[size_t(u) + 1]; ++k)
-      if (!local(G.col[size_t(k)])) on_cut[size_t(r)] = 1;
+      if (!local(G.col[size_t(k)])) __atomic_store_n(&on_cut[size_t(r)], uint8_t(1), __ATOMIC_RELAXED);
   }
   for (int32_t u = 0; u < n; ++u) {
     const int32_t r = components.root(u);

@@ -88,7 +88,9 @@ SuperNodes::SuperNodes(const RankNetlist& nl, MPI_Comm comm) : total_nodes_(nl.t
   member_unknown_.resize(m);
   member_offset_.resize(m);
   member_size_.resize(m);
-  for (uint32_t i = 0; i < m; ++i) {
+#pragma omp parallel for schedule(static, 4096)
+  for (int64_t k = 0; k < int64_t(m); ++k) {  // read-only: every path was flattened above
+    const auto i = uint32_t(k);
     const uint32_t r = uf.flat_root(i);
     member_size_[i] = size[r];
     if (r == ground_root) {
@@ -99,9 +101,36 @@ SuperNodes::SuperNodes(const RankNetlist& nl, MPI_Comm comm) : total_nodes_(nl.t
       member_offset_[i] = uf.offset(i) - uf.offset(first[r]);
     }
   }
+  index_range(nl.first_node, nl.owned());
+}
+
+void SuperNodes::index_range(uint32_t first, uint32_t count) {
+  range_first_ = first;
+  range_member_.resize(count);
+  range_unknown_.resize(count);
+  constexpr uint32_t kChunk = 1u << 16;
+  const auto chunks = std::ptrdiff_t((uint64_t(count) + kChunk - 1) / kChunk);
+#pragma omp parallel for schedule(dynamic, 1)
+  for (std::ptrdiff_t c = 0; c < chunks; ++c) {
+    const uint32_t lo = first + uint32_t(c) * kChunk, hi = first + std::min(count, uint32_t(c + 1) * kChunk);
+    // Both lists ascending: one walk over each for the chunk.
+    auto m = std::lower_bound(member_.begin(), member_.end(), lo);
+    auto nf = std::lower_bound(not_first_.begin(), not_first_.end(), lo);
+    int32_t before = int32_t(lo - uint32_t(nf - not_first_.begin()));  // unknowns_before(lo)
+    for (uint32_t node = lo; node < hi; ++node) {
+      const size_t k = node - first;
+      const bool member = m != member_.end() && *m == node;
+      range_member_[k] = member ? int32_t(m - member_.begin()) : -1;
+      range_unknown_[k] = member ? member_unknown_[size_t(m - member_.begin())] : before;
+      if (member) ++m;
+      if (nf != not_first_.end() && *nf == node) ++nf;
+      else ++before;
+    }
+  }
 }
 
 int64_t SuperNodes::member_index(uint32_t node) const {
+  if (in_range(node)) return range_member_[node - range_first_];
   const auto it = std::lower_bound(member_.begin(), member_.end(), node);
   return it != member_.end() && *it == node ? it - member_.begin() : -1;
 }
@@ -111,6 +140,7 @@ int32_t SuperNodes::unknowns_before(uint32_t node) const {
 }
 
 int32_t SuperNodes::unknown_of(uint32_t node) const {
+  if (in_range(node)) return range_unknown_[node - range_first_];
   const int64_t i = member_index(node);
   return i >= 0 ? member_unknown_[size_t(i)] : unknowns_before(node);
 }
@@ -139,7 +169,7 @@ uint32_t SuperNodes::first_node(int32_t u) const {
 
 uint64_t SuperNodes::bytes() const {
   return member_.capacity() * (sizeof(uint32_t) + sizeof(int32_t) + sizeof(double) + sizeof(uint32_t)) +
-         not_first_.capacity() * sizeof(uint32_t);
+         (not_first_.capacity() + range_member_.capacity() + range_unknown_.capacity()) * sizeof(uint32_t);
 }
 
 }  // namespace pgsim::dist
