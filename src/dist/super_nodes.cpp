@@ -52,14 +52,33 @@ SuperNodes::SuperNodes(const RankNetlist& nl, MPI_Comm comm) : total_nodes_(nl.t
 
   // The union-find over the members, renumbered in increasing node order: the same unions, finds
   // and so roundings as reduce()'s over all nodes.
-  member_.reserve(2 * edges.size() + 1);
-  member_.push_back(0);
-  for (const MergeEdge& e : edges) member_.push_back(e.plus), member_.push_back(e.minus);
-  std::sort(member_.begin(), member_.end());
-  member_.erase(std::unique(member_.begin(), member_.end()), member_.end());
-  member_.shrink_to_fit();  // held for the whole run, on every rank
+  // The members as a bitmap over all nodes (set in parallel), ranked per 64-bit word: a member's
+  // index is its rank, found in O(1) (no sort of the endpoints, no binary search per lookup).
+  const size_t words = (size_t(total_nodes_) + 63) / 64;
+  member_bits_.assign(words, 0);
+  member_bits_[0] = 1;  // ground
+  const auto mark = [this](uint32_t node) {
+    __atomic_fetch_or(&member_bits_[node >> 6], uint64_t(1) << (node & 63), __ATOMIC_RELAXED);
+  };
+#pragma omp parallel for schedule(static, 65536)
+  for (std::ptrdiff_t i = 0; i < std::ptrdiff_t(edges.size()); ++i) mark(edges[size_t(i)].plus), mark(edges[size_t(i)].minus);
+  member_rank_.resize(words);
+  uint32_t members = 0;
+  for (size_t w = 0; w < words; ++w) {
+    member_rank_[w] = members;
+    members += uint32_t(__builtin_popcountll(member_bits_[w]));
+  }
+  member_.resize(members);  // held for the whole run, on every rank
+#pragma omp parallel for schedule(static, 4096)
+  for (std::ptrdiff_t w = 0; w < std::ptrdiff_t(words); ++w) {
+    uint32_t at = member_rank_[size_t(w)];
+    for (uint64_t bits = member_bits_[size_t(w)]; bits != 0; bits &= bits - 1)
+      member_[at++] = uint32_t(w) * 64 + uint32_t(__builtin_ctzll(bits));
+  }
   const auto m = uint32_t(member_.size());
-  for (MergeEdge& e : edges) {
+#pragma omp parallel for schedule(static, 65536)
+  for (std::ptrdiff_t i = 0; i < std::ptrdiff_t(edges.size()); ++i) {
+    MergeEdge& e = edges[size_t(i)];
     e.plus = uint32_t(member_index(e.plus));
     e.minus = uint32_t(member_index(e.minus));
   }
@@ -131,8 +150,9 @@ void SuperNodes::index_range(uint32_t first, uint32_t count) {
 
 int64_t SuperNodes::member_index(uint32_t node) const {
   if (in_range(node)) return range_member_[node - range_first_];
-  const auto it = std::lower_bound(member_.begin(), member_.end(), node);
-  return it != member_.end() && *it == node ? it - member_.begin() : -1;
+  const uint64_t word = member_bits_[node >> 6], below = (uint64_t(1) << (node & 63)) - 1;
+  if (!(word >> (node & 63) & 1)) return -1;
+  return int64_t(member_rank_[node >> 6]) + __builtin_popcountll(word & below);
 }
 
 int32_t SuperNodes::unknowns_before(uint32_t node) const {
@@ -169,7 +189,9 @@ uint32_t SuperNodes::first_node(int32_t u) const {
 
 uint64_t SuperNodes::bytes() const {
   return member_.capacity() * (sizeof(uint32_t) + sizeof(int32_t) + sizeof(double) + sizeof(uint32_t)) +
-         (not_first_.capacity() + range_member_.capacity() + range_unknown_.capacity()) * sizeof(uint32_t);
+         (not_first_.capacity() + range_member_.capacity() + range_unknown_.capacity() + member_rank_.capacity()) *
+             sizeof(uint32_t) +
+         member_bits_.capacity() * sizeof(uint64_t);
 }
 
 }  // namespace pgsim::dist

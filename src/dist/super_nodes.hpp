@@ -54,6 +54,8 @@ class SuperNodes {
   std::vector<int32_t> member_unknown_;
   std::vector<double> member_offset_;
   std::vector<uint32_t> member_size_;
+  std::vector<uint64_t> member_bits_;  // bit v: node v is a member
+  std::vector<uint32_t> member_rank_;  // per word of member_bits_: the members below it
   std::vector<uint32_t> not_first_;  // members that are no unknown's first node (ground's set whole), ascending
   uint32_t total_nodes_ = 1;
 
