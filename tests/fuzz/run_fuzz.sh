@@ -16,7 +16,7 @@ cxx=${CLANGXX:-clang++}
   -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
   -I"$root/src" $(pkg-config --cflags spdlog) \
   "$here/fuzz_netlist.cpp" "$root"/src/parser/*.cpp "$root/src/mna/reduce.cpp" \
-  "$root/src/mna/concurrent_union_find.cpp" "$root/src/mna/prefix_sum.cpp" \
+  "$root/src/mna/concurrent_union_find.cpp" "$root/src/mna/prefix_sum.cpp" "$root/src/mna/source_loop.cpp" \
   $(pkg-config --libs spdlog fmt zlib) -o "$out/fuzz_netlist"
 
 # Run in a scratch folder: new corpus entries go there (the seeds stay as committed), and the
