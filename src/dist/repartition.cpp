@@ -3,12 +3,12 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <climits>
+#include <cstdint>
 #include <cmath>
 #include <stdexcept>
-#include <string>
 
 #include "dist/partition.hpp"
+#include "dist/record_exchange.hpp"
 
 namespace pgsim::dist {
 namespace {
@@ -31,38 +31,6 @@ int comm_rank(MPI_Comm comm) {
   int r = 0;
   MPI_Comm_rank(comm, &r);
   return r;
-}
-
-int checked_count(int64_t n, const char* what) {
-  if (n > INT_MAX) throw std::runtime_error(std::string("repartition: ") + what + " exceeds one MPI message");
-  return static_cast<int>(n);
-}
-
-// Exclusive prefix sums of counts, as MPI's int displacements.
-std::vector<int> displacements(const std::vector<int>& counts, const char* what) {
-  std::vector<int> displ(counts.size(), 0);
-  int64_t sum = 0;
-  for (size_t i = 0; i < counts.size(); ++i) {
-    displ[i] = checked_count(sum, what);
-    sum += counts[i];
-  }
-  checked_count(sum, what);
-  return displ;
-}
-
-// One MPI_Alltoallv: send_counts[r] values to rank r; recv_counts (if given) gets what came from each rank.
-template <class T>
-std::vector<T> exchange(const std::vector<T>& send, const std::vector<int>& send_counts, MPI_Datatype type,
-                        MPI_Comm comm, const char* what, std::vector<int>* received = nullptr) {
-  const size_t P = send_counts.size();
-  std::vector<int> recv_counts(P);
-  MPI_Alltoall(send_counts.data(), 1, MPI_INT, recv_counts.data(), 1, MPI_INT, comm);
-  const std::vector<int> sdispl = displacements(send_counts, what), rdispl = displacements(recv_counts, what);
-  std::vector<T> recv(static_cast<size_t>(rdispl.back()) + static_cast<size_t>(recv_counts.back()));
-  MPI_Alltoallv(send.data(), send_counts.data(), sdispl.data(), type, recv.data(), recv_counts.data(), rdispl.data(),
-                type, comm);
-  if (received) *received = std::move(recv_counts);
-  return recv;
 }
 
 // The coarse edges of this rank's rows: per block, its entries' column blocks sorted and summed.
@@ -134,22 +102,12 @@ RowMigration plan_migration(const DistributedRows& mine, MPI_Comm comm) {
   const int64_t blocks = (plan.global_rows + plan.block_rows - 1) / plan.block_rows;
   if (blocks < P) throw std::invalid_argument("repartition: fewer rows than ranks");
 
-  // The coarse edges, gathered on rank 0 as bytes.
-  const std::vector<CoarseEdge> edges = coarse_edges(mine, plan.block_rows);
-  const int send_bytes = checked_count(static_cast<int64_t>(edges.size() * sizeof(CoarseEdge)), "coarse graph");
-  std::vector<int> counts(parts);
-  MPI_Gather(&send_bytes, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm);
-  std::vector<int> displ;
-  std::vector<CoarseEdge> gathered;
-  if (me == 0) {
-    displ = displacements(counts, "coarse graph");
-    gathered.resize((static_cast<size_t>(displ.back()) + static_cast<size_t>(counts.back())) / sizeof(CoarseEdge));
-  }
-  MPI_Gatherv(edges.data(), send_bytes, MPI_BYTE, gathered.data(), counts.data(), displ.data(), MPI_BYTE, 0, comm);
+  // The coarse edges, gathered on rank 0.
+  std::vector<CoarseEdge> gathered = gather_to(0, coarse_edges(mine, plan.block_rows), comm);
 
   plan.part_of_block.resize(static_cast<size_t>(blocks));
   if (me == 0) plan.part_of_block = partition_rows(coarse_matrix(std::move(gathered), blocks), P).owner;
-  MPI_Bcast(plan.part_of_block.data(), checked_count(blocks, "block parts"), MPI_INT32_T, 0, comm);
+  MPI_Bcast(plan.part_of_block.data(), record_count(size_t(blocks)), MPI_INT32_T, 0, comm);
 
   // New numbering: by part, then old order; every rank computes it alike.
   plan.new_offset.assign(parts + 1, 0);
@@ -181,8 +139,8 @@ DistributedRows migrate(DistributedRows mine, const RowMigration& plan, MPI_Comm
     ++row_counts[dest_of(i)];
     entries[dest_of(i)] += mine.rows.ptr[i + 1] - mine.rows.ptr[i];
   }
-  for (size_t r = 0; r < parts; ++r) entry_counts[r] = checked_count(entries[r], "rows to one rank");
-  std::vector<int> row_at = displacements(row_counts, "rows"), entry_at = displacements(entry_counts, "entries");
+  for (size_t r = 0; r < parts; ++r) entry_counts[r] = record_count(size_t(entries[r]));
+  std::vector<int> row_at = displacements(row_counts), entry_at = displacements(entry_counts);
   std::vector<int32_t> lengths(static_cast<size_t>(n)), cols(static_cast<size_t>(mine.rows.nnz()));
   std::vector<double> vals(cols.size()), b(static_cast<size_t>(n));
   for (int32_t i = 0; i < n; ++i) {
@@ -197,14 +155,14 @@ DistributedRows migrate(DistributedRows mine, const RowMigration& plan, MPI_Comm
     }
   }
   mine = DistributedRows{};  // packed: at most two copies of the rows from here on (sent and received, then received and new)
-  std::vector<int> received;
-  const std::vector<int32_t> in_lengths = exchange(lengths, row_counts, MPI_INT32_T, comm, "rows", &received);
+  std::vector<int> received, unused;
+  const std::vector<int32_t> in_lengths = all_to_all(lengths, row_counts, comm, received);
   std::vector<int32_t>().swap(lengths);
-  const std::vector<double> in_b = exchange(b, row_counts, MPI_DOUBLE, comm, "rows");
+  const std::vector<double> in_b = all_to_all(b, row_counts, comm, unused);
   std::vector<double>().swap(b);
-  const std::vector<int32_t> in_cols = exchange(cols, entry_counts, MPI_INT32_T, comm, "entries");
+  const std::vector<int32_t> in_cols = all_to_all(cols, entry_counts, comm, unused);
   std::vector<int32_t>().swap(cols);
-  const std::vector<double> in_vals = exchange(vals, entry_counts, MPI_DOUBLE, comm, "entries");
+  const std::vector<double> in_vals = all_to_all(vals, entry_counts, comm, unused);
   std::vector<double>().swap(vals);
 
   std::vector<int64_t> entry_start(in_lengths.size() + 1, 0);
@@ -216,7 +174,8 @@ DistributedRows migrate(DistributedRows mine, const RowMigration& plan, MPI_Comm
   out.global_rows = plan.global_rows;
   out.first_row = plan.new_offset[me];
   const int64_t count = plan.new_offset[me + 1] - plan.new_offset[me];
-  out.rows.rows = checked_count(count, "rows of one rank");
+  if (count > INT32_MAX) throw std::length_error("repartition: more rows on one rank than this build's index width");
+  out.rows.rows = static_cast<int32_t>(count);
   out.rows.ptr.assign(static_cast<size_t>(count) + 1, 0);
   out.rows.col.reserve(in_cols.size());
   out.rows.val.reserve(in_vals.size());
@@ -265,15 +224,16 @@ std::vector<double> return_values(const std::vector<double>& moved, const RowMig
     }
   }
   if (owner_of_row.size() != moved.size()) throw std::invalid_argument("return_values: one value per moved row");
-  std::vector<int> at = displacements(counts, "values");
+  std::vector<int> at = displacements(counts);
   std::vector<double> send(moved.size());
   for (size_t k = 0; k < moved.size(); ++k) send[static_cast<size_t>(at[owner_of_row[k]]++)] = moved[k];
-  const std::vector<double> in = exchange(send, counts, MPI_DOUBLE, comm, "values");
+  std::vector<int> unused;
+  const std::vector<double> in = all_to_all(send, counts, comm, unused);
   // In: from each new owner, this rank's old rows of that part, in old order.
   const int64_t lo = plan.old_offset[me], hi = plan.old_offset[me + 1];
   std::vector<int> in_counts(parts, 0);
   for (int64_t old = lo; old < hi; ++old) ++in_counts[plan.part_of_block[old / plan.block_rows]];
-  std::vector<int> from = displacements(in_counts, "values");
+  std::vector<int> from = displacements(in_counts);
   std::vector<double> values(static_cast<size_t>(hi - lo));
   for (int64_t old = lo; old < hi; ++old)
     values[static_cast<size_t>(old - lo)] = in[static_cast<size_t>(from[plan.part_of_block[old / plan.block_rows]]++)];
