@@ -125,7 +125,6 @@ SuperNodes::SuperNodes(const RankNetlist& nl, MPI_Comm comm) : total_nodes_(nl.t
 
 void SuperNodes::index_range(uint32_t first, uint32_t count) {
   range_first_ = first;
-  range_member_.resize(count);
   range_unknown_.resize(count);
   constexpr uint32_t kChunk = 1u << 16;
   const auto chunks = std::ptrdiff_t((uint64_t(count) + kChunk - 1) / kChunk);
@@ -139,7 +138,6 @@ void SuperNodes::index_range(uint32_t first, uint32_t count) {
     for (uint32_t node = lo; node < hi; ++node) {
       const size_t k = node - first;
       const bool member = m != member_.end() && *m == node;
-      range_member_[k] = member ? int32_t(m - member_.begin()) : -1;
       range_unknown_[k] = member ? member_unknown_[size_t(m - member_.begin())] : before;
       if (member) ++m;
       if (nf != not_first_.end() && *nf == node) ++nf;
@@ -149,7 +147,6 @@ void SuperNodes::index_range(uint32_t first, uint32_t count) {
 }
 
 int64_t SuperNodes::member_index(uint32_t node) const {
-  if (in_range(node)) return range_member_[node - range_first_];
   const uint64_t word = member_bits_[node >> 6], below = (uint64_t(1) << (node & 63)) - 1;
   if (!(word >> (node & 63) & 1)) return -1;
   return int64_t(member_rank_[node >> 6]) + __builtin_popcountll(word & below);
@@ -189,7 +186,7 @@ uint32_t SuperNodes::first_node(int32_t u) const {
 
 uint64_t SuperNodes::bytes() const {
   return member_.capacity() * (sizeof(uint32_t) + sizeof(int32_t) + sizeof(double) + sizeof(uint32_t)) +
-         (not_first_.capacity() + range_member_.capacity() + range_unknown_.capacity() + member_rank_.capacity()) *
+         (not_first_.capacity() + range_unknown_.capacity() + member_rank_.capacity()) *
              sizeof(uint32_t) +
          member_bits_.capacity() * sizeof(uint64_t);
 }

@@ -59,16 +59,15 @@ class SuperNodes {
   std::vector<uint32_t> not_first_;  // members that are no unknown's first node (ground's set whole), ascending
   uint32_t total_nodes_ = 1;
 
-  // The rank's own nodes [range_first_, range_first_ + range_member_.size()) looked up once
-  // (an element's ends are mostly its rank's nodes, and each lookup above is two binary searches
-  // over arrays of millions): per node its member index (-1: none) and its unknown. 8 bytes per
-  // owned node.
+  // The unknowns of the rank's own nodes [range_first_, range_first_ + range_unknown_.size()),
+  // looked up once (an element's ends are mostly its rank's nodes, and unknowns_before is a
+  // binary search over an array of millions): 4 bytes per owned node.
   uint32_t range_first_ = 0;
-  std::vector<int32_t> range_member_, range_unknown_;
+  std::vector<int32_t> range_unknown_;
   void index_range(uint32_t first, uint32_t count);
 
   int64_t member_index(uint32_t node) const;  // -1 when not a member
-  bool in_range(uint32_t node) const { return node - range_first_ < range_member_.size(); }
+  bool in_range(uint32_t node) const { return node - range_first_ < range_unknown_.size(); }
 };
 
 }  // namespace pgsim::dist
