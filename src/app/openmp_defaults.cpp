@@ -4,10 +4,9 @@
 // Why: libgomp's default lets a thread spin for a while after every parallel region before it
 // sleeps. pgsim's phases alternate parallel loops with serial steps and run helper threads beside
 // them (the parser's read-ahead, the GPU context's start, the voltages file's commit), which the
-// spinning threads take cores from. On the H100 machine (16 cores; .dev-free command and figures in
-// benchmarks/ibmpg/README.md, "OpenMP wait policy") the 7.2M-node grid ran 2.37-2.44 s end to end
-// with OMP_WAIT_POLICY=passive against 2.59-2.69 s with the default, every host phase faster,
-// and ibmpg1 0.096 s against 0.103 s.
+// spinning threads take cores from. On the H100 machine (16 cores) passive waiting made every host
+// phase of the 7.2M-node grid faster and the 16-thread CPU solve no slower: benchmarks/ibmpg/README.md,
+// "OpenMP wait policy", has the command and the figures.
 //
 // How: libgomp reads its environment once, in its own initializer, before main() runs; the only
 // code of the executable that runs earlier is its DT_PREINIT_ARRAY, which the dynamic loader runs

@@ -4,6 +4,7 @@
 
 #include "gpu/cuda_check.hpp"
 #include "gpu/device_info.hpp"
+#include "gpu/gpu_failure.hpp"
 #include "gpu/halo_spmv.hpp"
 #include "gpu/make_preconditioner.hpp"
 #include "gpu/nccl_comm.hpp"
@@ -21,7 +22,7 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 GpuBlockReport solve_block_on_gpu(const dist::RankBlock& block, const CmgHierarchy* hierarchy,
                                   const CoarseCorrectionData* coarse, const SolveControl& control,
                                   const GpuSolveSettings& settings, MPI_Comm comm) {
-  try {
+  return as_gpu_failure([&] {
     GpuBlockReport rep;
     const auto t0 = std::chrono::steady_clock::now();
     const NcclComm nccl(comm);
@@ -46,11 +47,7 @@ GpuBlockReport solve_block_on_gpu(const dist::RankBlock& block, const CmgHierarc
     rep.levels = M->levels();
     rep.peak_device_bytes = peak_device_bytes().load();
     return rep;
-  } catch (const GpuError& e) {
-    throw GpuFailure(e.what());
-  } catch (const std::invalid_argument& e) {
-    throw GpuFailure(e.what());
-  }
+  });
 }
 
 }  // namespace pgsim::gpu

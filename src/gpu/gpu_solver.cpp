@@ -8,6 +8,7 @@
 #include "gpu/cuda_check.hpp"
 #include "gpu/device_buffer.hpp"
 #include "gpu/device_info.hpp"
+#include "gpu/gpu_failure.hpp"
 #include "gpu/ic0_preconditioner.hpp"
 #include "gpu/jacobi_device.hpp"
 #include "gpu/make_preconditioner.hpp"
@@ -53,7 +54,7 @@ std::string default_trsv() { return "colored"; }
 
 GpuSolveReport solve_on_gpu(const CsrMatrix& G, const std::vector<double>& b, std::vector<double>& x,
                             const CmgHierarchy* h, const SolveControl& control, const GpuSolveSettings& s) {
-  try {
+  return as_gpu_failure([&] {
     GpuSolveReport rep;
     rep.device = device_description();
     if (G.rows == 0) {  // everything was eliminated before the solve
@@ -94,11 +95,7 @@ GpuSolveReport solve_on_gpu(const CsrMatrix& G, const std::vector<double>& b, st
     rep.levels = M->levels();
     rep.peak_device_bytes = peak_device_bytes().load();
     return rep;
-  } catch (const GpuError& e) {
-    throw GpuFailure(e.what());
-  } catch (const std::invalid_argument& e) {
-    throw GpuFailure(e.what());
-  }
+  });
 }
 
 }  // namespace pgsim::gpu

@@ -10,6 +10,7 @@
 #include "gpu/cuda_check.hpp"
 #include "gpu/device_buffer.hpp"
 #include "gpu/device_info.hpp"
+#include "gpu/gpu_failure.hpp"
 #include "gpu/make_preconditioner.hpp"
 #include "gpu/pcg_gpu.hpp"
 #include "gpu/spmv.hpp"
@@ -258,28 +259,16 @@ class GpuStepper : public Stepper {
   std::vector<double> probed_;
 };
 
-// f(), with a GpuError (or a bad layout name) turned into the GpuFailure the application catches.
-template <class F>
-auto checked(F&& f) {
-  try {
-    return f();
-  } catch (const GpuError& e) {
-    throw GpuFailure(e.what());
-  } catch (const std::invalid_argument& e) {
-    throw GpuFailure(e.what());
-  }
-}
-
 // The GPU stepper with every call checked.
 class CheckedStepper : public Stepper {
  public:
   explicit CheckedStepper(std::unique_ptr<Stepper> inner) : inner_(std::move(inner)) {}
   SolveResult advance(double t) override {
-    return checked([&] { return inner_->advance(t); });
+    return as_gpu_failure([&] { return inner_->advance(t); });
   }
   const std::vector<double>& probed() override { return inner_->probed(); }
   void unknown_range(std::vector<double>& lo, std::vector<double>& hi) override {
-    checked([&] {
+    as_gpu_failure([&] {
       inner_->unknown_range(lo, hi);
       return 0;
     });
@@ -301,7 +290,7 @@ std::unique_ptr<Stepper> make_gpu_stepper(const StepSystem& system, const std::v
   if (!system.voltages.empty())
     throw std::logic_error("make_gpu_stepper: the step system has voltage sources with waveforms");
   GpuStepperReport unused;
-  return checked([&]() -> std::unique_ptr<Stepper> {
+  return as_gpu_failure([&]() -> std::unique_ptr<Stepper> {
     return std::make_unique<CheckedStepper>(std::make_unique<GpuStepper>(system, x0, probes, hierarchy, control,
                                                                          settings, report ? *report : unused));
   });
