@@ -14,7 +14,6 @@
 #include "app/backend.hpp"
 #include "app/distributed_run.hpp"
 #include "app/exit_codes.hpp"
-#include "app/openmp_defaults.hpp"
 #include "app/report.hpp"
 #include "app/run.hpp"
 #include "app/solve_error.hpp"
@@ -178,7 +177,6 @@ int main(int argc, char** argv) {
   spdlog::set_pattern("%^%l%$: %v");
   const bool quiet = opt.quiet || !mpi.is_root();  // rank 0 reports for the job; the others warn only
   spdlog::set_level(quiet ? spdlog::level::warn : verbose ? spdlog::level::debug : spdlog::level::info);
-  spdlog::debug("OpenMP wait policy: {}", openmp_wait_policy());
   if (!mpi.launch_error().empty()) {
     spdlog::error("{}", mpi.launch_error());
     return kExitInput;
