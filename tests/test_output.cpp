@@ -16,6 +16,8 @@
 #include <charconv>
 #include <cstring>
 #include <nlohmann/json.hpp>
+#include <limits>
+#include <mutex>
 #include <regex>
 #include <sstream>
 #include <stdexcept>
@@ -383,6 +385,45 @@ TEST_CASE("write_in_parallel hands over the serial text, in order, for any threa
   omp_set_num_threads(threads_before);
 }
 
+TEST_CASE("write_in_parallel_at places every chunk at its offset, and refuses a wrong size", "[output][parallel]") {
+  const int threads_before = omp_get_max_threads();
+  auto format = [](size_t begin, size_t end, std::string& out) {
+    for (size_t i = begin; i < end; ++i) out += std::to_string(i * i) + (i % 7 ? " " : "\n");
+  };
+  auto size = [](size_t begin, size_t end) {
+    uint64_t bytes = 0;
+    for (size_t i = begin; i < end; ++i) bytes += std::to_string(i * i).size() + 1;
+    return bytes;
+  };
+  constexpr size_t kItems = 20000;
+  constexpr uint64_t kOffset = 5;
+  std::string serial;
+  format(0, kItems, serial);
+  for (int threads : {1, 2, 8})
+    for (size_t chunk : {size_t(3), size_t(4096), size_t(1000000)}) {
+      INFO("threads " << threads << ", chunk " << chunk);
+      omp_set_num_threads(threads);
+      std::string text(kOffset + serial.size(), '#');
+      std::mutex mutex;
+      size_t pieces = 0;
+      const uint64_t bytes = write_in_parallel_at(kItems, chunk, size, format, kOffset, [&](uint64_t at, std::string_view piece) {
+        std::lock_guard<std::mutex> lock(mutex);
+        REQUIRE(at + piece.size() <= text.size());
+        text.replace(at, piece.size(), piece);
+        ++pieces;
+      });
+      CHECK(bytes == serial.size());
+      CHECK(text == std::string(kOffset, '#') + serial);
+      CHECK(pieces == (kItems + chunk - 1) / chunk);
+    }
+  // A sizer that disagrees with its formatter would misplace every later chunk: an error instead.
+  omp_set_num_threads(4);
+  auto short_by_one = [&](size_t begin, size_t end) { return size(begin, end) - (begin == 300 ? 1 : 0); };
+  CHECK_THROWS_AS(write_in_parallel_at(kItems, 100, short_by_one, format, 0, [](uint64_t, std::string_view) {}),
+                  std::logic_error);
+  omp_set_num_threads(threads_before);
+}
+
 TEST_CASE("write_voltages and the MatrixMarket writers give the same bytes on 1, 2 and 8 threads", "[output][parallel]") {
   const int threads_before = omp_get_max_threads();
   // A chain of 300k nodes (many chunks and rounds) with awkward values.
@@ -392,7 +433,11 @@ TEST_CASE("write_voltages and the MatrixMarket writers give the same bytes on 1,
   const Netlist netlist = parse_netlist_text(text, "chain.sp");
   REQUIRE(netlist.node_count() == kNodes + 1);
   std::vector<double> v = test::random_vector(netlist.node_count(), 7);
-  const double awkward[] = {0.0, -0.0, 1e-300, 4.9e-324, -1.7976931348623157e308, 1.0 / 3, 1.799829147142, -2.5e-7};
+  // Values whose text is not 18 or 19 bytes (exponents beyond +-99, inf, nan) and ones near
+  // those edges: voltage_lines_bytes sizes them without formatting.
+  const double awkward[] = {0.0, -0.0, 1e-300, 4.9e-324, -1.7976931348623157e308, 1.0 / 3, 1.799829147142, -2.5e-7,
+                            9.99999999999999e99, 1e100, 1e-90, 9.9999999999999e-91, -1e-99, 1e-100,
+                            std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::quiet_NaN()};
   for (size_t k = 0; k < std::size(awkward); ++k) v[1 + 1000 * k] = awkward[k];
   std::string serial;  // the format, one node after the other
   char number[64];
@@ -408,8 +453,12 @@ TEST_CASE("write_voltages and the MatrixMarket writers give the same bytes on 1,
   for (int threads : {1, 2, 8}) {
     INFO("threads " << threads);
     omp_set_num_threads(threads);
-    write_voltages(dir.file("v.txt"), netlist, v);
+    write_voltages(dir.file("v.txt"), netlist, v);  // a regular file: lines placed by offset
     CHECK(test::read_text(dir.file("v.txt")) == serial);
+    std::string ordered;  // what a device, FIFO or standard output gets
+    format_voltage_lines(netlist.node_names, v.data(), 1, kNodes, [&](std::string_view t) { ordered += t; });
+    CHECK(ordered == serial);
+    CHECK(voltage_lines_bytes(netlist.node_names, v.data(), 1, 0, kNodes) == serial.size());
     std::string matrix, column;
     write_matrix_market(G, [&](std::string_view t) { matrix += t; });
     write_matrix_market(v, [&](std::string_view t) { column += t; });

@@ -90,23 +90,20 @@ void write_voltages_distributed(const std::string& path, const dist::RankNetlist
   MPI_Bcast(temporary.data(), static_cast<int>(size), MPI_CHAR, 0, comm);
   if (temporary.empty()) return write_through_rank0(out.get(), lines, comm);
 
+  const NameTable& names = netlist.owned_names;
   uint64_t bytes = 0, offset = 0;
-  dist::agree_on_failure(comm, [&] { lines([&](std::string_view text) { bytes += text.size(); }); });
+  dist::agree_on_failure(comm, [&] { bytes = voltage_lines_bytes(names, owned_voltages.data(), 0, 0, netlist.owned()); });
   MPI_Exscan(&bytes, &offset, 1, MPI_UINT64_T, MPI_SUM, comm);
   if (rank == 0) offset = 0;  // MPI_Exscan leaves rank 0's result undefined
   dist::agree_on_failure(comm, [&] {
     if (rank == 0) {
-      lines([&](std::string_view text) {
-        out->write_at(offset, text);
-        offset += text.size();
-      });
+      format_voltage_lines_at(names, owned_voltages.data(), 0, netlist.owned(), offset,
+                              [&](uint64_t at, std::string_view text) { out->write_at(at, text); });
       return;
     }
     OutputFilePart part(path, temporary);
-    lines([&](std::string_view text) {
-      part.write_at(offset, text);
-      offset += text.size();
-    });
+    format_voltage_lines_at(names, owned_voltages.data(), 0, netlist.owned(), offset,
+                            [&](uint64_t at, std::string_view text) { part.write_at(at, text); });
     part.flush();
   });
   dist::agree_on_failure(comm, [&] {

@@ -166,13 +166,20 @@ OutputFile::~OutputFile() {
   if (!temp_.empty()) ::unlink(temp_.c_str());
 }
 
+namespace {
+
+// Starts the write-back of the pages of [offset, offset + n) and returns at once; only a hint
+// (an error here would show again at fsync), so its result is not checked.
+void start_write_back(int fd, uint64_t offset, uint64_t n) {
+  ::sync_file_range(fd, off64_t(offset), off64_t(n), SYNC_FILE_RANGE_WRITE);
+}
+
+}  // namespace
+
 void OutputFile::WriteBack::wrote(int fd, uint64_t offset, uint64_t n) {
-  if (offset != to) from = offset;  // not after the last write: a run of its own
   to = offset + n;
   if (to - from >= kWriteBackBytes) {
-    // Starts the write-back of the run's pages and returns at once; only a hint (an error here
-    // would show again at fsync), so its result is not checked.
-    ::sync_file_range(fd, off64_t(from), off64_t(to - from), SYNC_FILE_RANGE_WRITE);
+    start_write_back(fd, from, to - from);
     from = to;
   }
 }
@@ -186,7 +193,7 @@ void OutputFile::write(std::string_view bytes) {
 void OutputFile::write_at(uint64_t offset, std::string_view bytes) {
   if (temp_.empty()) throw std::logic_error("OutputFile::write_at: not a regular file");
   write_all(fd_, bytes, int64_t(offset), path_);
-  write_back_.wrote(fd_, offset, bytes.size());
+  start_write_back(fd_, offset, bytes.size());
 }
 
 OutputFilePart::OutputFilePart(std::string path, const std::string& temporary) : path_(std::move(path)) {
@@ -201,7 +208,7 @@ OutputFilePart::~OutputFilePart() {
 
 void OutputFilePart::write_at(uint64_t offset, std::string_view bytes) {
   write_all(fd_, bytes, int64_t(offset), path_);
-  write_back_.wrote(fd_, offset, bytes.size());
+  start_write_back(fd_, offset, bytes.size());
 }
 
 void OutputFilePart::flush() {

@@ -37,7 +37,8 @@ class OutputFile {
   // temporary (a regular target), which they open as OutputFileParts, or empty when the output
   // is written directly (a device, a FIFO, standard output: then only this process writes).
   const std::string& temporary() const { return temp_; }
-  // Writes at `offset` of the temporary (a regular target only).
+  // Writes at `offset` of the temporary (a regular target only) and starts the range's write-back
+  // to disk. Several threads may write disjoint ranges at once (no other call meanwhile).
   void write_at(uint64_t offset, std::string_view bytes);
 
  private:
@@ -46,15 +47,14 @@ class OutputFile {
   std::string temp_;    // the temporary beside target_; empty when written directly
   int fd_ = -1;
   bool owns_fd_ = true;  // false for standard output and the other inherited descriptors
-  // The temporary's bytes written so far (by write()), and the run of bytes written whose
-  // write-back to disk has not been started (it is started every kWriteBackBytes, so commit()'s
-  // fsync waits for the last ones only).
+  // The temporary's bytes written so far (by write()), and the run of them whose write-back to
+  // disk has not been started (it is started every kWriteBackBytes, so commit()'s fsync waits for
+  // the last ones only).
   uint64_t written_ = 0;
   struct WriteBack {
     uint64_t from = 0, to = 0;
     void wrote(int fd, uint64_t offset, uint64_t n);
   } write_back_;
-  friend class OutputFilePart;
 };
 
 // Another process's OutputFile temporary (OutputFile::temporary()), opened to write a part of
@@ -67,6 +67,7 @@ class OutputFilePart {
   OutputFilePart(const OutputFilePart&) = delete;
   OutputFilePart& operator=(const OutputFilePart&) = delete;
 
+  // As OutputFile::write_at.
   void write_at(uint64_t offset, std::string_view bytes);
   // To disk (fsync) and closed.
   void flush();
@@ -74,7 +75,6 @@ class OutputFilePart {
  private:
   std::string path_;
   int fd_ = -1;
-  OutputFile::WriteBack write_back_;
 };
 
 // Throws the SystemError that opening `path` as an OutputFile would, now rather than after a

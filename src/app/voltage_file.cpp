@@ -1,6 +1,7 @@
 #include "app/voltage_file.hpp"
 
 #include <charconv>
+#include <cmath>
 #include <sstream>
 
 #include "app/output_file.hpp"
@@ -11,24 +12,65 @@
 
 namespace pgsim {
 
+namespace {
+
+constexpr size_t kChunkLines = chunk_items_for(32);  // lines are about 32 bytes
+constexpr int kDecimals = 12;  // 13 significant digits: well under a microvolt, more than any reference carries
+
+// Appends the lines of names[first + k], values[first + k] for k in [begin, end).
+void append_lines(const NameTable& names, const double* values, uint32_t first, size_t begin, size_t end, std::string& text) {
+  char number[32];
+  for (size_t k = begin; k < end; ++k) {
+    const auto v = static_cast<uint32_t>(first + k);
+    (text += names[v]) += ' ';
+    text.append(number, std::to_chars(number, number + sizeof number, values[v], std::chars_format::scientific, kDecimals).ptr);
+    text += '\n';
+  }
+}
+
+// The bytes append_lines writes for a value, without formatting it: "d.<12 digits>e+dd" is 18
+// bytes, one more with a sign; only a decimal exponent beyond +-99 (or inf, nan) needs to_chars.
+size_t number_bytes(double value) {
+  const double a = std::fabs(value);
+  if (a == 0 || (a >= 1e-90 && a < 1e90)) return 18 + (std::signbit(value) ? 1 : 0);
+  char number[32];
+  return static_cast<size_t>(std::to_chars(number, number + sizeof number, value, std::chars_format::scientific, kDecimals).ptr - number);
+}
+
+}  // namespace
+
 void format_voltage_lines(const NameTable& names, const double* values, uint32_t first, size_t count, const TextSink& sink) {
-  // Lines are about 32 bytes.
-  write_in_parallel(count, chunk_items_for(32), [&](size_t begin, size_t end, std::string& text) {
-    char number[32];
-    for (size_t k = begin; k < end; ++k) {
-      const auto v = static_cast<uint32_t>(first + k);
-      (text += names[v]) += ' ';
-      // 13 significant digits: well under a microvolt, and more than any reference carries.
-      text.append(number, std::to_chars(number, number + sizeof number, values[v], std::chars_format::scientific, 12).ptr);
-      text += '\n';
-    }
+  write_in_parallel(count, kChunkLines, [&](size_t begin, size_t end, std::string& text) {
+    append_lines(names, values, first, begin, end, text);
   }, sink);
 }
 
+uint64_t voltage_lines_bytes(const NameTable& names, const double* values, uint32_t first, size_t begin, size_t end) {
+  uint64_t bytes = 2 * (end - begin);  // ' ' and '\n'
+  for (size_t k = begin; k < end; ++k) {
+    const auto v = static_cast<uint32_t>(first + k);
+    bytes += names[v].size() + number_bytes(values[v]);
+  }
+  return bytes;
+}
+
+uint64_t format_voltage_lines_at(const NameTable& names, const double* values, uint32_t first, size_t count,
+                                 uint64_t offset, const PositionedSink& sink) {
+  return write_in_parallel_at(
+      count, kChunkLines, [&](size_t begin, size_t end) { return voltage_lines_bytes(names, values, first, begin, end); },
+      [&](size_t begin, size_t end, std::string& text) { append_lines(names, values, first, begin, end, text); }, offset,
+      sink);
+}
+
 void write_voltages(OutputFile& out, const Netlist& netlist, const std::vector<double>& voltages) {
-  // Ground (node 0) is not written.
-  format_voltage_lines(netlist.node_names, voltages.data(), 1, netlist.node_count() - 1,
-                       [&](std::string_view text) { out.write(text); });
+  // Ground (node 0) is not written. A regular file takes each thread's lines at their place; a
+  // device, a FIFO or standard output takes them in order.
+  const size_t lines = netlist.node_count() - 1;
+  if (!out.temporary().empty())
+    format_voltage_lines_at(netlist.node_names, voltages.data(), 1, lines, 0,
+                            [&](uint64_t offset, std::string_view text) { out.write_at(offset, text); });
+  else
+    format_voltage_lines(netlist.node_names, voltages.data(), 1, lines, [&](std::string_view text) { out.write(text); });
 }
 
 void write_voltages(const std::string& path, const Netlist& netlist, const std::vector<double>& voltages) {

@@ -15,6 +15,13 @@ namespace pgsim {
 // threads and handed to `sink` in order (write_voltages; the distributed writer,
 // app/distributed_voltages.hpp, a rank's owned nodes).
 void format_voltage_lines(const NameTable& names, const double* values, uint32_t first, size_t count, const TextSink& sink);
+// The bytes of lines [begin, end) of format_voltage_lines(names, values, first, ...), counted
+// without formatting them.
+uint64_t voltage_lines_bytes(const NameTable& names, const double* values, uint32_t first, size_t begin, size_t end);
+// The same lines, each run of them handed to `sink` at its offset in a text whose first line is
+// at `offset`, from all threads at once (write_in_parallel_at); returns their bytes.
+uint64_t format_voltage_lines_at(const NameTable& names, const double* values, uint32_t first, size_t count,
+                                 uint64_t offset, const PositionedSink& sink);
 
 // Writes every node but ground, in netlist order, into `out` (not committed: the caller commits
 // it), by format_voltage_lines.
