@@ -11,6 +11,8 @@
 
 #include "app/grid_name.hpp"
 #include "mna/concurrent_union_find.hpp"
+#include "mna/fixed_order_sum.hpp"
+#include "mna/parallel_select.hpp"
 #include "mna/touched_vector.hpp"
 #include "parser/shown.hpp"
 
@@ -125,34 +127,22 @@ namespace {
 // Names without an n<layer>_ prefix: a key after every layer number.
 constexpr int kOtherLayer = std::numeric_limits<int>::max();
 
-using Values = std::vector<double>::iterator;
-
 // Nearest-rank position of percentile p among `count` values (increasing with p).
-std::ptrdiff_t nearest_rank(std::ptrdiff_t count, double p) {
-  return std::clamp<std::ptrdiff_t>(static_cast<std::ptrdiff_t>(std::ceil(p * double(count))) - 1, 0, count - 1);
+size_t nearest_rank(size_t count, double p) {
+  return size_t(std::clamp<std::ptrdiff_t>(std::ptrdiff_t(std::ceil(p * double(count))) - 1, 0, std::ptrdiff_t(count) - 1));
 }
 
-// The percentiles of the unordered values in [first, last), which it reorders. Each selection
-// searches only above the one before (nth_element leaves no smaller value there).
-void fill_percentiles(DeviationStats& s, Values first, Values last) {
-  if (first == last) return;
-  std::ptrdiff_t settled = -1;  // [first, first + settled] holds the lowest values, in place
-  auto select = [&](double p) {
-    const std::ptrdiff_t rank = nearest_rank(last - first, p);
-    if (rank > settled) std::nth_element(first + settled + 1, first + rank, last);
-    settled = rank;
-    return first[rank];
-  };
-  s.p50 = select(0.50);
-  s.p90 = select(0.90);
-  s.p99 = select(0.99);
-}
-
-// Mean and percentiles of one group's values (worst and its node are tracked while filling).
-void fill_distribution(DeviationStats& s, Values first, Values last) {
-  if (first == last) return;
-  s.mean = std::accumulate(first, last, 0.0) / double(last - first);
-  fill_percentiles(s, first, last);
+// Mean and percentiles of one group's values, values[0, count) (worst and its node are tracked
+// while filling), on all threads: the mean a fixed-order sum (the same bits for any thread count),
+// the percentiles exact order statistics (select_ranks), the values left as they are.
+void fill_distribution(DeviationStats& s, const double* values, size_t count) {
+  if (count == 0) return;
+  s.mean = fixed_order_sum(int64_t(count), [values](int64_t i) { return values[i]; }) / double(count);
+  const std::vector<double> p =
+      select_ranks(values, count, {nearest_rank(count, 0.50), nearest_rank(count, 0.90), nearest_rank(count, 0.99)});
+  s.p50 = p[0];
+  s.p90 = p[1];
+  s.p99 = p[2];
 }
 
 // Every counted node's group (-1: not counted) and the groups' names: layers by number, then "other".
@@ -243,7 +233,6 @@ struct KindValues {
   NetKind kind = NetKind::None;
   std::vector<int64_t> begin;  // group g's values are values[begin[g], begin[g + 1])
   std::vector<double> values;
-  std::vector<double> all_values;  // a copy of values for the whole set's selections
 };
 
 // Drop (kind Supply) or bounce (Ground): each group's and the whole set's count and worst node
@@ -295,34 +284,18 @@ KindValues gather_kind(const Netlist& netlist, const NodeDeviations& d, const st
     s.worst = d.value[worst_node];
     s.worst_node = std::string(netlist.node_names[worst_node]);
   };
-  // The whole set is summed and selected in a copy, beside the groups (each reorders only its own
-  // range of values): that job, the longest, does not wait for theirs. (Its mean is summed in
-  // group order, node order within a group; it was summed after the groups' selections had
-  // reordered their ranges, an order that changed with them: the last bits of --json's mean moved.)
-  assign_touched(out.all_values, values.size());
-  const std::ptrdiff_t n_values = std::ptrdiff_t(values.size());
-#pragma omp parallel for schedule(static)
-  for (std::ptrdiff_t i = 0; i < n_values; ++i) out.all_values[size_t(i)] = values[size_t(i)];
   name_worst(stats_of(r.all, kind), worst_all, begin.back());
   for (size_t g = 0; g < groups; ++g) name_worst(stats_of(r.layers[g], kind), worst[g], begin[g + 1] - begin[g]);
   return out;
 }
 
-// Every distribution of both kinds (each group's and the whole set's) in one parallel loop, the
-// whole sets first: they are the longest selections, and with the kinds side by side the phase
-// waits for the longer of them rather than for both, one after the other.
-void fill_distributions(std::vector<KindValues>& kinds, IrDropReport& r) {
-  const std::ptrdiff_t per_kind = std::ptrdiff_t(r.layers.size()) + 1, all_sets = std::ptrdiff_t(kinds.size());
-#pragma omp parallel for schedule(dynamic, 1)
-  for (std::ptrdiff_t job = 0; job < all_sets * per_kind; ++job) {
-    KindValues& k = kinds[size_t(job % all_sets)];
-    const std::ptrdiff_t g = job / all_sets - 1;  // -1: the whole set
-    if (g < 0) {
-      fill_distribution(stats_of(r.all, k.kind), k.all_values.begin(), k.all_values.end());
-    } else {
-      fill_distribution(stats_of(r.layers[size_t(g)], k.kind), k.values.begin() + k.begin[size_t(g)],
-                        k.values.begin() + k.begin[size_t(g) + 1]);
-    }
+// Every distribution of both kinds: the whole set's (all its groups' values, in group order and
+// node order within a group) and each group's.
+void fill_distributions(const std::vector<KindValues>& kinds, IrDropReport& r) {
+  for (const KindValues& k : kinds) {
+    fill_distribution(stats_of(r.all, k.kind), k.values.data(), k.values.size());
+    for (size_t g = 0; g < r.layers.size(); ++g)
+      fill_distribution(stats_of(r.layers[g], k.kind), k.values.data() + k.begin[g], size_t(k.begin[g + 1] - k.begin[g]));
   }
 }
 

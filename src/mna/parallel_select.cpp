@@ -1,0 +1,121 @@
+#include "mna/parallel_select.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+namespace pgsim {
+namespace {
+
+constexpr int kDigitBits = 16;
+constexpr size_t kDigits = size_t(1) << kDigitBits;
+// Fewer values are selected from a copy on one thread: the counting passes' histograms (256 KB
+// per thread and prefix) would cost more than they save.
+constexpr size_t kParallelValues = size_t(1) << 20;
+
+// An unsigned key in the values' order: a non-negative double's bits with the sign bit set, a
+// negative one's bits inverted. -0.0 is keyed as 0.0.
+uint64_t key_of(double v) {
+  if (v == 0) v = 0;
+  uint64_t bits;
+  std::memcpy(&bits, &v, sizeof bits);
+  return bits >> 63 ? ~bits : bits | (uint64_t(1) << 63);
+}
+
+double value_of(uint64_t key) {
+  const uint64_t bits = key >> 63 ? key & ~(uint64_t(1) << 63) : ~key;
+  double v;
+  std::memcpy(&v, &bits, sizeof v);
+  return v;
+}
+
+// Where one wanted rank stands: the key prefix its value has (the top `bits` bits) and its rank
+// among the values of that prefix.
+struct Target {
+  uint64_t prefix = 0;
+  size_t rank;
+};
+
+// Counts the next 16 bits of the keys under each distinct target prefix of `bits` bits (all keys
+// when bits == 0) and moves every target one digit down: its prefix gains the digit holding its rank.
+void refine(const double* values, size_t n, int bits, std::vector<Target>& targets) {
+  std::vector<uint64_t> prefixes;
+  for (const Target& t : targets) prefixes.push_back(t.prefix);
+  std::sort(prefixes.begin(), prefixes.end());
+  prefixes.erase(std::unique(prefixes.begin(), prefixes.end()), prefixes.end());
+  const size_t groups = prefixes.size();
+  const int shift = 64 - bits - kDigitBits;
+  std::vector<uint64_t> count(groups * kDigits, 0);
+#pragma omp parallel
+  {
+    std::vector<uint32_t> mine(groups * kDigits, 0);  // a thread counts fewer than 2^32 values (n / threads)
+#pragma omp for schedule(static) nowait
+    for (size_t i = 0; i < n; ++i) {
+      const uint64_t key = key_of(values[i]);
+      const uint64_t prefix = bits == 0 ? 0 : key >> (64 - bits);
+      const size_t g = groups == 1 ? (prefix == prefixes[0] ? 0 : groups)
+                                   : size_t(std::lower_bound(prefixes.begin(), prefixes.end(), prefix) - prefixes.begin());
+      if (g < groups && prefixes[g] == prefix) ++mine[g * kDigits + ((key >> shift) & (kDigits - 1))];
+    }
+#pragma omp critical(pgsim_parallel_select)
+    for (size_t k = 0; k < mine.size(); ++k) count[k] += mine[k];
+  }
+  for (Target& t : targets) {
+    const size_t g = size_t(std::lower_bound(prefixes.begin(), prefixes.end(), t.prefix) - prefixes.begin());
+    size_t digit = 0;
+    for (; t.rank >= count[g * kDigits + digit]; ++digit) t.rank -= count[g * kDigits + digit];
+    t.prefix = (t.prefix << kDigitBits) | digit;
+  }
+}
+
+}  // namespace
+
+std::vector<double> select_ranks(const double* values, size_t n, const std::vector<size_t>& ranks) {
+  if (n / size_t(std::max(1, omp_get_max_threads())) >= (uint64_t(1) << 32))
+    throw std::length_error("select_ranks: 2^32 or more values per thread");
+  for (size_t r : ranks)
+    if (r >= n) throw std::invalid_argument("select_ranks: rank " + std::to_string(r) + " of " + std::to_string(n) + " values");
+  bool nan = false;
+#pragma omp parallel for schedule(static) reduction(|| : nan)
+  for (size_t i = 0; i < n; ++i) nan = nan || std::isnan(values[i]);
+  if (nan) throw std::invalid_argument("select_ranks: a NaN among the values");
+  std::vector<double> out;
+  if (n < kParallelValues) {
+    std::vector<uint64_t> keys(n);
+    for (size_t i = 0; i < n; ++i) keys[i] = key_of(values[i]);
+    for (size_t r : ranks) {
+      std::nth_element(keys.begin(), keys.begin() + std::ptrdiff_t(r), keys.end());
+      out.push_back(value_of(keys[r]));
+    }
+    return out;
+  }
+  std::vector<Target> targets(ranks.size());
+  for (size_t j = 0; j < ranks.size(); ++j) targets[j].rank = ranks[j];
+  refine(values, n, 0, targets);
+  refine(values, n, kDigitBits, targets);
+  // The last keys: the values under each target's 32-bit prefix, selected exactly.
+  for (const Target& t : targets) {
+    std::vector<uint64_t> keys;
+#pragma omp parallel
+    {
+      std::vector<uint64_t> mine;
+#pragma omp for schedule(static) nowait
+      for (size_t i = 0; i < n; ++i) {
+        const uint64_t key = key_of(values[i]);
+        if (key >> 32 == t.prefix) mine.push_back(key);
+      }
+#pragma omp critical(pgsim_parallel_select)
+      keys.insert(keys.end(), mine.begin(), mine.end());
+    }
+    std::nth_element(keys.begin(), keys.begin() + std::ptrdiff_t(t.rank), keys.end());
+    out.push_back(value_of(keys[t.rank]));
+  }
+  return out;
+}
+
+}  // namespace pgsim

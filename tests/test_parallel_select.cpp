@@ -1,0 +1,98 @@
+// select_ranks (mna/parallel_select.hpp): exact order statistics on all threads, against
+// std::nth_element on a copy, for arrays that take its counting passes (and small ones that do
+// not), with ties, signs, zeros of both signs, values sharing all their top 32 key bits, and
+// extreme magnitudes; the array is left unchanged, and bad input is refused.
+#include <catch2/catch.hpp>
+
+#include <omp.h>
+
+#include <algorithm>
+#include <limits>
+#include <random>
+#include <stdexcept>
+#include <vector>
+
+#include "mna/parallel_select.hpp"
+
+using pgsim::select_ranks;
+
+namespace {
+
+double nth(std::vector<double> v, size_t r) {
+  std::nth_element(v.begin(), v.begin() + std::ptrdiff_t(r), v.end());
+  return v[r];
+}
+
+void check_all(const std::vector<double>& v) {
+  const std::vector<double> before = v;
+  const size_t n = v.size();
+  const std::vector<size_t> ranks = {0, n / 2, (9 * n) / 10, n - 1, (99 * n) / 100, 1 % n};
+  for (int threads : {1, 3, 8}) {
+    INFO("threads " << threads << ", n " << n);
+    omp_set_num_threads(threads);
+    const std::vector<double> got = select_ranks(v.data(), n, ranks);
+    REQUIRE(got.size() == ranks.size());
+    for (size_t j = 0; j < ranks.size(); ++j) {
+      INFO("rank " << ranks[j]);
+      const double want = nth(v, ranks[j]);
+      CHECK(got[j] == want);  // -0.0 == 0.0 too: the two rank alike
+      if (want == 0) CHECK(!std::signbit(got[j]));
+    }
+  }
+  CHECK(v == before);
+}
+
+}  // namespace
+
+TEST_CASE("select_ranks gives nth_element's values on any thread count and leaves the array alone", "[mna][parallel]") {
+  const int threads_before = omp_get_max_threads();
+  std::mt19937_64 rng(11);
+  const size_t big = (size_t(1) << 20) + 12345;  // past the one-thread fallback
+  SECTION("IR drops: values in a narrow band, so that most share their top key bits") {
+    std::uniform_real_distribution<double> drop(0.09, 0.1);
+    std::vector<double> v(big);
+    for (double& x : v) x = drop(rng);
+    check_all(v);
+  }
+  SECTION("ties, both signs, signed zeros, extremes") {
+    std::vector<double> v(big);
+    std::uniform_int_distribution<int> pick(0, 9);
+    std::normal_distribution<double> normal(0, 1);
+    for (double& x : v) {
+      switch (pick(rng)) {
+        case 0: x = 0.0; break;
+        case 1: x = -0.0; break;
+        case 2: x = 0.1; break;
+        case 3: x = -std::numeric_limits<double>::max(); break;
+        case 4: x = std::numeric_limits<double>::denorm_min(); break;
+        case 5: x = std::numeric_limits<double>::infinity(); break;
+        default: x = normal(rng);
+      }
+    }
+    check_all(v);
+  }
+  SECTION("one value repeated") { check_all(std::vector<double>(big, -2.5)); }
+  SECTION("neighbouring doubles: the same top 32 key bits, told apart in the last pass") {
+    std::vector<double> v(big);
+    double x = 1.0;
+    for (double& y : v) y = x = std::nextafter(x, 2.0);
+    std::shuffle(v.begin(), v.end(), rng);
+    check_all(v);
+  }
+  SECTION("small arrays (one thread, from a copy)") {
+    for (size_t n : {size_t(1), size_t(2), size_t(7), size_t(1000)}) {
+      std::vector<double> v(n);
+      std::normal_distribution<double> normal(0, 1);
+      for (double& y : v) y = normal(rng);
+      check_all(v);
+    }
+  }
+  omp_set_num_threads(threads_before);
+}
+
+TEST_CASE("select_ranks refuses a rank past the end and NaN values", "[mna]") {
+  std::vector<double> v(2000000, 1.0);
+  CHECK_THROWS_AS(select_ranks(v.data(), v.size(), {v.size()}), std::invalid_argument);
+  v[1234567] = std::numeric_limits<double>::quiet_NaN();
+  CHECK_THROWS_AS(select_ranks(v.data(), v.size(), {0}), std::invalid_argument);
+}
