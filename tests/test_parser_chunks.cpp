@@ -9,6 +9,7 @@
 #include <cctype>
 #include <fstream>
 #include <map>
+#include <set>
 #include <random>
 
 #include "parser/input_error.hpp"
@@ -101,7 +102,7 @@ TEST_CASE("a chunk or block boundary at every byte gives the one-chunk parse", "
   const std::string first = outcome(dir.write("top.sp", netlists[0]), {});
   CHECK_THAT(first, Catch::Contains("element R 0 1 2 0x1.f4p+9 " + dir.file("top.sp") + ":2\n"));
   CHECK_THAT(first, Catch::Contains("element R 1 2 0 0x1.4p+1 " + dir.file("top.sp") + ":5\n"));
-  CHECK_THAT(first, Catch::Contains("element R 3 1 3 0x1p+2 " + dir.file("inc.sp") + ":2\n"));
+  CHECK_THAT(first, Catch::Contains("element R 4 1 3 0x1p+2 " + dir.file("inc.sp") + ":2\n"));  // element 4, named by its index
   CHECK_THAT(first, Catch::Contains("warning " + dir.file("top.sp") + ":9: ignoring unknown control line '.foo'\n"));
   CHECK_THAT(first, Catch::Contains("warning " + dir.file("top.sp") + ":10: duplicate element name 'R1' (first at " +
                                     dir.file("top.sp") + ":2); both elements are kept\n"));
@@ -177,8 +178,8 @@ TEST_CASE("ibmpg1t parses to the same netlist and transient tables for any chunk
 TEST_CASE("node and element ids follow first appearance, case-insensitively, for any chunk size and thread count", "[parser]") {
   // Random names from small pools in random case (so a chunk meets a node many times, in several
   // spellings, and meets nodes and element names that earlier chunks met first), checked against
-  // a plain serial numbering written here: first spelling kept, ids in order of first appearance,
-  // "gnd" ground, a duplicate-name count.
+  // a plain serial numbering written here: node names' first spelling kept, ids in order of first
+  // appearance, "gnd" ground; element names one per element, as spelt; a duplicate-name count.
   QuietLog quiet;
   std::mt19937 rng(7);
   const auto spell = [&](std::string name) {
@@ -187,7 +188,8 @@ TEST_CASE("node and element ids follow first appearance, case-insensitively, for
     return name;
   };
   std::vector<std::string> nodes{"0"}, names;
-  std::map<std::string, uint32_t> node_id{{"0", 0}}, name_id;
+  std::map<std::string, uint32_t> node_id{{"0", 0}};
+  std::set<std::string> seen_names;
   std::vector<std::array<uint32_t, 3>> elements;
   size_t duplicates = 0;
   const auto lower = [](std::string s) {
@@ -206,11 +208,10 @@ TEST_CASE("node and element ids follow first appearance, case-insensitively, for
     const std::string a = spell(rng() % 50 == 0 ? "gnd" : "n" + std::to_string(rng() % 700));
     const std::string b = spell(rng() % 50 == 0 ? "0" : "n" + std::to_string(rng() % 700));
     text += name + " " + a + " " + b + " " + std::to_string(1 + rng() % 9) + "\n";
-    const auto [it, added] = name_id.emplace(lower(name), static_cast<uint32_t>(names.size()));
-    if (added) names.push_back(name);
-    duplicates += !added;
+    duplicates += !seen_names.insert(lower(name)).second;
+    names.push_back(name);
     const uint32_t plus = node(a);
-    elements.push_back({it->second, plus, node(b)});
+    elements.push_back({static_cast<uint32_t>(names.size() - 1), plus, node(b)});
   }
   REQUIRE(duplicates > 100);
   test::TempDir dir;

@@ -77,7 +77,7 @@ struct Failure {
 // Per-thread scratch, kept from chunk to chunk so that no chunk allocates (and page-faults) it anew.
 struct Scratch {
   std::vector<uint32_t> slots;      // the chunk's node-name index: name index + 1, 0 when empty
-  std::vector<uint64_t> hashes[2];  // hash of each ChunkNames::names entry, per table
+  std::vector<uint64_t> hashes;  // hash of each node name (ChunkNames::names entry)
 };
 
 class ChunkParser {
@@ -91,7 +91,6 @@ class ChunkParser {
   void element(char letter);
   // The number in an element's value field: the token, or what follows the `R=` of OpenROAD's form.
   static std::string_view value_text(ElementKind kind, std::string_view name, std::string_view token);
-  void add_name(int table, std::string_view name, uint64_t h);
   uint32_t node(std::string_view name);
   void grow_index();
   void dot_command();
@@ -125,7 +124,7 @@ ChunkParser::ChunkParser(ChunkResult& out, Scratch& scratch, size_t bytes) : out
   while (slots < bytes / 16) slots *= 2;
   scratch_.slots.assign(slots, 0);
   mask_ = slots - 1;
-  for (auto& h : scratch_.hashes) h.clear();
+  scratch_.hashes.clear();
 }
 
 // Splits [p, end) into whitespace-separated tokens, stopping at a ';' comment or a '$'
@@ -235,10 +234,9 @@ void ChunkParser::element(char letter) {
          shown(tokens_[vi]) + " across them");
   if (waveform)
     out_.transient.waveforms.push_back({static_cast<uint32_t>(out_.elements.size()), std::move(*waveform)});
-  const uint64_t h = NameTable::hash(name);
   const uint32_t p = node(plus), m = node(minus);
   out_.elements.push_back({*value, line_, p, m, kind});
-  add_name(ChunkResult::kElementNames, name, h);
+  out_.element_names.push_back({static_cast<uint32_t>(name.data() - out_.text), static_cast<uint32_t>(name.size())});
 }
 
 std::string_view ChunkParser::value_text(ElementKind kind, std::string_view name, std::string_view token) {
@@ -256,26 +254,22 @@ std::string_view ChunkParser::value_text(ElementKind kind, std::string_view name
   fail("element " + shown(name) + ": unexpected " + shown(token) + ": " + kForm[static_cast<int>(kind)]);
 }
 
-void ChunkParser::add_name(int table, std::string_view name, uint64_t h) {
-  out_.names[table].names.push_back({static_cast<uint32_t>(name.data() - out_.text), static_cast<uint32_t>(name.size())});
-  scratch_.hashes[table].push_back(h);
-}
-
 // The index of node `name` among the chunk's node names, added at its first occurrence.
 uint32_t ChunkParser::node(std::string_view name) {
   if (name.size() == 3 && iequals(name, "gnd")) return ChunkElement::kGround;  // "0" is the table's id 0
   const uint64_t h = NameTable::hash(name);
-  const std::vector<uint64_t>& hashes = scratch_.hashes[ChunkResult::kNodeNames];
+  std::vector<uint64_t>& hashes = scratch_.hashes;
   for (size_t s = h & mask_;; s = (s + 1) & mask_) {
     const uint32_t v = scratch_.slots[s];
     if (v == 0) {
       const auto index = static_cast<uint32_t>(hashes.size());
       scratch_.slots[s] = index + 1;
-      add_name(ChunkResult::kNodeNames, name, h);
+      out_.nodes.names.push_back({static_cast<uint32_t>(name.data() - out_.text), static_cast<uint32_t>(name.size())});
+      hashes.push_back(h);
       if (2 * hashes.size() > scratch_.slots.size()) grow_index();
       return index;
     }
-    if (hashes[v - 1] == h && NameTable::same(out_.name(ChunkResult::kNodeNames, v - 1), name)) return v - 1;
+    if (hashes[v - 1] == h && NameTable::same(out_.node_name(v - 1), name)) return v - 1;
   }
 }
 
@@ -283,7 +277,7 @@ void ChunkParser::grow_index() {
   std::vector<uint32_t>& slots = scratch_.slots;
   slots.assign(2 * slots.size(), 0);
   mask_ = slots.size() - 1;
-  const std::vector<uint64_t>& hashes = scratch_.hashes[ChunkResult::kNodeNames];
+  const std::vector<uint64_t>& hashes = scratch_.hashes;
   for (uint32_t i = 0; i < hashes.size(); ++i) {
     size_t s = hashes[i] & mask_;
     while (slots[s]) s = (s + 1) & mask_;
@@ -345,7 +339,8 @@ void parse_chunk(const char* begin, const char* end, bool file_start, ChunkResul
   thread_local Scratch scratch;
   r.text = begin;
   r.elements.clear();
-  for (ChunkNames& n : r.names) n.names.clear();
+  r.element_names.clear();
+  r.nodes.names.clear();
   r.events.clear();
   r.transient = TransientInputs();
   r.error.reset();
@@ -354,15 +349,16 @@ void parse_chunk(const char* begin, const char* end, bool file_start, ChunkResul
   const auto bytes = static_cast<size_t>(end - begin);
   if (bytes > UINT32_MAX) {
     r.error = ChunkError{1, "a line (with its '+' continuations) longer than 4 GiB"};
-    for (auto& h : scratch.hashes) h.clear();
+    scratch.hashes.clear();
   } else {
     // IBM-style lines are ~40 bytes.
     const size_t guess = bytes / 32 + 4;
     r.elements.reserve(guess);
-    for (ChunkNames& n : r.names) n.names.reserve(guess);
+    r.element_names.reserve(guess);
+    r.nodes.names.reserve(guess);
     ChunkParser(r, scratch, bytes).parse(begin, end, file_start);
   }
-  for (int t = 0; t < 2; ++t) group_by_shard(r.names[t], scratch.hashes[t]);
+  group_by_shard(r.nodes, scratch.hashes);
 }
 
 size_t last_cut(const char* text, size_t lo, size_t hi, size_t limit) {

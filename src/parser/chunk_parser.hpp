@@ -29,16 +29,16 @@ struct ChunkName {
   uint32_t size;
 };
 
-// The names of a chunk bound for one NameTable (element names, or node names), each once per
-// chunk for nodes: a node's later occurrences in the chunk refer to its first (ChunkElement::plus
-// and minus), so interning looks up each node name once per chunk, not once per occurrence.
+// A chunk's node names, each once: a node's later occurrences in the chunk refer to its first
+// (ChunkElement::plus and minus), so interning looks up each node name once per chunk, not once
+// per occurrence.
 struct ChunkNames {
   // A name's hash and index, grouped by NameTable shard (see below).
   struct Entry {
     uint64_t hash;
     uint32_t index;
   };
-  // In order of first appearance in the chunk (element names: one per element, in element order).
+  // In order of first appearance in the chunk.
   std::vector<ChunkName> names;
   // Once interned: each name's id; NameTable::npos while it is the first appearance of a name new
   // to the table, or a provisional id (NameTable::kProvisional) for one first seen in an earlier
@@ -50,8 +50,7 @@ struct ChunkNames {
   std::vector<uint32_t> shard_begin;
 };
 
-// An element as its line gives it; its name is ChunkResult::names[kElementNames].names at the
-// element's index.
+// An element as its line gives it; its name is ChunkResult::element_names at the element's index.
 struct ChunkElement {
   static constexpr uint32_t kGround = UINT32_MAX;  // a node spelt "gnd" (any case): id 0, not a table name
   double value;
@@ -59,7 +58,6 @@ struct ChunkElement {
   uint32_t plus;   // index into the chunk's node names, or kGround
   uint32_t minus;
   ElementKind kind;
-  bool duplicate = false;  // set when names are interned: an earlier element has this name
 };
 
 // A dot command the caller acts on in file order.
@@ -76,10 +74,12 @@ struct ChunkError {
 };
 
 struct ChunkResult {
-  static constexpr int kElementNames = 0, kNodeNames = 1;
   const char* text = nullptr;  // the chunk's first byte: names are views into it
   std::vector<ChunkElement> elements;
-  ChunkNames names[2];  // [kElementNames], [kNodeNames]
+  // Element names are not interned: one per element, in element order (duplicates are found
+  // after the parse, parser/duplicate_names.hpp).
+  std::vector<ChunkName> element_names;
+  ChunkNames nodes;
   std::vector<ChunkEvent> events;
   // Source waveforms (element indices within the chunk), .tran and .print (lines within the
   // chunk, file 0): the parser shifts them and merges them with TransientInputs::append.
@@ -88,10 +88,9 @@ struct ChunkResult {
   uint32_t lines = 0;          // physical lines begun before `stop`
   const char* stop = nullptr;  // where reading stopped: the chunk end, after an .include or .end line, or at the error
   bool stopped_early() const { return error.has_value() || (!events.empty() && events.back().kind != ChunkEvent::UnknownControl); }
-  std::string_view name(int table, uint32_t index) const {
-    const ChunkName& n = names[table].names[index];
-    return {text + n.offset, n.size};
-  }
+  std::string_view element_name(uint32_t k) const { return view(element_names[k]); }
+  std::string_view node_name(uint32_t index) const { return view(nodes.names[index]); }
+  std::string_view view(const ChunkName& n) const { return {text + n.offset, n.size}; }
 };
 
 // Parses [begin, end) (at most 4 GiB, or it is an error) into `r`, replacing what it held (its

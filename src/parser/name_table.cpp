@@ -21,16 +21,8 @@ uint64_t NameTable::hash(std::string_view s) {
   constexpr uint64_t fold = 0x2020202020202020ull;
   uint64_t h = 0x243f6a8885a308d3ull ^ s.size();
   size_t i = 0;
-  for (; i + 8 <= s.size(); i += 8) {
-    uint64_t w;
-    std::memcpy(&w, s.data() + i, 8);
-    h = mix(h, w | fold);
-  }
-  if (i < s.size()) {
-    uint64_t w = 0;
-    std::memcpy(&w, s.data() + i, s.size() - i);
-    h = mix(h, w | fold);
-  }
+  for (; i + 8 <= s.size(); i += 8) h = mix(h, load8(s.data() + i) | fold);
+  if (i < s.size()) h = mix(h, tail(s) | fold);
   h *= 0xff51afd7ed558ccdull;  // final avalanche: slots use the low bits, tags the high ones
   return h ^ (h >> 29);
 }

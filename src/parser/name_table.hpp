@@ -24,6 +24,8 @@
 
 namespace pgsim {
 
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "NameTable::tail reads names as little-endian words");
+
 class NameTable {
  public:
   static constexpr uint32_t npos = UINT32_MAX;
@@ -39,16 +41,26 @@ class NameTable {
     if (a.size() != b.size()) return false;
     size_t i = 0;
     for (; i + 8 <= a.size(); i += 8) {
-      uint64_t x, y;
-      std::memcpy(&x, a.data() + i, 8);
-      std::memcpy(&y, b.data() + i, 8);
+      const uint64_t x = load8(a.data() + i), y = load8(b.data() + i);
       if (x != y && lower8(x) != lower8(y)) return false;  // most matches are spelled alike
     }
     if (i == a.size()) return true;
-    uint64_t x = 0, y = 0;
-    std::memcpy(&x, a.data() + i, a.size() - i);
-    std::memcpy(&y, b.data() + i, a.size() - i);
-    return lower8(x) == lower8(y);
+    return lower8(tail(a)) == lower8(tail(b));
+  }
+  // The bytes after the last whole word of `s` (s.size() % 8 of them, at least one), zero-padded
+  // into a word. Without a library call (a memcpy of variable size is one): a name of 8 bytes or
+  // more gives its last 8 bytes, shifted; a shorter one is read byte by byte.
+  static uint64_t tail(std::string_view s) {
+    const size_t rest = s.size() % 8;
+    if (s.size() >= 8) return load8(s.data() + s.size() - 8) >> (8 * (8 - rest));
+    uint64_t w = 0;
+    for (size_t j = 0; j < rest; ++j) w |= uint64_t(static_cast<unsigned char>(s[j])) << (8 * j);
+    return w;
+  }
+  static uint64_t load8(const char* p) {
+    uint64_t w;
+    std::memcpy(&w, p, 8);
+    return w;
   }
   // The shard that holds names of hash h (bits that the tag, which places a name in its shard, does not hold).
   static size_t shard_of(uint64_t h) { return (h >> (32 - kShardBits)) & (kShards - 1); }

@@ -44,6 +44,7 @@
 #include <mutex>
 
 #include "chunk_parser.hpp"
+#include "duplicate_names.hpp"
 #include "input_error.hpp"
 #include "netlist.hpp"
 #include "netlist_input.hpp"
@@ -99,23 +100,22 @@ class TextInput {
   size_t pos_ = 0;
 };
 
-// The names of a run of chunks (being entered) bound for one table, keyed by their index over
-// the run: chunk by chunk, in each chunk's order, so a smaller key means earlier in the file.
+// The node names of a run of chunks (being entered), keyed by their index over the run: chunk by
+// chunk, in each chunk's order, so a smaller key means earlier in the file.
 struct RunNames {
   ChunkResult* chunks;
-  int table;
   std::vector<uint32_t> base;  // first key of each chunk, and the total
   size_t chunk_of(uint32_t key) const {
     return static_cast<size_t>(std::upper_bound(base.begin(), base.end(), key) - base.begin()) - 1;
   }
   uint32_t& id(uint32_t key) const {
     const size_t c = chunk_of(key);
-    return chunks[c].names[table].ids[key - base[c]];
+    return chunks[c].nodes.ids[key - base[c]];
   }
   static std::string_view name(const void* run, uint32_t key) {
     const RunNames& r = *static_cast<const RunNames*>(run);
     const size_t c = r.chunk_of(key);
-    return r.chunks[c].name(r.table, key - r.base[c]);
+    return r.chunks[c].node_name(key - r.base[c]);
   }
 };
 
@@ -129,6 +129,9 @@ class Parser {
   // the input starts its file (false for a part of a file after its start).
   template <class Input>
   bool parse_stream(Input& input, const std::string& path, int depth, bool file_start = true);
+  // Logs (or defers) the warnings of what was parsed, in file order: duplicate element names,
+  // found now, among the unknown control lines met. Called once, after the parse or its error.
+  void flush_warnings();
   void finish(const std::string& name);
   uint32_t top_lines() const { return top_lines_; }
   uint64_t duplicates() const { return rules_.duplicates(); }
@@ -136,8 +139,8 @@ class Parser {
  private:
   bool parse_block(const char* text, size_t size, uint32_t file, uint32_t& line_base, bool file_start, int depth);
   uint32_t enter(ChunkResult* chunks, size_t count, uint32_t file, uint32_t& line_base);
-  void intern(RunNames (&runs)[2], size_t count, bool parallel);
-  void warnings(const ChunkResult& chunk, size_t first_element, uint32_t file, uint32_t line_base, uint32_t duplicates);
+  void intern(RunNames& run, size_t count, bool parallel);
+  void control_warnings(const ChunkResult& chunk, size_t first_element, uint32_t file, uint32_t line_base);
   void include(const ChunkEvent& event, uint32_t file, uint32_t line, int depth);
   void warn(ParseWarning warning) {
     if (deferred_) return deferred_->push_back(std::move(warning));
@@ -152,9 +155,11 @@ class Parser {
   Netlist& nl_;
   const ParseOptions& options_;
   std::vector<ParseWarning>* deferred_;
-  NameTable* tables_[2] = {&nl_.element_names, &nl_.node_names};  // indexed like ChunkResult::names
-  // Per table and shard, the run's first appearances: their hashes and keys (Entry::index is the key).
-  std::vector<ChunkNames::Entry> firsts_[2][NameTable::kShards];
+  // Per shard, the run's first appearances of node names: their hashes and keys (Entry::index is the key).
+  std::vector<ChunkNames::Entry> firsts_[NameTable::kShards];
+  // Unknown control lines warned about (once per command, in file order), each with the number
+  // of elements before it, held until flush_warnings() places the duplicate names among them.
+  std::vector<std::pair<uint64_t, ParseWarning>> controls_;
   std::deque<std::vector<ChunkResult>> results_;  // by include depth (a deque: parse_block holds one while an include adds the next)
   WarningRules rules_;
   uint32_t top_lines_ = 0;  // physical lines of the top file parsed
@@ -298,19 +303,20 @@ void Parser::include(const ChunkEvent& event, uint32_t file, uint32_t line, int 
 
 // Enters chunks[0, count) (see the header comment, step 3); returns the line base of the last.
 uint32_t Parser::enter(ChunkResult* chunks, size_t count, uint32_t file, uint32_t& line_base) {
-  RunNames runs[2] = {{chunks, 0, std::vector<uint32_t>(count + 1, 0)}, {chunks, 1, std::vector<uint32_t>(count + 1, 0)}};
-  for (RunNames& run : runs)
-    for (size_t c = 0; c < count; ++c) {
-      const uint64_t next = uint64_t(run.base[c]) + chunks[c].names[run.table].ids.size();
-      if (next >= NameTable::kProvisional) throw InputError("a netlist block with more than 2^31 names");
-      run.base[c + 1] = static_cast<uint32_t>(next);
-    }
-  const bool parallel = runs[0].base[count] + runs[1].base[count] >= kParallelNames;
-  intern(runs, count, parallel);
+  RunNames run{chunks, std::vector<uint32_t>(count + 1, 0)};
+  uint64_t elements = 0;
+  for (size_t c = 0; c < count; ++c) {
+    const uint64_t next = uint64_t(run.base[c]) + chunks[c].nodes.ids.size();
+    if (next >= NameTable::kProvisional) throw InputError("a netlist block with more than 2^31 names");
+    run.base[c + 1] = static_cast<uint32_t>(next);
+    elements += chunks[c].elements.size();
+  }
+  const bool parallel = run.base[count] + elements >= kParallelNames;
+  intern(run, count, parallel);
 
   // Elements, with their places in the file.
   std::vector<size_t> element_base(count + 1, nl_.elements.size());
-  std::vector<uint32_t> line_bases(count), duplicates(count);
+  std::vector<uint32_t> line_bases(count);
   for (size_t c = 0; c < count; ++c) {
     element_base[c + 1] = element_base[c] + chunks[c].elements.size();
     line_bases[c] = line_base;
@@ -321,40 +327,32 @@ uint32_t Parser::enter(ChunkResult* chunks, size_t count, uint32_t file, uint32_
   // are copied; per shard (at the same time): provisional table entries become the ids.
   parallel_for(count + NameTable::kShards, parallel, [&](size_t task) {
     if (task >= count) {
-      const size_t s = task - count;
-      for (int t = 0; t < 2; ++t) {
-        const std::vector<ChunkNames::Entry>& firsts = firsts_[t][s];
-        for (size_t k = 0; k < firsts.size(); ++k) {
-          if (k + kAhead < firsts.size()) tables_[t]->prefetch(firsts[k + kAhead].hash);
-          tables_[t]->settle(firsts[k].hash, firsts[k].index, runs[t].id(firsts[k].index));
-        }
+      const std::vector<ChunkNames::Entry>& firsts = firsts_[task - count];
+      for (size_t k = 0; k < firsts.size(); ++k) {
+        if (k + kAhead < firsts.size()) nl_.node_names.prefetch(firsts[k + kAhead].hash);
+        nl_.node_names.settle(firsts[k].hash, firsts[k].index, run.id(firsts[k].index));
       }
       return;
     }
     const size_t c = task;
     ChunkResult& r = chunks[c];
-    for (int t = 0; t < 2; ++t)
-      for (uint32_t& id : r.names[t].ids)
-        if (id & NameTable::kProvisional) id = runs[t].id(id & ~NameTable::kProvisional);
-    const std::vector<uint32_t>& names = r.names[ChunkResult::kElementNames].ids;
-    const std::vector<uint32_t>& nodes = r.names[ChunkResult::kNodeNames].ids;
+    for (uint32_t& id : r.nodes.ids)
+      if (id & NameTable::kProvisional) id = run.id(id & ~NameTable::kProvisional);
+    const std::vector<uint32_t>& nodes = r.nodes.ids;
     const auto node = [&](uint32_t index) { return index == ChunkElement::kGround ? Netlist::ground : nodes[index]; };
-    uint32_t dups = 0;
     for (size_t k = 0; k < r.elements.size(); ++k) {
       const ChunkElement& ce = r.elements[k];
       Element& e = nl_.elements[element_base[c] + k];
       e.kind = ce.kind;
-      e.name = names[k];
+      e.name = static_cast<uint32_t>(element_base[c] + k);  // element names are not interned: one each
       e.plus = node(ce.plus);
       e.minus = node(ce.minus);
       e.value = ce.value;
       e.where = {file, line_bases[c] + ce.line};
-      dups += ce.duplicate;
     }
-    duplicates[c] = dups;
   });
   for (size_t c = 0; c < count; ++c) {
-    warnings(chunks[c], element_base[c], file, line_bases[c], duplicates[c]);
+    control_warnings(chunks[c], element_base[c], file, line_bases[c]);
     // Transient tables: element indices and lines were the chunk's own.
     TransientInputs& t = chunks[c].transient;
     if (t.tran) t.tran->file = file, t.tran->line += line_bases[c];
@@ -365,109 +363,106 @@ uint32_t Parser::enter(ChunkResult* chunks, size_t count, uint32_t file, uint32_
 }
 
 // Steps a and b of the header comment; step c is enter()'s.
-void Parser::intern(RunNames (&runs)[2], size_t count, bool parallel) {
-  ChunkResult* chunks = runs[0].chunks;
-  // a. First appearances, one thread per shard.
+void Parser::intern(RunNames& run, size_t count, bool parallel) {
+  ChunkResult* chunks = run.chunks;
+  NameTable& nodes = nl_.node_names;
+  // a. First appearances of node names, one thread per shard.
   parallel_for(NameTable::kShards, parallel, [&](size_t s) {
-    for (int t = 0; t < 2; ++t) {
-      NameTable& table = *tables_[t];
-      const NameTable::Resolver resolver{&RunNames::name, &runs[t]};
-      std::vector<ChunkNames::Entry>& firsts = firsts_[t][s];
-      firsts.clear();
-      for (size_t c = 0; c < count; ++c) {
-        ChunkNames& n = chunks[c].names[t];
-        const ChunkNames::Entry* entry = n.by_shard.data() + n.shard_begin[s];
-        const size_t m = n.shard_begin[s + 1] - n.shard_begin[s];
-        for (size_t k = 0; k < std::min(m, kAhead); ++k) table.prefetch(entry[k].hash);
-        for (size_t k = 0; k < m; ++k) {
-          if (k + kAhead < m) table.prefetch(entry[k + kAhead].hash);
-          const ChunkNames::Entry& e = entry[k];
-          const uint32_t key = runs[t].base[c] + e.index;
-          const uint32_t id = table.lookup_or_reserve(chunks[c].name(t, e.index), e.hash, key, resolver);
-          n.ids[e.index] = id;
-          if (id == NameTable::npos) firsts.push_back({e.hash, key});
-        }
+    const NameTable::Resolver resolver{&RunNames::name, &run};
+    std::vector<ChunkNames::Entry>& firsts = firsts_[s];
+    firsts.clear();
+    for (size_t c = 0; c < count; ++c) {
+      ChunkNames& n = chunks[c].nodes;
+      const ChunkNames::Entry* entry = n.by_shard.data() + n.shard_begin[s];
+      const size_t m = n.shard_begin[s + 1] - n.shard_begin[s];
+      for (size_t k = 0; k < std::min(m, kAhead); ++k) nodes.prefetch(entry[k].hash);
+      for (size_t k = 0; k < m; ++k) {
+        if (k + kAhead < m) nodes.prefetch(entry[k + kAhead].hash);
+        const ChunkNames::Entry& e = entry[k];
+        const uint32_t key = run.base[c] + e.index;
+        const uint32_t id = nodes.lookup_or_reserve(chunks[c].node_name(e.index), e.hash, key, resolver);
+        n.ids[e.index] = id;
+        if (id == NameTable::npos) firsts.push_back({e.hash, key});
       }
     }
   });
-  // b. Ids of first appearances by a prefix sum in file order; names appended in id order.
+  // b. Ids of first appearances by a prefix sum in file order (every element name is one);
+  // names appended in id order.
   struct Firsts {
-    uint32_t names[2] = {0, 0};  // indexed like ChunkResult::names
+    uint32_t names[2] = {0, 0};  // element names, node names
     uint64_t bytes[2] = {0, 0};
   };
   std::vector<Firsts> base(count + 1);
   parallel_for(count, parallel && count > 1, [&](size_t c) {
     Firsts& f = base[c + 1];
-    for (int t = 0; t < 2; ++t) {
-      const ChunkNames& n = chunks[c].names[t];
-      for (size_t i = 0; i < n.ids.size(); ++i)
-        if (n.ids[i] == NameTable::npos) ++f.names[t], f.bytes[t] += n.names[i].size;
-    }
+    const ChunkResult& r = chunks[c];
+    f.names[0] = static_cast<uint32_t>(r.element_names.size());
+    for (const ChunkName& name : r.element_names) f.bytes[0] += name.size;
+    for (size_t i = 0; i < r.nodes.ids.size(); ++i)
+      if (r.nodes.ids[i] == NameTable::npos) ++f.names[1], f.bytes[1] += r.nodes.names[i].size;
   });
+  NameTable* tables[2] = {&nl_.element_names, &nodes};
   for (int t = 0; t < 2; ++t) {
-    base[0].names[t] = tables_[t]->size();
-    base[0].bytes[t] = tables_[t]->arena_bytes();
+    base[0].names[t] = tables[t]->size();
+    base[0].bytes[t] = tables[t]->arena_bytes();
     for (size_t c = 0; c < count; ++c) base[c + 1].names[t] += base[c].names[t], base[c + 1].bytes[t] += base[c].bytes[t];
-    tables_[t]->extend(base[count].names[t] - base[0].names[t], base[count].bytes[t] - base[0].bytes[t]);
+    tables[t]->extend(base[count].names[t] - base[0].names[t], base[count].bytes[t] - base[0].bytes[t]);
   }
-  // Per chunk: first appearances take their ids and their names go into the arenas; an element
-  // whose name is not a first appearance is a duplicate.
+  // Per chunk: element names, and the node names first seen, take their ids and go into the arenas.
   parallel_for(count, parallel && count > 1, [&](size_t c) {
     ChunkResult& r = chunks[c];
     Firsts next = base[c];
-    for (int t = 0; t < 2; ++t) {
-      std::vector<uint32_t>& ids = r.names[t].ids;
-      for (uint32_t i = 0; i < ids.size(); ++i) {
-        if (ids[i] != NameTable::npos) {
-          if (t == ChunkResult::kElementNames) r.elements[i].duplicate = true;
-          continue;
-        }
-        const std::string_view name = r.name(t, i);
-        ids[i] = next.names[t]++;
-        tables_[t]->place(ids[i], next.bytes[t], name);
-        next.bytes[t] += name.size();
-      }
+    for (const ChunkName& name : r.element_names) {
+      nl_.element_names.place(next.names[0]++, next.bytes[0], r.view(name));
+      next.bytes[0] += name.size;
+    }
+    std::vector<uint32_t>& ids = r.nodes.ids;
+    for (uint32_t i = 0; i < ids.size(); ++i) {
+      if (ids[i] != NameTable::npos) continue;
+      const std::string_view name = r.node_name(i);
+      ids[i] = next.names[1]++;
+      nodes.place(ids[i], next.bytes[1], name);
+      next.bytes[1] += name.size();
     }
   });
 }
 
-// Warnings of one entered chunk in file order: duplicate element names (the first
-// kMaxDuplicateWarnings of the whole netlist) and unknown control lines (once per command).
-void Parser::warnings(const ChunkResult& chunk, size_t first_element, uint32_t file, uint32_t line_base,
-                      uint32_t duplicates) {
-  size_t next_event = 0;
-  // Events before element k (an event's `element` counts the elements before it).
-  const auto events_before = [&](size_t k) {
-    for (; next_event < chunk.events.size() && chunk.events[next_event].element <= k; ++next_event) {
-      const ChunkEvent& event = chunk.events[next_event];
-      if (event.kind == ChunkEvent::UnknownControl && rules_.first_control(event.text))
-        warn({ParseWarning::Kind::UnknownControl, {file, line_base + event.line}, {}, event.text});
-    }
+// The unknown control lines of one entered chunk, kept for flush_warnings().
+void Parser::control_warnings(const ChunkResult& chunk, size_t first_element, uint32_t file, uint32_t line_base) {
+  for (const ChunkEvent& event : chunk.events)
+    if (event.kind == ChunkEvent::UnknownControl && rules_.first_control(event.text))
+      controls_.push_back({first_element + event.element,
+                           {ParseWarning::Kind::UnknownControl, {file, line_base + event.line}, {}, event.text}});
+}
+
+void Parser::flush_warnings() {
+  const std::vector<DuplicateName> duplicates = find_duplicate_names(nl_.element_names);
+  // A control line with k elements before it comes before element k's duplicate.
+  size_t next_control = 0;
+  const auto controls_before = [&](uint64_t element) {
+    for (; next_control < controls_.size() && controls_[next_control].first <= element; ++next_control)
+      warn(std::move(controls_[next_control].second));
   };
-  if (duplicates > 0 && rules_.wants_duplicates()) {
-    for (size_t k = 0; k < chunk.elements.size(); ++k) {
-      events_before(k);
-      if (!chunk.elements[k].duplicate || !rules_.count_duplicate()) continue;
-      const Element& e = nl_.elements[first_element + k];
-      // The first element of this name: name ids follow first appearances, so it is at index >= the id.
-      size_t first = e.name;
-      while (nl_.elements[first].name != e.name) ++first;
-      warn({ParseWarning::Kind::DuplicateName, e.where, nl_.elements[first].where,
-            std::string(chunk.name(ChunkResult::kElementNames, static_cast<uint32_t>(k)))});
+  for (const DuplicateName& d : duplicates) {
+    if (!rules_.wants_duplicates()) {
+      rules_.add_duplicates(duplicates.size() - size_t(&d - duplicates.data()));
+      break;
     }
-  } else {
-    rules_.add_duplicates(duplicates);
+    controls_before(d.element);
+    rules_.count_duplicate();
+    warn({ParseWarning::Kind::DuplicateName, nl_.elements[d.element].where, nl_.elements[d.first].where,
+          std::string(nl_.element_names[d.element])});
   }
-  events_before(SIZE_MAX);
+  controls_before(UINT64_MAX);
+  controls_.clear();
 }
 
 void Parser::finish(const std::string& name) {
+  flush_warnings();
   if (std::optional<std::string> summary = rules_.summary(name)) log(std::move(*summary));
   if (nl_.elements.empty()) throw InputError(name + ": the netlist has no elements");
-  // The netlist stays in memory through the whole run: no index of element names (only messages
-  // read them after). Spare capacity stays: it was never written, so it is address space, not
-  // memory, and copying the arrays to fit would page them in twice and raise the peak.
-  nl_.element_names.drop_index();
+  // Spare capacity stays: it was never written, so it is address space, not memory, and copying
+  // the arrays to fit would page them in twice and raise the peak.
 }
 
 // Room in `netlist` for `size` bytes of text. Arrays: room for lines of 28 bytes (IBM-style lines
@@ -479,7 +474,6 @@ void reserve_for(Netlist& netlist, uint64_t size) {
   netlist.node_names.reserve(size / 28, size / 4);
   netlist.element_names.reserve(size / 28, size / 4);
   netlist.node_names.reserve_index(size / 52);
-  netlist.element_names.reserve_index(size / 34);
 }
 
 template <class Input>
@@ -490,7 +484,11 @@ Netlist parse(Input& input, const std::string& name, const ParseOptions& options
   try {
     parser.parse_stream(input, name, 0);
   } catch (const Located& e) {
+    parser.flush_warnings();  // what came before the error, as a serial parse would have logged it
     throw ParseError(netlist.files[e.file], e.line, e.message);
+  } catch (const InputError&) {
+    parser.flush_warnings();
+    throw;
   }
   parser.finish(name);
   return netlist;
@@ -532,8 +530,8 @@ NetlistPart parse_netlist_part(const std::string& path, uint64_t begin, uint64_t
   } catch (const InputError& e) {
     part.error = ParseFailure{false, {}, e.what()};
   }
+  parser.flush_warnings();
   part.duplicates = parser.duplicates();
-  part.netlist.element_names.drop_index();
   part.netlist.node_names.drop_index();
   return part;
 }

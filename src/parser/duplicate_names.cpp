@@ -1,0 +1,87 @@
+#include "duplicate_names.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <memory>
+
+namespace pgsim {
+namespace {
+
+constexpr uint32_t kNamesPerShard = 8192;  // a shard's table: 16k slots of 8 bytes, in a core's L2 cache
+
+struct Slot {
+  uint32_t tag;
+  uint32_t element;  // UINT32_MAX: empty
+};
+
+}  // namespace
+
+std::vector<DuplicateName> find_duplicate_names(const NameTable& names) {
+  const uint32_t n = names.size();
+  unsigned bits = 0;
+  while (bits < 16 && (uint64_t(n) >> bits) > kNamesPerShard) ++bits;
+  const size_t shards = size_t(1) << bits;
+  const auto shard_of = [bits](uint64_t h) { return bits == 0 ? size_t(0) : size_t(h >> (64 - bits)); };
+  const auto tag_of = [](uint64_t h) { return static_cast<uint32_t>(h); };
+  // Elements by shard, in element order within each (a counting sort over contiguous ranges).
+  const int threads = std::max(1, std::min(omp_get_max_threads(), int(n / 65536) + 1));
+  std::vector<uint32_t> start(size_t(threads) * shards + 1, 0);  // [thread * shards + shard], then offsets
+  const auto range = [n, threads](int t) { return uint32_t(uint64_t(n) * uint64_t(t) / uint64_t(threads)); };
+  std::unique_ptr<uint64_t[]> hash(new uint64_t[n]);  // each name's, written before it is read
+#pragma omp parallel for schedule(static, 1) num_threads(threads)
+  for (int t = 0; t < threads; ++t)
+    for (uint32_t i = range(t); i < range(t + 1); ++i) {
+      hash[i] = NameTable::hash(names[i]);
+      ++start[size_t(t) * shards + shard_of(hash[i]) + 1];
+    }
+  // Offsets shard-major, so that each shard's elements are contiguous and in element order.
+  std::vector<uint32_t> order(n), at(size_t(threads) * shards);
+  uint32_t sum = 0;
+  std::vector<uint32_t> shard_begin(shards + 1, 0);
+  for (size_t s = 0; s < shards; ++s) {
+    shard_begin[s] = sum;
+    for (int t = 0; t < threads; ++t) {
+      at[size_t(t) * shards + s] = sum;
+      sum += start[size_t(t) * shards + s + 1];
+    }
+  }
+  shard_begin[shards] = sum;
+#pragma omp parallel for schedule(static, 1) num_threads(threads)
+  for (int t = 0; t < threads; ++t)
+    for (uint32_t i = range(t); i < range(t + 1); ++i) order[at[size_t(t) * shards + shard_of(hash[i])]++] = i;
+  // Each shard: an open-addressing table of the first element of each name.
+  std::vector<std::vector<DuplicateName>> found(shards);
+#pragma omp parallel num_threads(threads)
+  {
+    std::vector<Slot> table;
+#pragma omp for schedule(dynamic, 1)
+    for (size_t s = 0; s < shards; ++s) {
+      const uint32_t count = shard_begin[s + 1] - shard_begin[s];
+      size_t size = 16;
+      while (size < 2 * size_t(count)) size *= 2;
+      table.assign(size, Slot{0, UINT32_MAX});
+      for (uint32_t k = shard_begin[s]; k < shard_begin[s + 1]; ++k) {
+        const uint32_t i = order[k];
+        const uint64_t h = hash[i];
+        for (size_t slot = (h >> 32) & (size - 1);; slot = (slot + 1) & (size - 1)) {
+          Slot& e = table[slot];
+          if (e.element == UINT32_MAX) {
+            e = {tag_of(h), i};
+            break;
+          }
+          if (e.tag == tag_of(h) && NameTable::same(names[e.element], names[i])) {
+            found[s].push_back({i, e.element});
+            break;
+          }
+        }
+      }
+    }
+  }
+  std::vector<DuplicateName> all;
+  for (const auto& f : found) all.insert(all.end(), f.begin(), f.end());
+  std::sort(all.begin(), all.end(), [](const DuplicateName& a, const DuplicateName& b) { return a.element < b.element; });
+  return all;
+}
+
+}  // namespace pgsim
