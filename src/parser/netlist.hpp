@@ -51,7 +51,7 @@ struct ParseOptions {
   void (*progress)(uint64_t done, uint64_t total, void* user) = nullptr;
   void* progress_user = nullptr;
   // Text is read in blocks of block_bytes and parsed in chunks of about chunk_bytes on all threads
-  // (0: the defaults, 1 MB chunks and blocks of 2 chunks per thread, the next block read while one is parsed). Any sizes give the same
+  // (0: the defaults, 256 KB chunks and blocks of 8 chunks per thread, the next block read while one is parsed). Any sizes give the same
   // Netlist, warnings and errors; tests set them tiny to put boundaries everywhere.
   size_t block_bytes = 0;
   size_t chunk_bytes = 0;
