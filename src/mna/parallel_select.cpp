@@ -41,37 +41,53 @@ struct Target {
   size_t rank;
 };
 
-// Counts the next 16 bits of the keys under each distinct target prefix of `bits` bits (all keys
-// when bits == 0) and moves every target one digit down: its prefix gains the digit holding its rank.
-void refine(const double* values, size_t n, int bits, std::vector<Target>& targets) {
+// The distinct prefixes of the targets, ascending.
+std::vector<uint64_t> prefixes_of(const std::vector<Target>& targets) {
   std::vector<uint64_t> prefixes;
   for (const Target& t : targets) prefixes.push_back(t.prefix);
   std::sort(prefixes.begin(), prefixes.end());
   prefixes.erase(std::unique(prefixes.begin(), prefixes.end()), prefixes.end());
+  return prefixes;
+}
+
+// The index of `prefix` in `prefixes`, or prefixes.size() when absent.
+size_t find_prefix(const std::vector<uint64_t>& prefixes, uint64_t prefix) {
+  const size_t g = size_t(std::lower_bound(prefixes.begin(), prefixes.end(), prefix) - prefixes.begin());
+  return g < prefixes.size() && prefixes[g] == prefix ? g : prefixes.size();
+}
+
+// Counts the next 16 bits of the keys under each distinct target prefix of `bits` bits (all keys
+// when bits == 0) and moves every target one digit down: its prefix gains the digit holding its
+// rank. Returns whether some value is NaN (which has no rank).
+bool refine(const double* values, size_t n, int bits, std::vector<Target>& targets) {
+  const std::vector<uint64_t> prefixes = prefixes_of(targets);
   const size_t groups = prefixes.size();
   const int shift = 64 - bits - kDigitBits;
   std::vector<uint64_t> count(groups * kDigits, 0);
-#pragma omp parallel
+  bool nan = false;
+#pragma omp parallel reduction(|| : nan)
   {
     std::vector<uint32_t> mine(groups * kDigits, 0);  // a thread counts fewer than 2^32 values (n / threads)
 #pragma omp for schedule(static) nowait
     for (size_t i = 0; i < n; ++i) {
+      nan = nan || std::isnan(values[i]);
       const uint64_t key = key_of(values[i]);
-      const uint64_t prefix = bits == 0 ? 0 : key >> (64 - bits);
-      const size_t g = groups == 1 ? (prefix == prefixes[0] ? 0 : groups)
-                                   : size_t(std::lower_bound(prefixes.begin(), prefixes.end(), prefix) - prefixes.begin());
-      if (g < groups && prefixes[g] == prefix) ++mine[g * kDigits + ((key >> shift) & (kDigits - 1))];
+      const size_t g = bits == 0 ? 0 : find_prefix(prefixes, key >> (64 - bits));
+      if (g < groups) ++mine[g * kDigits + ((key >> shift) & (kDigits - 1))];
     }
 #pragma omp critical(pgsim_parallel_select)
     for (size_t k = 0; k < mine.size(); ++k) count[k] += mine[k];
   }
   for (Target& t : targets) {
-    const size_t g = size_t(std::lower_bound(prefixes.begin(), prefixes.end(), t.prefix) - prefixes.begin());
+    const size_t g = find_prefix(prefixes, t.prefix);
     size_t digit = 0;
     for (; t.rank >= count[g * kDigits + digit]; ++digit) t.rank -= count[g * kDigits + digit];
     t.prefix = (t.prefix << kDigitBits) | digit;
   }
+  return nan;
 }
+
+[[noreturn]] void refuse_nan() { throw std::invalid_argument("select_ranks: a NaN among the values"); }
 
 }  // namespace
 
@@ -80,14 +96,13 @@ std::vector<double> select_ranks(const double* values, size_t n, const std::vect
     throw std::length_error("select_ranks: 2^32 or more values per thread");
   for (size_t r : ranks)
     if (r >= n) throw std::invalid_argument("select_ranks: rank " + std::to_string(r) + " of " + std::to_string(n) + " values");
-  bool nan = false;
-#pragma omp parallel for schedule(static) reduction(|| : nan)
-  for (size_t i = 0; i < n; ++i) nan = nan || std::isnan(values[i]);
-  if (nan) throw std::invalid_argument("select_ranks: a NaN among the values");
   std::vector<double> out;
   if (n < kParallelValues) {
     std::vector<uint64_t> keys(n);
-    for (size_t i = 0; i < n; ++i) keys[i] = key_of(values[i]);
+    for (size_t i = 0; i < n; ++i) {
+      if (std::isnan(values[i])) refuse_nan();
+      keys[i] = key_of(values[i]);
+    }
     for (size_t r : ranks) {
       std::nth_element(keys.begin(), keys.begin() + std::ptrdiff_t(r), keys.end());
       out.push_back(value_of(keys[r]));
@@ -96,24 +111,28 @@ std::vector<double> select_ranks(const double* values, size_t n, const std::vect
   }
   std::vector<Target> targets(ranks.size());
   for (size_t j = 0; j < ranks.size(); ++j) targets[j].rank = ranks[j];
-  refine(values, n, 0, targets);
+  if (refine(values, n, 0, targets)) refuse_nan();
   refine(values, n, kDigitBits, targets);
-  // The last keys: the values under each target's 32-bit prefix, selected exactly.
-  for (const Target& t : targets) {
-    std::vector<uint64_t> keys;
+  // The last keys: the values under each target's 32-bit prefix, gathered in one pass and
+  // selected exactly.
+  const std::vector<uint64_t> prefixes = prefixes_of(targets);
+  std::vector<std::vector<uint64_t>> keys(prefixes.size());
 #pragma omp parallel
-    {
-      std::vector<uint64_t> mine;
+  {
+    std::vector<std::vector<uint64_t>> mine(prefixes.size());
 #pragma omp for schedule(static) nowait
-      for (size_t i = 0; i < n; ++i) {
-        const uint64_t key = key_of(values[i]);
-        if (key >> 32 == t.prefix) mine.push_back(key);
-      }
-#pragma omp critical(pgsim_parallel_select)
-      keys.insert(keys.end(), mine.begin(), mine.end());
+    for (size_t i = 0; i < n; ++i) {
+      const uint64_t key = key_of(values[i]);
+      const size_t g = find_prefix(prefixes, key >> 32);
+      if (g < prefixes.size()) mine[g].push_back(key);
     }
-    std::nth_element(keys.begin(), keys.begin() + std::ptrdiff_t(t.rank), keys.end());
-    out.push_back(value_of(keys[t.rank]));
+#pragma omp critical(pgsim_parallel_select)
+    for (size_t g = 0; g < prefixes.size(); ++g) keys[g].insert(keys[g].end(), mine[g].begin(), mine[g].end());
+  }
+  for (const Target& t : targets) {
+    std::vector<uint64_t>& k = keys[find_prefix(prefixes, t.prefix)];
+    std::nth_element(k.begin(), k.begin() + std::ptrdiff_t(t.rank), k.end());
+    out.push_back(value_of(k[t.rank]));
   }
   return out;
 }
