@@ -47,7 +47,7 @@ void check_all(const std::vector<double>& v) {
 TEST_CASE("select_ranks gives nth_element's values on any thread count and leaves the array alone", "[mna][parallel]") {
   const int threads_before = omp_get_max_threads();
   std::mt19937_64 rng(11);
-  const size_t big = (size_t(1) << 20) + 12345;  // past the one-thread fallback
+  const size_t big = (size_t(1) << 20) + 12345;  // well past the one-thread fallback (2^17)
   SECTION("IR drops: values in a narrow band, so that most share their top key bits") {
     std::uniform_real_distribution<double> drop(0.09, 0.1);
     std::vector<double> v(big);
@@ -79,8 +79,8 @@ TEST_CASE("select_ranks gives nth_element's values on any thread count and leave
     std::shuffle(v.begin(), v.end(), rng);
     check_all(v);
   }
-  SECTION("small arrays (one thread, from a copy)") {
-    for (size_t n : {size_t(1), size_t(2), size_t(7), size_t(1000)}) {
+  SECTION("small arrays (one thread, from a copy), and both sides of that fallback's limit") {
+    for (size_t n : {size_t(1), size_t(2), size_t(7), size_t(1000), size_t(131071), size_t(131073)}) {
       std::vector<double> v(n);
       std::normal_distribution<double> normal(0, 1);
       for (double& y : v) y = normal(rng);

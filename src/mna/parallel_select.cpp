@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <stdexcept>
 #include <string>
 
@@ -16,7 +17,7 @@ constexpr int kDigitBits = 16;
 constexpr size_t kDigits = size_t(1) << kDigitBits;
 // Fewer values are selected from a copy on one thread: the counting passes' histograms (256 KB
 // per thread and prefix) would cost more than they save.
-constexpr size_t kParallelValues = size_t(1) << 20;
+constexpr size_t kParallelValues = size_t(1) << 17;
 
 // An unsigned key in the values' order: a non-negative double's bits with the sign bit set, a
 // negative one's bits inverted. -0.0 is keyed as 0.0.
@@ -63,20 +64,34 @@ bool refine(const double* values, size_t n, int bits, std::vector<Target>& targe
   const std::vector<uint64_t> prefixes = prefixes_of(targets);
   const size_t groups = prefixes.size();
   const int shift = 64 - bits - kDigitBits;
-  std::vector<uint64_t> count(groups * kDigits, 0);
+  const size_t cells = groups * kDigits;
+  std::vector<uint64_t> count(cells);
+  std::unique_ptr<uint32_t[]> hist;  // per thread: its counts (a thread counts fewer than 2^32 values)
+  size_t team = 1;
   bool nan = false;
 #pragma omp parallel reduction(|| : nan)
   {
-    std::vector<uint32_t> mine(groups * kDigits, 0);  // a thread counts fewer than 2^32 values (n / threads)
-#pragma omp for schedule(static) nowait
+#pragma omp single
+    {
+      team = size_t(omp_get_num_threads());
+      hist.reset(new uint32_t[team * cells]);
+    }
+    uint32_t* mine = hist.get() + size_t(omp_get_thread_num()) * cells;
+    std::fill(mine, mine + cells, 0u);
+#pragma omp for schedule(static)
     for (size_t i = 0; i < n; ++i) {
       nan = nan || std::isnan(values[i]);
       const uint64_t key = key_of(values[i]);
       const size_t g = bits == 0 ? 0 : find_prefix(prefixes, key >> (64 - bits));
       if (g < groups) ++mine[g * kDigits + ((key >> shift) & (kDigits - 1))];
     }
-#pragma omp critical(pgsim_parallel_select)
-    for (size_t k = 0; k < mine.size(); ++k) count[k] += mine[k];
+    // The threads' counts summed on all threads, not one after the other.
+#pragma omp for schedule(static)
+    for (size_t k = 0; k < cells; ++k) {
+      uint64_t c = 0;
+      for (size_t t = 0; t < team; ++t) c += hist[t * cells + k];
+      count[k] = c;
+    }
   }
   for (Target& t : targets) {
     const size_t g = find_prefix(prefixes, t.prefix);
