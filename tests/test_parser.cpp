@@ -6,7 +6,14 @@
 #include <cstring>
 #include <random>
 
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
+
+#include <filesystem>
+#include <sstream>
+
 #include "parser/input_error.hpp"
+#include "parser/netlist_part.hpp"
 #include "parser/netlist.hpp"
 #include "parser/spice_value.hpp"
 #include "test_util.hpp"
@@ -218,4 +225,32 @@ TEST_CASE("elements and node ids keep netlist order across includes and many lin
   CHECK(nl.elements[70].name == 70);
   CHECK(nl.element_names.size() == nl.elements.size());
   CHECK(nl.elements[70].value == 5);
+}
+
+TEST_CASE("warnings met before an error are still given, in file order, before it", "[parser]") {
+  // Duplicate element names are found after the parse (parser/duplicate_names.hpp): a parse that
+  // stops at an error must still give those before it, between the unknown control lines.
+  test::TempDir dir;
+  const std::string path = dir.write("bad.sp", "V1 a 0 1\nR1 a 0 1\n.x\nr1 a 0 2\n.y\nR1 a 0 3\nR2 a\nR1 a 0 4\n");
+  std::ostringstream log;
+  auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(log);
+  sink->set_pattern("%v");
+  auto logger = spdlog::default_logger();
+  logger->sinks().push_back(sink);
+  CHECK_THROWS_WITH(parse_netlist(path), Catch::Contains(path + ":7: element 'R2' needs two nodes"));
+  logger->sinks().pop_back();
+  CHECK(log.str() == path + ":3: ignoring unknown control line '.x'\n" +
+                         path + ":4: duplicate element name 'r1' (first at " + path + ":2); both elements are kept\n" +
+                         path + ":5: ignoring unknown control line '.y'\n" +
+                         path + ":6: duplicate element name 'R1' (first at " + path + ":2); both elements are kept\n");
+  // A part of a file keeps them, with its error.
+  const NetlistPart part = parse_netlist_part(path, 0, std::filesystem::file_size(path));
+  REQUIRE(part.error);
+  CHECK(part.error->where.line == 7);
+  REQUIRE(part.warnings.size() == 4);
+  CHECK(part.warnings[1].kind == ParseWarning::Kind::DuplicateName);
+  CHECK(part.warnings[1].where.line == 4);
+  CHECK(part.warnings[1].first.line == 2);
+  CHECK(part.warnings[2].kind == ParseWarning::Kind::UnknownControl);
+  CHECK(part.duplicates == 2);
 }
