@@ -1,5 +1,7 @@
 #include "app/voltage_file.hpp"
 
+#include <omp.h>
+
 #include <charconv>
 #include <cmath>
 #include <sstream>
@@ -47,6 +49,8 @@ void format_voltage_lines(const NameTable& names, const double* values, uint32_t
 
 uint64_t voltage_lines_bytes(const NameTable& names, const double* values, uint32_t first, size_t begin, size_t end) {
   uint64_t bytes = 2 * (end - begin);  // ' ' and '\n'
+  // A whole rank's lines (the distributed writer) on all threads; a chunk's inside the writer's own loop.
+#pragma omp parallel for schedule(static) reduction(+ : bytes) if (!omp_in_parallel() && end - begin > kChunkLines)
   for (size_t k = begin; k < end; ++k) {
     const auto v = static_cast<uint32_t>(first + k);
     bytes += names[v].size() + number_bytes(values[v]);
