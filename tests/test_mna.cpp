@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <optional>
 #include <random>
 #include <string>
@@ -45,6 +46,28 @@ Solved solve(const std::string& text) {
 }
 
 }  // namespace
+
+// First in this file, so that it also holds when every test case runs in one process.
+TEST_CASE("CHOLMOD is opened by the first direct factorisation, not when the process starts", "[mna][direct]") {
+  if (direct_solver_name() != "cholmod") SUCCEED("built without CHOLMOD");
+  const auto mapped = [] {
+    std::ifstream maps("/proc/self/maps");
+    std::string line;
+    while (std::getline(maps, line))
+      if (line.find("libcholmod") != std::string::npos) return true;
+    return false;
+  };
+  CHECK_FALSE(mapped());
+  CsrMatrix A;  // [2]
+  A.rows = 1;
+  A.ptr = {0, 1};
+  A.col = {0};
+  A.val = {2.0};
+  std::vector<double> x;
+  CHECK(solve_direct(A, {4.0}, x).converged);
+  CHECK(x == std::vector<double>{2.0});
+  if (direct_solver_name() == "cholmod") CHECK(mapped());
+}
 
 TEST_CASE("factor_entries: a path's Cholesky factor has no fill", "[mna][direct]") {
   // The path 0 - 1 - ... - 9: tridiagonal, so its factor holds the diagonal and one entry per link.

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <stdexcept>
 #ifdef PGSIM_HAVE_CHOLMOD
-#include <cholmod.h>
+#include "pcg/cholmod_library.hpp"
 #endif
 
 #include "pcg/ldl_solve.hpp"
@@ -34,13 +34,13 @@ struct DirectFactor::Impl {
   cholmod_dense *x = nullptr, *y = nullptr, *e = nullptr;  // cholmod_solve2's result and workspace
   std::optional<LdlSolve> simplicial;
 
-  Impl() { cholmod_start(&common); }
+  Impl() { cholmod().start(&common); }
   ~Impl() {
-    cholmod_free_dense(&x, &common);
-    cholmod_free_dense(&y, &common);
-    cholmod_free_dense(&e, &common);
-    cholmod_free_factor(&factor, &common);
-    cholmod_finish(&common);
+    cholmod().free_dense(&x, &common);
+    cholmod().free_dense(&y, &common);
+    cholmod().free_dense(&e, &common);
+    cholmod().free_factor(&factor, &common);
+    cholmod().finish(&common);
   }
   Impl(const Impl&) = delete;
   Impl& operator=(const Impl&) = delete;
@@ -69,13 +69,13 @@ cholmod_sparse cholmod_view(const CsrMatrix& A) {
 std::optional<int64_t> factor_entries(const CsrMatrix& A) {
   if (A.rows == 0) return 0;
   cholmod_common c;
-  cholmod_start(&c);
+  cholmod().start(&c);
   cholmod_sparse view = cholmod_view(A);
-  cholmod_factor* symbolic = cholmod_analyze(&view, &c);
+  cholmod_factor* symbolic = cholmod().analyze(&view, &c);
   const std::optional<int64_t> entries =
       symbolic && c.status == CHOLMOD_OK ? std::optional<int64_t>(int64_t(c.lnz)) : std::nullopt;
-  cholmod_free_factor(&symbolic, &c);
-  cholmod_finish(&c);
+  cholmod().free_factor(&symbolic, &c);
+  cholmod().finish(&c);
   return entries;
 }
 
@@ -84,17 +84,17 @@ DirectFactor::DirectFactor(const CsrMatrix& A, int threads, bool cholmod_solve) 
   cholmod_sparse view = cholmod_view(A);
   cholmod_common& c = impl_->common;
   cholmod_factor*& L = impl_->factor;
-  L = cholmod_analyze(&view, &c);
-  if (L) cholmod_factorize(&view, L, &c);
+  L = cholmod().analyze(&view, &c);
+  if (L) cholmod().factorize(&view, L, &c);
   if (!L || c.status != CHOLMOD_OK || L->minor < size_t(n_))
     throw std::runtime_error("direct solver: factorization failed (matrix not positive definite?)");
   if (L->is_super || cholmod_solve) return;
   // As L D L' (unit L), packed, columns in order: the layout LdlSolve reads.
-  if (!cholmod_change_factor(CHOLMOD_REAL, false, false, true, true, L, &c))
+  if (!cholmod().change_factor(CHOLMOD_REAL, false, false, true, true, L, &c))
     throw std::runtime_error("direct solver: CHOLMOD could not convert its factor (out of memory?)");
   impl_->simplicial.emplace(n_, static_cast<const int32_t*>(L->Perm), static_cast<const int32_t*>(L->p),
                             static_cast<const int32_t*>(L->i), static_cast<const double*>(L->x), threads);
-  cholmod_free_factor(&L, &c);
+  cholmod().free_factor(&L, &c);
 }
 
 DirectFactor::~DirectFactor() = default;
@@ -111,7 +111,7 @@ void DirectFactor::solve(const double* b, double* x) {
   rhs.x = const_cast<double*>(b);
   rhs.xtype = CHOLMOD_REAL;
   rhs.dtype = CHOLMOD_DOUBLE;
-  if (!cholmod_solve2(CHOLMOD_A, f.factor, &rhs, nullptr, &f.x, nullptr, &f.y, &f.e, &f.common))
+  if (!cholmod().solve2(CHOLMOD_A, f.factor, &rhs, nullptr, &f.x, nullptr, &f.y, &f.e, &f.common))
     throw std::runtime_error("direct solver: CHOLMOD's solve failed (out of memory?)");
   std::copy_n(static_cast<const double*>(f.x->x), n_, x);
 }
