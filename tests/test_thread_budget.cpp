@@ -16,7 +16,8 @@ TEST_CASE("threads_for gives one thread per grain of work, within 1 and the cap"
   CHECK(threads_for(900, 100, 16) == 9);
   CHECK(threads_for(UINT64_MAX, 100, 16) == 16);
   CHECK(threads_for(UINT64_MAX, 100, 1) == 1);
-  CHECK(threads_for(30635, kNodesPerThread, 16) == 1);  // ibmpg1's nodes
+  CHECK(threads_for(30635, kNodesPerThread, 16) == 15);  // ibmpg1's nodes
+  CHECK(threads_for(2396624, kParseBytesPerThread, 16) == 10);  // and bytes
   CHECK(threads_for(1000000, kNodesPerThread, 16) == 16);
 }
 

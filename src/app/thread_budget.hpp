@@ -1,21 +1,23 @@
 #pragma once
 // How many OpenMP threads a run's phases use: no more than --threads (or all cores), and no more
-// than the input gives work for (issue 13). A parallel region costs every thread a wake-up and a
-// barrier, and the parser holds a block of text per thread: on ibmpg1 (2.4 MB, 30k nodes) the
-// whole CPU run took 0.187 s on 16 threads of the H100 machine and 0.052 s on one.
+// than the input gives work for (issue 13). Until CHOLMOD was opened only when used
+// (pcg/cholmod_library.hpp), every process started with OpenBLAS's thread per core spinning for
+// work, and ibmpg1 (2.4 MB, 30,635 nodes) ran slower on 16 threads than on one (H100 machine,
+// 0.21 against 0.10 s). Without them threads pay on small inputs too: ibmpg1's wall time was
+// 80 ms on one thread, 66 on 4, 64 on 8 and 55 on 15 (81b340e with both grains divided by 1 to
+// 16, medians of 7 runs).
 #include <cstdint>
 #include <optional>
 #include <string>
 
 namespace pgsim {
 
-// Parsing: one thread per this many bytes of netlist text: four of the parser's default 1 MB
-// chunks, so each thread gets at least its two chunks of the first block and the next (a chosen
-// grain, not a measured one: ibmpg1, 2.4 MB, parses on one thread).
-constexpr uint64_t kParseBytesPerThread = uint64_t(4) << 20;
+// Parsing: one thread per this many bytes of netlist text, the parser's chunk (chunk_parser.hpp),
+// so that no thread is without one: ibmpg1 parses on 10 threads.
+constexpr uint64_t kParseBytesPerThread = uint64_t(256) << 10;
 // Every phase after parsing (reduction, elimination, hierarchy, solve, write): one thread per this
-// many netlist nodes. ibmpg1 (30,635 nodes) runs on one thread, 0.3M nodes on 9, 1M on 16 or more.
-constexpr uint64_t kNodesPerThread = uint64_t(1) << 15;
+// many netlist nodes. ibmpg1 runs on 15 threads, 32k nodes on 16.
+constexpr uint64_t kNodesPerThread = uint64_t(1) << 11;
 
 // ceil(work / per_thread), at least 1 and at most cap (cap >= 1).
 int threads_for(uint64_t work, uint64_t per_thread, int cap);
