@@ -1,5 +1,6 @@
 // Threads follow the work (app/thread_budget.hpp): --threads is the cap, a small input uses fewer.
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <omp.h>
 
 #include "app/run.hpp"
@@ -19,6 +20,25 @@ TEST_CASE("threads_for gives one thread per grain of work, within 1 and the cap"
   CHECK(threads_for(30635, kNodesPerThread, 16) == 15);  // ibmpg1's nodes
   CHECK(threads_for(2396624, kParseBytesPerThread, 16) == 10);  // and bytes
   CHECK(threads_for(1000000, kNodesPerThread, 16) == 16);
+}
+
+TEST_CASE("a core another thread keeps busy is left to it, within the cap", "[threads]") {
+  const int before = omp_get_max_threads();
+  const int cores = omp_get_num_procs();
+  omp_set_num_threads(cores);
+  {
+    ThreadCountScope threads;
+    CHECK(threads.limit_to(UINT64_MAX, 1) == cores);
+    CHECK(threads.limit_to(UINT64_MAX, 1, 1) == std::max(cores - 1, 1));
+    CHECK(threads.limit_to(UINT64_MAX, 1, cores) == 1);  // never fewer than one
+    CHECK(threads.limit_to(2, 1, 1) == std::min(2, std::max(cores - 1, 1)));
+  }
+  omp_set_num_threads(1);
+  {
+    ThreadCountScope threads;  // a cap below the cores is not lowered further
+    CHECK(threads.limit_to(UINT64_MAX, 1, 1) == 1);
+  }
+  omp_set_num_threads(before);
 }
 
 TEST_CASE("the text size is known ahead for plain regular files only", "[threads]") {

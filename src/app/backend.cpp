@@ -71,8 +71,9 @@ bool gpu_likely(const Options& opt) {
 GpuContextWarmUp::GpuContextWarmUp([[maybe_unused]] bool start) {
 #ifdef PGSIM_HAVE_CUDA
   if (start)
-    thread_ = std::thread([] {
+    thread_ = std::thread([this] {
       const gpu::WarmUpTimes t = gpu::warm_up_device();
+      done_.store(true, std::memory_order_relaxed);
       spdlog::debug("GPU warm-up (beside the parse): context {:.3f} s, kernels {:.4f} s, first graph {:.4f} s, "
                     "first pinned allocation {:.4f} s",
                     t.context, t.kernels, t.graph, t.pinned);

@@ -1,6 +1,7 @@
 #pragma once
 // Where the PCG runs: --backend gpu|cpu|auto. Plain C++: the GPU side is reached through
 // gpu/gpu_solver.hpp only when the build has CUDA (PGSIM_HAVE_CUDA).
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -48,8 +49,12 @@ class GpuContextWarmUp {
   ~GpuContextWarmUp();
   GpuContextWarmUp(const GpuContextWarmUp&) = delete;
   GpuContextWarmUp& operator=(const GpuContextWarmUp&) = delete;
+  // The cores the warm-up keeps busy now: 1 while its thread works, else 0 (for
+  // ThreadCountScope::limit_to).
+  int busy_cores() const { return thread_.joinable() && !done_.load(std::memory_order_relaxed) ? 1 : 0; }
 
  private:
+  std::atomic<bool> done_{false};
   std::thread thread_;
 };
 

@@ -67,13 +67,14 @@ RunReport run(const Options& opt, RunData* data) {
   RunData& keep = data ? *data : own;
   RunReport rep;
   rep.netlist = opt.netlist;
-  // Threads follow the work (app/thread_budget.hpp): the parse's from the text size where it is
-  // known ahead, every later phase's from the node count.
-  ThreadCountScope threads;
-  rep.parse_threads = threads.limit_to(netlist_text_bytes(opt.netlist).value_or(UINT64_MAX), kParseBytesPerThread);
   Stopwatch total, phase;
   const bool context_ahead = gpu_likely(opt);
   const GpuContextWarmUp warm_up(context_ahead);
+  // Threads follow the work (app/thread_budget.hpp): the parse's from the text size where it is
+  // known ahead, every later phase's from the node count; a core is left to the warm-up while it runs.
+  ThreadCountScope threads;
+  rep.parse_threads = threads.limit_to(netlist_text_bytes(opt.netlist).value_or(UINT64_MAX), kParseBytesPerThread,
+                                       warm_up.busy_cores());
 
   // Check the outputs and read the reference first: a bad path should fail before a long solve.
   for (const std::string* path : {&opt.output, &opt.json})
@@ -92,7 +93,7 @@ RunReport run(const Options& opt, RunData* data) {
   rep.time.parse = phase.lap();
   rep.bytes = netlist.bytes_read;
   rep.nodes = netlist.node_count() - 1;
-  rep.threads = threads.limit_to(uint64_t(rep.nodes), kNodesPerThread);
+  rep.threads = threads.limit_to(uint64_t(rep.nodes), kNodesPerThread, warm_up.busy_cores());
   spdlog::info("parsed {}: {} elements, {} nodes, {:.1f} MB in {:.3f} s", opt.netlist, netlist.elements.size(),
                rep.nodes, double(rep.bytes) / 1e6, rep.time.parse);
   log_memory("parse", rep.nodes);

@@ -31,8 +31,8 @@ ThreadCountScope::ThreadCountScope() : cap_(omp_get_max_threads()) {}
 
 ThreadCountScope::~ThreadCountScope() { omp_set_num_threads(cap_); }
 
-int ThreadCountScope::limit_to(uint64_t work, uint64_t per_thread) {
-  const int threads = threads_for(work, per_thread, cap_);
+int ThreadCountScope::limit_to(uint64_t work, uint64_t per_thread, int busy_cores) {
+  const int threads = threads_for(work, per_thread, std::min(cap_, omp_get_num_procs() - busy_cores));
   omp_set_num_threads(threads);
   return threads;
 }
