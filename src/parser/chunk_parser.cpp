@@ -329,7 +329,8 @@ void group_by_shard(ChunkNames& n, const std::vector<uint64_t>& hashes) {
   for (size_t s = 0; s < NameTable::kShards; ++s) n.shard_begin[s + 1] += n.shard_begin[s];
   n.by_shard.resize(hashes.size());
   std::vector<uint32_t> next(n.shard_begin.begin(), n.shard_begin.end() - 1);
-  for (uint32_t i = 0; i < hashes.size(); ++i) n.by_shard[next[NameTable::shard_of(hashes[i])]++] = {hashes[i], i};
+  for (uint32_t i = 0; i < hashes.size(); ++i)
+    n.by_shard[next[NameTable::shard_of(hashes[i])]++] = {hashes[i], i, n.names[i]};
   n.ids.resize(hashes.size());
 }
 

@@ -33,10 +33,12 @@ struct ChunkName {
 // (ChunkElement::plus and minus), so interning looks up each node name once per chunk, not once
 // per occurrence.
 struct ChunkNames {
-  // A name's hash and index, grouped by NameTable shard (see below).
+  // A name's hash, index and text, grouped by NameTable shard (see below): the text beside the
+  // index, so that interning finds it without a load from `names` at a scattered index.
   struct Entry {
     uint64_t hash;
     uint32_t index;
+    ChunkName name;
   };
   // In order of first appearance in the chunk.
   std::vector<ChunkName> names;

@@ -10,9 +10,13 @@ namespace {
 
 constexpr uint32_t kNamesPerShard = 8192;  // a shard's table: 16k slots of 8 bytes, in a core's L2 cache
 
-struct Slot {
+// An element in its shard: the low 32 bits of its name's hash (the shard is chosen by the top
+// bits) beside its index, so that a shard's pass reads its entries in one run of memory instead
+// of fetching each element's hash from an array indexed by element, a cache miss per element.
+// A shard's table holds the same pairs.
+struct Entry {
   uint32_t tag;
-  uint32_t element;  // UINT32_MAX: empty
+  uint32_t element;  // UINT32_MAX: an empty table slot
 };
 
 }  // namespace
@@ -23,20 +27,18 @@ std::vector<DuplicateName> find_duplicate_names(const NameTable& names) {
   while (bits < 16 && (uint64_t(n) >> bits) > kNamesPerShard) ++bits;
   const size_t shards = size_t(1) << bits;
   const auto shard_of = [bits](uint64_t h) { return bits == 0 ? size_t(0) : size_t(h >> (64 - bits)); };
-  const auto tag_of = [](uint64_t h) { return static_cast<uint32_t>(h); };
   // Elements by shard, in element order within each (a counting sort over contiguous ranges).
+  // Hashes are computed twice, to count and to place, rather than kept: reading the names again
+  // in order is cheaper than writing and reading back an array of 8 bytes per element.
   const int threads = std::max(1, std::min(omp_get_max_threads(), int(n / 65536) + 1));
   std::vector<uint32_t> start(size_t(threads) * shards + 1, 0);  // [thread * shards + shard], then offsets
   const auto range = [n, threads](int t) { return uint32_t(uint64_t(n) * uint64_t(t) / uint64_t(threads)); };
-  std::unique_ptr<uint64_t[]> hash(new uint64_t[n]);  // each name's, written before it is read
 #pragma omp parallel for schedule(static, 1) num_threads(threads)
   for (int t = 0; t < threads; ++t)
-    for (uint32_t i = range(t); i < range(t + 1); ++i) {
-      hash[i] = NameTable::hash(names[i]);
-      ++start[size_t(t) * shards + shard_of(hash[i]) + 1];
-    }
+    for (uint32_t i = range(t); i < range(t + 1); ++i) ++start[size_t(t) * shards + shard_of(NameTable::hash(names[i])) + 1];
   // Offsets shard-major, so that each shard's elements are contiguous and in element order.
-  std::vector<uint32_t> order(n), at(size_t(threads) * shards);
+  std::unique_ptr<Entry[]> order(new Entry[n]);  // each written once below before it is read
+  std::vector<uint32_t> at(size_t(threads) * shards);
   uint32_t sum = 0;
   std::vector<uint32_t> shard_begin(shards + 1, 0);
   for (size_t s = 0; s < shards; ++s) {
@@ -49,29 +51,31 @@ std::vector<DuplicateName> find_duplicate_names(const NameTable& names) {
   shard_begin[shards] = sum;
 #pragma omp parallel for schedule(static, 1) num_threads(threads)
   for (int t = 0; t < threads; ++t)
-    for (uint32_t i = range(t); i < range(t + 1); ++i) order[at[size_t(t) * shards + shard_of(hash[i])]++] = i;
+    for (uint32_t i = range(t); i < range(t + 1); ++i) {
+      const uint64_t h = NameTable::hash(names[i]);
+      order[at[size_t(t) * shards + shard_of(h)]++] = {static_cast<uint32_t>(h), i};
+    }
   // Each shard: an open-addressing table of the first element of each name.
   std::vector<std::vector<DuplicateName>> found(shards);
 #pragma omp parallel num_threads(threads)
   {
-    std::vector<Slot> table;
+    std::vector<Entry> table;
 #pragma omp for schedule(dynamic, 1)
     for (size_t s = 0; s < shards; ++s) {
       const uint32_t count = shard_begin[s + 1] - shard_begin[s];
       size_t size = 16;
       while (size < 2 * size_t(count)) size *= 2;
-      table.assign(size, Slot{0, UINT32_MAX});
+      table.assign(size, Entry{0, UINT32_MAX});
       for (uint32_t k = shard_begin[s]; k < shard_begin[s + 1]; ++k) {
-        const uint32_t i = order[k];
-        const uint64_t h = hash[i];
-        for (size_t slot = (h >> 32) & (size - 1);; slot = (slot + 1) & (size - 1)) {
-          Slot& e = table[slot];
-          if (e.element == UINT32_MAX) {
-            e = {tag_of(h), i};
+        const Entry e = order[k];
+        for (size_t slot = e.tag & (size - 1);; slot = (slot + 1) & (size - 1)) {
+          Entry& t = table[slot];
+          if (t.element == UINT32_MAX) {
+            t = e;
             break;
           }
-          if (e.tag == tag_of(h) && NameTable::same(names[e.element], names[i])) {
-            found[s].push_back({i, e.element});
+          if (t.tag == e.tag && NameTable::same(names[t.element], names[e.element])) {
+            found[s].push_back({e.element, t.element});
             break;
           }
         }

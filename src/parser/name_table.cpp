@@ -66,6 +66,32 @@ void NameTable::prefetch(uint64_t h) const {
   __builtin_prefetch(&shard.slots[home(tag_of(h), shard.slots.size())]);
 }
 
+uint32_t NameTable::candidate(uint64_t h) const {
+  const Shard& shard = shards_[shard_of(h)];
+  const uint32_t tag = tag_of(h);
+  const size_t n = shard.slots.size();
+  for (size_t s = home(tag, n);; s = s + 1 == n ? 0 : s + 1) {
+    const Slot& slot = shard.slots[s];
+    if (slot.id == npos || slot.tag == tag) return slot.id;
+  }
+}
+
+void NameTable::prefetch_place(uint64_t h) const {
+  const uint32_t id = candidate(h);
+  if (id == npos || (id & kProvisional)) return;
+  __builtin_prefetch(&offsets_[id]);
+  __builtin_prefetch(&offsets_[id + 1]);
+}
+
+void NameTable::prefetch_text(uint64_t h, const Resolver& resolver) const {
+  const uint32_t id = candidate(h);
+  if (id == npos) return;
+  const std::string_view name = name_of(id, &resolver);
+  if (name.empty()) return;
+  __builtin_prefetch(name.data());
+  __builtin_prefetch(name.data() + name.size() - 1);  // a name may straddle two cache lines
+}
+
 uint32_t NameTable::lookup_or_reserve(std::string_view name, uint64_t h, uint32_t key, const Resolver& resolver) {
   Shard& shard = shards_[shard_of(h)];
   const size_t s = slot_of(shard, name, h, &resolver);

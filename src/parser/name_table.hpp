@@ -88,8 +88,16 @@ class NameTable {
     std::string_view (*name)(const void* context, uint32_t key);
     const void* context;
   };
-  // Starts loading the slot where a name of hash `h` is looked for.
+  // A lookup's cache misses come in a chain, each address read from the load before: the slot,
+  // then (when its tag is the name's) the place where the slot's name keeps its text, then the
+  // text, which the lookup compares (tags of different names rarely agree). A caller looking up
+  // many names hides them in a pipeline, each stage started some names before the next needs
+  // it: prefetch(h) the slot; prefetch_place(h) the name's offsets (a final id's: a provisional
+  // one's place is the resolver's); prefetch_text(h, resolver) the text. Hints only: whatever
+  // they find, lookup_or_reserve() gives the same answer.
   void prefetch(uint64_t h) const;
+  void prefetch_place(uint64_t h) const;
+  void prefetch_text(uint64_t h, const Resolver& resolver) const;
   // The id of `name` in its shard (final, or provisional with kProvisional set); when absent,
   // enters it as provisional `key | kProvisional` and returns npos.
   uint32_t lookup_or_reserve(std::string_view name, uint64_t h, uint32_t key, const Resolver& resolver);
@@ -126,6 +134,9 @@ class NameTable {
     return id & kProvisional ? resolver->name(resolver->context, id & ~kProvisional) : (*this)[id];
   }
   size_t slot_of(const Shard& shard, std::string_view name, uint64_t h, const Resolver* resolver) const;
+  // The id in the first slot of h's probe run that is empty (npos) or holds h's tag: the entry
+  // that slot_of() compares the name with first.
+  uint32_t candidate(uint64_t h) const;
   void insert(Shard& shard, size_t slot, uint64_t h, uint32_t id);
   void rehash(Shard& shard, size_t slot_count);
   static uint32_t tag_of(uint64_t h) { return static_cast<uint32_t>(h >> 32); }

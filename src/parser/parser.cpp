@@ -59,7 +59,7 @@ namespace {
 constexpr size_t kDefaultChunkBytes = 1u << 18;
 constexpr size_t kChunksPerThread = 8;
 constexpr uint32_t kParallelNames = 1u << 16;  // fewer names are interned on one thread
-constexpr size_t kAhead = 8;  // table slots prefetched ahead, to overlap their cache misses
+constexpr size_t kAhead = 8;  // names ahead that a table lookup's next load is started, to overlap cache misses
 
 // Runs f(i) for i in [0, n), on all threads when `parallel` (small work is not worth waking them);
 // the first exception is rethrown here.
@@ -159,8 +159,18 @@ class Parser {
   Netlist& nl_;
   const ParseOptions& options_;
   std::vector<ParseWarning>* deferred_;
-  // Per shard, the run's first appearances of node names: their hashes and keys (Entry::index is the key).
-  std::vector<ChunkNames::Entry> firsts_[NameTable::kShards];
+  // Per shard, the run's first appearances of node names: their hashes and keys.
+  struct First {
+    uint64_t hash;
+    uint32_t key;
+  };
+  std::vector<First> firsts_[NameTable::kShards];
+  // Per shard, the run's node names to look up, in file order.
+  struct Lookup {
+    ChunkNames::Entry name;
+    uint32_t chunk;  // in the run
+  };
+  std::vector<Lookup> lookups_[NameTable::kShards];
   // Unknown control lines warned about (once per command, in file order), each with the number
   // of elements before it, held until flush_warnings() places the duplicate names among them.
   std::vector<std::pair<uint64_t, ParseWarning>> controls_;
@@ -331,10 +341,10 @@ uint32_t Parser::enter(ChunkResult* chunks, size_t count, uint32_t file, uint32_
   // are copied; per shard (at the same time): provisional table entries become the ids.
   parallel_for(count + NameTable::kShards, parallel, [&](size_t task) {
     if (task >= count) {
-      const std::vector<ChunkNames::Entry>& firsts = firsts_[task - count];
+      const std::vector<First>& firsts = firsts_[task - count];
       for (size_t k = 0; k < firsts.size(); ++k) {
         if (k + kAhead < firsts.size()) nl_.node_names.prefetch(firsts[k + kAhead].hash);
-        nl_.node_names.settle(firsts[k].hash, firsts[k].index, run.id(firsts[k].index));
+        nl_.node_names.settle(firsts[k].hash, firsts[k].key, run.id(firsts[k].key));
       }
       return;
     }
@@ -373,21 +383,32 @@ void Parser::intern(RunNames& run, size_t count, bool parallel) {
   // a. First appearances of node names, one thread per shard.
   parallel_for(NameTable::kShards, parallel, [&](size_t s) {
     const NameTable::Resolver resolver{&RunNames::name, &run};
-    std::vector<ChunkNames::Entry>& firsts = firsts_[s];
+    std::vector<First>& firsts = firsts_[s];
     firsts.clear();
+    // The shard's names in file order, then looked up in a software pipeline: each stage's loads
+    // are issued kAhead names before the next stage needs them (NameTable::prefetch says why).
+    std::vector<Lookup>& queue = lookups_[s];
+    queue.clear();
     for (size_t c = 0; c < count; ++c) {
-      ChunkNames& n = chunks[c].nodes;
-      const ChunkNames::Entry* entry = n.by_shard.data() + n.shard_begin[s];
-      const size_t m = n.shard_begin[s + 1] - n.shard_begin[s];
-      for (size_t k = 0; k < std::min(m, kAhead); ++k) nodes.prefetch(entry[k].hash);
-      for (size_t k = 0; k < m; ++k) {
-        if (k + kAhead < m) nodes.prefetch(entry[k + kAhead].hash);
-        const ChunkNames::Entry& e = entry[k];
-        const uint32_t key = run.base[c] + e.index;
-        const uint32_t id = nodes.lookup_or_reserve(chunks[c].node_name(e.index), e.hash, key, resolver);
-        n.ids[e.index] = id;
-        if (id == NameTable::npos) firsts.push_back({e.hash, key});
+      const ChunkNames& n = chunks[c].nodes;
+      for (uint32_t k = n.shard_begin[s]; k < n.shard_begin[s + 1]; ++k)
+        queue.push_back({n.by_shard[k], static_cast<uint32_t>(c)});
+    }
+    const size_t m = queue.size();
+    for (size_t i = 0; i < m + 3 * kAhead; ++i) {
+      if (i < m) {
+        nodes.prefetch(queue[i].name.hash);
+        __builtin_prefetch(chunks[queue[i].chunk].text + queue[i].name.name.offset);
       }
+      if (i >= kAhead && i - kAhead < m) nodes.prefetch_place(queue[i - kAhead].name.hash);
+      if (i >= 2 * kAhead && i - 2 * kAhead < m) nodes.prefetch_text(queue[i - 2 * kAhead].name.hash, resolver);
+      if (i < 3 * kAhead) continue;
+      const ChunkNames::Entry& e = queue[i - 3 * kAhead].name;
+      const size_t c = queue[i - 3 * kAhead].chunk;
+      const uint32_t key = run.base[c] + e.index;
+      const uint32_t id = nodes.lookup_or_reserve(chunks[c].view(e.name), e.hash, key, resolver);
+      chunks[c].nodes.ids[e.index] = id;
+      if (id == NameTable::npos) firsts.push_back({e.hash, key});
     }
   });
   // b. Ids of first appearances by a prefix sum in file order (every element name is one);
