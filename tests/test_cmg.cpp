@@ -76,6 +76,37 @@ TEST_CASE("an SDD matrix becomes a Laplacian with one ground vertex", "[cmg]") {
   check_laplacian(L);
 }
 
+TEST_CASE("the renumbered Laplacian is permute_symmetric of the Laplacian, bit for bit", "[cmg]") {
+  // The 3x3 case above with vertices 0, 1, 2 and the ground 3 renumbered 2, 0, 3, 1.
+  CsrMatrix G;
+  G.rows = 3;
+  G.ptr = {0, 2, 5, 7};
+  G.col = {0, 1, 0, 1, 2, 1, 2};
+  G.val = {3, -1, -1, 2, -1, -1, 1.5};
+  const CsrMatrix small = sdd_to_laplacian(G, {2, 0, 3, 1});
+  CHECK(small.ptr == std::vector<int32_t>{0, 3, 6, 9, 12});
+  CHECK(small.col == std::vector<int32_t>{0, 2, 3, 1, 2, 3, 0, 1, 2, 0, 1, 3});
+  CHECK(small.val == std::vector<double>{2, -1, -1, 2.5, -2, -0.5, -1, -2, 3, -1, -0.5, 1.5});
+  // A grid with wire chains, eliminated (rows of zero excess, fill-in): every array equal, for
+  // any thread count.
+  const test::GridSystem sys = grid(120, 4);
+  const EliminatedSystem e = eliminate_chains(sys.G, sys.b);
+  std::vector<int32_t> new_of_old(static_cast<size_t>(e.G.rows) + 1);
+  std::iota(new_of_old.begin(), new_of_old.end(), 0);
+  std::shuffle(new_of_old.begin(), new_of_old.end(), std::mt19937(7));
+  const CsrMatrix expected = permute_symmetric(sdd_to_laplacian(e.G), new_of_old);
+  const int before = omp_get_max_threads();
+  for (int threads : {1, 2, 8}) {
+    omp_set_num_threads(threads);
+    const CsrMatrix L = sdd_to_laplacian(e.G, new_of_old);
+    CHECK(L.rows == expected.rows);
+    CHECK(L.ptr == expected.ptr);
+    CHECK(L.col == expected.col);
+    CHECK(L.val == expected.val);
+  }
+  omp_set_num_threads(before);
+}
+
 TEST_CASE("clustering cuts long paths and keeps heavy pairs together", "[cmg]") {
   // A path of 40 vertices with equal weights: clusters are runs of consecutive vertices of
   // 2 to kMaxHeight + 1 vertices.

@@ -24,6 +24,7 @@
 #include "mna/chain_elimination.hpp"
 #include "mna/reduce.hpp"
 #include "mna/stopwatch.hpp"
+#include "mna/upper_triangle.hpp"
 #include "parser/input_error.hpp"
 #include "parser/netlist.hpp"
 #include "pcg/direct.hpp"
@@ -147,9 +148,17 @@ RunReport run(const Options& opt, RunData* data) {
     rep.precond = opt.precond.empty() ? cpu_preconditioner_names().front() : opt.precond;
     if (rep.precond == "cmg") rep.smoother = opt.smoother;
     std::optional<EliminatedSystem> chains;
+    std::optional<UpperTriangle> packed;  // sys.G from here to the final residual check, where packable
     if (opt.eliminate) {
       chains = eliminate_chains(sys.G, sys.b);
       rep.eliminated = chains->eliminated();
+      // Only that check reads the whole system again: through the setup and the solve (the run's
+      // peak) its upper triangle is enough.
+      packed = pack_upper(sys.G);
+      if (packed)
+        sys.G = CsrMatrix();
+      else
+        spdlog::debug("the reduced system is not symmetric bit for bit: kept whole for the residual check");
       rep.time.eliminate = phase.lap();
       spdlog::info("eliminated {} chain unknowns exactly, {} remain, in {:.3f} s", rep.eliminated, chains->G.rows,
                    rep.time.eliminate);
@@ -189,9 +198,15 @@ RunReport run(const Options& opt, RunData* data) {
     log_memory("solve", rep.nodes);
     if (chains) {
       chains->recover(x_kept, x);  // x: allocated and zeroed above, long before the solve
+      if (packed) {  // the kept system is done with: its memory goes to the whole one
+        chains->G = CsrMatrix();
+        sys.G = unpack_upper(*packed);
+        packed.reset();
+      }
       rep.result.relative_residual = relative_residual(sys.G, sys.b, x);
       rep.result.converged = rep.result.relative_residual <= opt.tolerance;
       rep.time.recover = phase.lap();
+      log_memory("recovery and the residual check", rep.nodes);
       spdlog::debug("recovered the eliminated unknowns and checked the whole system's residual in {:.4f} s",
                     rep.time.recover);
     } else {
@@ -227,6 +242,7 @@ RunReport run(const Options& opt, RunData* data) {
   const double written = step.lap();
   keep.deviations = node_deviations(std::move(nets), sys, voltages);
   const NodeDeviations& deviations = keep.deviations;
+  log_memory("voltages and deviations", rep.nodes);
   rep.ir_drop = summarize_ir_drop(netlist, deviations);
   const double summarized = step.lap();
   if (committed.valid()) committed.get();  // a failed flush or rename is thrown here

@@ -117,6 +117,9 @@ CmgHierarchy build_cmg_hierarchy(const CsrMatrix& G, const CmgOptions& options, 
       break;
     }
     raw.push_back(galerkin_coarse(raw.back(), c.cluster_of, c.count));
+    // Level 0 is made again from G in its final numbering (below): its Laplacian, as large as G,
+    // is not held while the coarser levels are built.
+    if (raw.size() == 2) raw[0] = CsrMatrix();
     t.levels.back().galerkin = phase.lap();
     clusterings.push_back(std::move(c));
   }
@@ -140,7 +143,7 @@ CmgHierarchy build_cmg_hierarchy(const CsrMatrix& G, const CmgOptions& options, 
     for (int32_t v = 0; v < static_cast<int32_t>(key.size()); ++v) key[v] = new_of_old[cluster_of[v]];
     counting_sort(key, clusterings[l].count, h.levels[l].cluster_ptr, new_of_old);
     t.levels[l].renumber = phase.lap();
-    h.levels[l].A = permute_symmetric(raw[l], new_of_old);
+    h.levels[l].A = l == 0 ? sdd_to_laplacian(G, new_of_old) : permute_symmetric(raw[l], new_of_old);
     raw[l] = CsrMatrix();
     t.levels[l].permute = phase.lap();
   }

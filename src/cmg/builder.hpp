@@ -52,7 +52,7 @@ struct CmgBuildTimes {
     double clustering = 0;  // cluster_vertices on this level
     double galerkin = 0;    // the next level from this one's clusters
     double renumber = 0;    // cluster keys in the final numbering, sorted: new_of_old, cluster_ptr
-    double permute = 0;     // permute_symmetric into the final numbering
+    double permute = 0;     // into the final numbering: permute_symmetric (level 0: sdd_to_laplacian of G)
     double inv_diag = 0;
   };
   double laplacian = 0;      // sdd_to_laplacian

@@ -13,29 +13,6 @@
 namespace pgsim {
 namespace {
 
-// Sorts a row by column: insertion sort for the short rows of grid levels (5 to 30 entries),
-// a general sort for the few long ones (the ground vertex, hubs).
-void sort_row(int32_t* col, double* val, int32_t len) {
-  if (len > 32) {
-    std::vector<std::pair<int32_t, double>> entries(static_cast<size_t>(len));
-    for (int32_t i = 0; i < len; ++i) entries[i] = {col[i], val[i]};
-    std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-    for (int32_t i = 0; i < len; ++i) std::tie(col[i], val[i]) = entries[i];
-    return;
-  }
-  for (int32_t i = 1; i < len; ++i) {
-    const int32_t c = col[i];
-    const double v = val[i];
-    int32_t j = i;
-    for (; j > 0 && col[j - 1] > c; --j) {
-      col[j] = col[j - 1];
-      val[j] = val[j - 1];
-    }
-    col[j] = c;
-    val[j] = v;
-  }
-}
-
 // Entry (c, d) and (d, c) were summed in different orders and may differ in the last bit: copy
 // the upper triangle into the lower one and recompute the diagonals, so the level is exactly
 // symmetric with exactly zero row sums (up to the rounding of that sum).

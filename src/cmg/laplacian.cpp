@@ -8,8 +8,14 @@
 #include "mna/touched_vector.hpp"
 
 namespace pgsim {
+namespace {
 
-CsrMatrix sdd_to_laplacian(const CsrMatrix& G) {
+// Both forms: vertex i is row number(i) of L. Every row's entries are made in G's column order
+// (the ground last), which is the final order without a renumbering; with one, each row is
+// sorted after. The diagonals' sums run in that same order either way, so the values are the
+// same bits.
+template <class Number>
+CsrMatrix laplacian(const CsrMatrix& G, Number number, bool renumbered) {
   const int32_t n = G.rows;
   // Excess diagonal per row; rows with a positive excess get an edge to the ground vertex n.
   FillVector<double> excess(static_cast<size_t>(n));  // unwritten until the first loop
@@ -28,23 +34,25 @@ CsrMatrix sdd_to_laplacian(const CsrMatrix& G) {
       }
     }
     excess[i] = diag - off;
-    count[i + 1] = entries + 1 + (excess[i] > 0 ? 1 : 0);  // off-diagonals, diagonal, ground edge
+    count[size_t(number(i)) + 1] = entries + 1 + (excess[i] > 0 ? 1 : 0);  // off-diagonals, diagonal, ground edge
   }
   int32_t ground_degree = 0;
 #pragma omp parallel for schedule(static, 4096) reduction(+ : ground_degree)
   for (int32_t i = 0; i < n; ++i) ground_degree += excess[i] > 0 ? 1 : 0;
-  count[static_cast<size_t>(n) + 1] = ground_degree + 1;
+  count[size_t(number(n)) + 1] = ground_degree + 1;
 
   CsrMatrix L;
   L.rows = n + 1;
   prefix_sum(count);  // count[0] = 0: the row offsets
   L.ptr = std::move(count);
-  assign_touched(L.col, static_cast<size_t>(L.ptr[n + 1]));
+  assign_touched(L.col, static_cast<size_t>(L.ptr[size_t(n) + 1]));
   assign_touched(L.val, L.col.size());
 
+  const int32_t ground = number(n);
 #pragma omp parallel for schedule(static, 4096)
   for (int32_t i = 0; i < n; ++i) {
-    int32_t out = L.ptr[i];
+    const int32_t first = L.ptr[size_t(number(i))];
+    int32_t out = first;
     int32_t diag_at = -1;
     double sum = 0;
     bool placed_diag = false;
@@ -55,35 +63,49 @@ CsrMatrix sdd_to_laplacian(const CsrMatrix& G) {
         diag_at = out++;
         placed_diag = true;
       }
-      L.col[out] = j;
+      L.col[out] = number(j);
       L.val[out] = -std::fabs(G.val[k]);
       sum += std::fabs(G.val[k]);
       ++out;
     }
     if (!placed_diag) diag_at = out++;
     if (excess[i] > 0) {  // the ground vertex n is the largest column
-      L.col[out] = n;
+      L.col[out] = ground;
       L.val[out] = -excess[i];
       sum += excess[i];
       ++out;
     }
-    L.col[diag_at] = i;
+    L.col[diag_at] = number(i);
     L.val[diag_at] = sum;
+    if (renumbered) sort_row(L.col.data() + first, L.val.data() + first, out - first);
   }
-  // The ground row, in increasing column order, diagonal last.
-  int32_t out = L.ptr[n];
+  // The ground row, in increasing column order, diagonal last; its sum in G's row order.
+  const int32_t first = L.ptr[size_t(ground)];
+  int32_t out = first;
   double sum = 0;
   for (int32_t i = 0; i < n; ++i) {
     if (excess[i] > 0) {
-      L.col[out] = i;
+      L.col[out] = number(i);
       L.val[out] = -excess[i];
       sum += excess[i];
       ++out;
     }
   }
-  L.col[out] = n;
+  L.col[out] = ground;
   L.val[out] = sum;
+  ++out;
+  if (renumbered) sort_row(L.col.data() + first, L.val.data() + first, out - first);
   return L;
+}
+
+}  // namespace
+
+CsrMatrix sdd_to_laplacian(const CsrMatrix& G) {
+  return laplacian(G, [](int32_t i) { return i; }, false);
+}
+
+CsrMatrix sdd_to_laplacian(const CsrMatrix& G, const std::vector<int32_t>& new_of_old) {
+  return laplacian(G, [&new_of_old](int32_t i) { return new_of_old[size_t(i)]; }, true);
 }
 
 }  // namespace pgsim

@@ -18,4 +18,8 @@ struct CsrMatrix {
   std::vector<double> diagonal() const;
 };
 
+// Sorts one row's entries by column: insertion sort for the short rows of grids (5 to 30
+// entries), a general sort for the few long ones (a ground vertex, hubs).
+void sort_row(int32_t* col, double* val, int32_t len);
+
 }  // namespace pgsim
