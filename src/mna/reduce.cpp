@@ -8,7 +8,6 @@
 #include <stdexcept>
 #include <string>
 
-#include "mna/atomic_extremum.hpp"
 #include "mna/concurrent_union_find.hpp"
 #include "mna/potential_union_find.hpp"
 #include "mna/prefix_sum.hpp"
@@ -58,8 +57,9 @@ void sort_range(T* first, T* last, Less less) {
 // each set (so offsets are rounded, and the first element that closes a disagreeing loop is
 // found, as a serial pass over the elements would). In parallel: the sets are found first
 // (ConcurrentUnionFind), and each thread then merges the sets whose smallest node falls in its
-// range of nodes, with no other thread touching them.
-PotentialUnionFind merge_super_nodes(const Netlist& nl, const Companion* companion) {
+// range of nodes, with no other thread touching them. `sets` (over every node, fresh) is left
+// flattened: sets.root(v) is the smallest node of v's super-node, 0 for the ground's.
+PotentialUnionFind merge_super_nodes(const Netlist& nl, const Companion* companion, ConcurrentUnionFind& sets) {
   const uint32_t n_nodes = nl.node_count();
   const std::ptrdiff_t elements = std::ptrdiff_t(nl.elements.size());
   const int threads = omp_get_max_threads();
@@ -82,7 +82,6 @@ PotentialUnionFind merge_super_nodes(const Netlist& nl, const Companion* compani
   std::vector<std::vector<uint32_t>>().swap(merging_of_thread);
   const std::ptrdiff_t m = std::ptrdiff_t(merging.size());
 
-  ConcurrentUnionFind sets(static_cast<int32_t>(n_nodes));
 #pragma omp parallel for schedule(static, 4096)
   for (std::ptrdiff_t i = 0; i < m; ++i) {
     const Element& e = nl.elements[merging[size_t(i)]];
@@ -133,51 +132,49 @@ PotentialUnionFind merge_super_nodes(const Netlist& nl, const Companion* compani
 }
 
 // 2. Numbers the unknowns: every super-node not holding ground, in the order of its first
-// (smallest) node, which becomes node_of_unknown. Fills unknown_of_node and offset_of_node.
-void number_unknowns(const PotentialUnionFind& uf, ReducedSystem& sys) {
+// (smallest) node, sets.root() (merge_super_nodes()), which becomes node_of_unknown. Fills
+// unknown_of_node and offset_of_node.
+void number_unknowns(const PotentialUnionFind& uf, const ConcurrentUnionFind& sets, ReducedSystem& sys) {
   const uint32_t n_nodes = static_cast<uint32_t>(sys.unknown_of_node.size());
   const std::ptrdiff_t sn = n_nodes;
-  const uint32_t ground_root = uf.flat_root(Netlist::ground);
   const double ground_offset = uf.offset(Netlist::ground);
-  std::vector<uint32_t> first;  // per root: its smallest node
-  assign_touched(first, n_nodes, UINT32_MAX);
-#pragma omp parallel for schedule(static, 4096)
-  for (std::ptrdiff_t v = 0; v < sn; ++v)
-    if (uf.flat_root(uint32_t(v)) != ground_root) atomic_lower_to(first[uf.flat_root(uint32_t(v))], uint32_t(v));
+  static_assert(Netlist::ground == 0, "the ground's super-node is the one whose smallest node is 0");
+  auto first_of = [&](std::ptrdiff_t v) { return uint32_t(sets.root(int32_t(v))); };
   // number[v]: 1 at first nodes, then their running count: first node v gets unknown number[v] - 1.
   std::vector<int32_t> number;
   assign_touched(number, n_nodes);
 #pragma omp parallel for schedule(static, 4096)
-  for (std::ptrdiff_t v = 0; v < sn; ++v) number[size_t(v)] = first[uf.flat_root(uint32_t(v))] == uint32_t(v);
+  for (std::ptrdiff_t v = 1; v < sn; ++v) number[size_t(v)] = first_of(v) == uint32_t(v);
   prefix_sum(number);
   const int32_t n = n_nodes > 0 ? number.back() : 0;
   assign_touched(sys.node_of_unknown, size_t(n));
-#pragma omp parallel for schedule(static, 4096)
-  for (std::ptrdiff_t v = 0; v < sn; ++v)
-    if (first[uf.flat_root(uint32_t(v))] == uint32_t(v)) sys.node_of_unknown[size_t(number[size_t(v)] - 1)] = uint32_t(v);
   // v(node) = x[unknown] + offset, x being the voltage of the unknown's first node.
 #pragma omp parallel for schedule(static, 4096)
   for (std::ptrdiff_t v = 0; v < sn; ++v) {
-    const uint32_t r = uf.flat_root(uint32_t(v));
-    if (r == ground_root) {
+    const uint32_t r = first_of(v);
+    if (r == Netlist::ground) {
       sys.unknown_of_node[size_t(v)] = -1;
       sys.offset_of_node[size_t(v)] = uf.offset(uint32_t(v)) - ground_offset;
     } else {
-      sys.unknown_of_node[size_t(v)] = number[first[r]] - 1;
-      sys.offset_of_node[size_t(v)] = uf.offset(uint32_t(v)) - uf.offset(first[r]);
+      if (r == uint32_t(v)) sys.node_of_unknown[size_t(number[size_t(v)] - 1)] = uint32_t(v);
+      sys.unknown_of_node[size_t(v)] = number[r] - 1;
+      sys.offset_of_node[size_t(v)] = uf.offset(uint32_t(v)) - uf.offset(r);
     }
   }
 }
 
 // The elements that stamp each unknown's row (stamps()), grouped by row and in element order
 // within a row: row u's are entry[ptr[u] .. ptr[u + 1]). A current source with both ends in one
-// unknown is listed once there.
+// unknown is listed once there. Meanwhile each conductance between two super-nodes unites their
+// nodes in `sets` (merge_super_nodes()'s), which thus ends holding the circuit's resistively
+// connected parts for check_floating().
 struct RowEntries {
   std::vector<int32_t> ptr;
   FillVector<uint32_t> entry;  // resized unwritten: the parallel scatter writes every entry
 };
 
-RowEntries entries_by_row(const Netlist& nl, const Companion* companion, const ReducedSystem& sys) {
+RowEntries entries_by_row(const Netlist& nl, const Companion* companion, const ReducedSystem& sys,
+                          ConcurrentUnionFind& sets) {
   const int32_t n = static_cast<int32_t>(sys.node_of_unknown.size());
   const std::ptrdiff_t elements = std::ptrdiff_t(nl.elements.size());
   // Each end's unknown, or -1 for none (a fixed node, or the other end of one unknown).
@@ -199,6 +196,7 @@ RowEntries entries_by_row(const Netlist& nl, const Companion* companion, const R
     if (!stamps(e, companion)) continue;
     int32_t ua, ub;
     rows_of(e, ua, ub);
+    if (e.kind != ElementKind::CurrentSource && (ua >= 0 || ub >= 0)) sets.unite(int32_t(e.plus), int32_t(e.minus));
     if (ua >= 0) __atomic_fetch_add(&rows.ptr[size_t(ua)], 1, __ATOMIC_RELAXED), ++total;
     if (ub >= 0) __atomic_fetch_add(&rows.ptr[size_t(ub)], 1, __ATOMIC_RELAXED), ++total;
   }
@@ -227,14 +225,13 @@ struct RowEntry {
 // 3. Stamps conductances (resistors; with a companion capacitors and inductors too) and current
 // sources, row by row in parallel: each row sums its elements' contributions in element order (so
 // G and b do not depend on the thread count), then CSR with sorted columns, parallel conductances
-// summed, the diagonal in place. anchored[u]: row u has a conductance to a fixed node.
-void stamp(const Netlist& nl, const Companion* companion, ReducedSystem& sys, std::vector<uint8_t>& anchored) {
+// summed, the diagonal in place. `sets`: as entries_by_row() leaves it.
+void stamp(const Netlist& nl, const Companion* companion, ReducedSystem& sys, ConcurrentUnionFind& sets) {
   const int32_t n = static_cast<int32_t>(sys.node_of_unknown.size());
-  RowEntries rows = entries_by_row(nl, companion, sys);
+  RowEntries rows = entries_by_row(nl, companion, sys, sets);
   std::vector<double> diag;
   assign_touched(diag, size_t(n));
   assign_touched(sys.b, size_t(n));
-  assign_touched(anchored, size_t(n));
   CsrMatrix& G = sys.G;
   G.rows = n;
   assign_touched(G.ptr, size_t(n) + 1);
@@ -270,7 +267,6 @@ void stamp(const Netlist& nl, const Companion* companion, ReducedSystem& sys, st
           b -= g * (o_self - o_other);
         } else {
           b += g * (o_other - o_self);
-          anchored[size_t(u)] = 1;
         }
       }
       // SPICE: a positive source drives current out of its plus node, through itself, into minus.
@@ -319,35 +315,22 @@ void stamp(const Netlist& nl, const Companion* companion, ReducedSystem& sys, st
   }
 }
 
-// 4. Floating components: unknowns with no resistive path to a fixed node. The error names the
-// first unknown of the lowest-numbered floating component, and its netlist node count.
-void check_floating(const Netlist& nl, const ReducedSystem& sys, std::vector<uint8_t>& anchored) {
-  const CsrMatrix& G = sys.G;
-  const int32_t n = G.rows;
-  ConcurrentUnionFind components(n);
-#pragma omp parallel for schedule(dynamic, 4096)
-  for (int32_t u = 0; u < n; ++u)
-    for (int32_t k = G.ptr[size_t(u)]; k < G.ptr[size_t(u) + 1]; ++k)
-      if (G.col[size_t(k)] > u) components.unite(u, G.col[size_t(k)]);
-  components.flatten();
-  // A component is anchored when any of its rows is: collected at its root (its smallest unknown).
-#pragma omp parallel for schedule(static, 4096)
-  for (int32_t u = 0; u < n; ++u)
-    if (__atomic_load_n(&anchored[size_t(u)], __ATOMIC_RELAXED))
-      __atomic_store_n(&anchored[size_t(components.root(u))], uint8_t(1), __ATOMIC_RELAXED);
-  int32_t floating = n;
+// 4. Floating components: super-nodes with no resistive path to a fixed node, i.e. to the ground's
+// super-node. In `sets` (after entries_by_row()) a part's root is its smallest node, 0 for the
+// ground's part, so the first node of a floating part's first unknown (unknowns are numbered in
+// the order of their first nodes) is that part's root: the error names the smallest node outside
+// the ground's part, and its part's netlist node count.
+void check_floating(const Netlist& nl, ConcurrentUnionFind& sets) {
+  const int32_t n_nodes = static_cast<int32_t>(nl.node_count());
+  int32_t floating = n_nodes;
 #pragma omp parallel for schedule(static, 4096) reduction(min : floating)
-  for (int32_t u = 0; u < n; ++u)
-    if (components.root(u) == u && !anchored[size_t(u)]) floating = std::min(floating, u);
-  if (floating == n) return;
+  for (int32_t v = 0; v < n_nodes; ++v)
+    if (v < floating && sets.find(v) != int32_t(Netlist::ground)) floating = v;
+  if (floating == n_nodes) return;
   int64_t netlist_nodes = 0;
-  const std::ptrdiff_t n_nodes = std::ptrdiff_t(sys.unknown_of_node.size());
 #pragma omp parallel for schedule(static, 4096) reduction(+ : netlist_nodes)
-  for (std::ptrdiff_t v = 0; v < n_nodes; ++v) {
-    const int32_t u = sys.unknown_of_node[size_t(v)];
-    if (u >= 0 && components.root(u) == floating) ++netlist_nodes;
-  }
-  throw InputError(floating_message(netlist_nodes, nl.node_names[sys.node_of_unknown[size_t(floating)]]));
+  for (int32_t v = floating; v < n_nodes; ++v) netlist_nodes += sets.find(v) == floating;
+  throw InputError(floating_message(netlist_nodes, nl.node_names[uint32_t(floating)]));
 }
 
 }  // namespace
@@ -378,10 +361,10 @@ ReducedSystem reduce(const Netlist& nl, const Companion* companion) {
   ReducedSystem sys;
   assign_touched(sys.unknown_of_node, nl.node_count());
   assign_touched(sys.offset_of_node, nl.node_count());
-  number_unknowns(merge_super_nodes(nl, companion), sys);
-  std::vector<uint8_t> anchored;
-  stamp(nl, companion, sys, anchored);
-  check_floating(nl, sys, anchored);
+  ConcurrentUnionFind sets(static_cast<int32_t>(nl.node_count()));
+  number_unknowns(merge_super_nodes(nl, companion, sets), sets, sys);
+  stamp(nl, companion, sys, sets);
+  check_floating(nl, sets);
   return sys;
 }
 
