@@ -1,5 +1,7 @@
 #include "dist/super_nodes.hpp"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
@@ -67,9 +69,17 @@ std::vector<uint32_t> set_firsts(const std::vector<MergeEdge>& edges, uint32_t t
   const auto local_first = [&](uint32_t v) { return node[size_t(local.root(int32_t(touched.index(v))))]; };
 
   // The ends owned elsewhere, to their owners, who link the sets of all ranks that touch one node.
-  std::vector<Touch> touches;
-  for (uint32_t v : node)
-    if (owner(v) != rank) touches.push_back({v, local_first(v)});
+  // Those below and above this rank's nodes (ground counts as rank 0's): a prefix and a suffix.
+  const auto ranks = owner.first.size();
+  const auto own_from = std::lower_bound(node.begin(), node.end(), rank == 0 ? 0 : owner.first[size_t(rank)]) - node.begin();
+  const auto own_to = std::lower_bound(node.begin(), node.end(), size_t(rank) + 1 < ranks ? owner.first[size_t(rank) + 1] : total_nodes) - node.begin();
+  const auto elsewhere = std::ptrdiff_t(node.size()) - (own_to - own_from);
+  std::vector<Touch> touches(static_cast<size_t>(elsewhere));
+#pragma omp parallel for schedule(static, 65536)
+  for (std::ptrdiff_t k = 0; k < elsewhere; ++k) {
+    const uint32_t v = node[size_t(k < own_from ? k : k + (own_to - own_from))];
+    touches[size_t(k)] = {v, local_first(v)};
+  }
   std::vector<int> recv_counts;
   std::vector<Touch> heard = all_to_all(touches, owner.counts(touches, [](const Touch& t) { return t.node; }), comm, recv_counts);
   std::vector<Touch>().swap(touches);
@@ -108,7 +118,9 @@ std::vector<RoutedEdge> route_edges(const std::vector<MergeEdge>& edges, const s
                                     const NodeOwners& owner, MPI_Comm comm) {
   std::vector<int> counts(owner.first.size(), 0);
   std::vector<int> to(edges.size());
-  for (size_t i = 0; i < edges.size(); ++i) ++counts[size_t(to[i] = owner(first[i]))];
+#pragma omp parallel for schedule(static, 65536)
+  for (std::ptrdiff_t i = 0; i < std::ptrdiff_t(edges.size()); ++i) to[size_t(i)] = owner(first[size_t(i)]);
+  for (int q : to) ++counts[size_t(q)];
   const std::vector<int> displs = displacements(counts);
   std::vector<size_t> fill(displs.begin(), displs.end());
   std::vector<RoutedEdge> send(edges.size());
@@ -170,48 +182,57 @@ std::vector<NodeAnswer> merge_sets(const RankNetlist& nl, const std::vector<uint
     e.plus = uint32_t(members.index(e.plus));
     e.minus = uint32_t(members.index(e.minus));
   }
+  // In parallel, as reduce() merges: the sets found first (each root its smallest member, the
+  // set's first node), then each thread merges, in element order, the sets whose first member
+  // falls in its share of the members, and finds its sets' members in increasing order.
+  ConcurrentUnionFind sets(static_cast<int32_t>(m));
+#pragma omp parallel for schedule(static, 65536)
+  for (std::ptrdiff_t i = 0; i < n; ++i) sets.unite(int32_t(received[size_t(i)].plus), int32_t(received[size_t(i)].minus));
+  sets.flatten();
+  const auto first = [&](uint32_t i) { return uint32_t(sets.root(int32_t(i))); };
   PotentialUnionFind uf(m);
-  std::vector<uint32_t> path;
   size_t bad_here = received.size();
-  for (size_t i = 0; i < received.size(); ++i) {
-    const RoutedEdge& e = received[i];
-    bool merged = false;
-    double implied = 0;
-    if (disagrees({e.plus, e.minus, e.forced, e.is_short != 0}, uf, path, merged, implied)) {
-      bad_here = i;  // this rank's sets are left as they are: the run ends with the error
-      break;
+#pragma omp parallel reduction(min : bad_here)
+  {
+    const auto team = uint64_t(omp_get_num_threads()), me = uint64_t(omp_get_thread_num());
+    const auto mine = [&](uint32_t i) { return uint64_t(first(i)) * team / m == me; };
+    std::vector<uint32_t> path;
+    size_t my_bad = received.size();
+    for (size_t i = 0; i < received.size(); ++i) {
+      const RoutedEdge& e = received[i];
+      if (!mine(e.plus)) continue;
+      bool merged = false;
+      double implied = 0;
+      if (disagrees({e.plus, e.minus, e.forced, e.is_short != 0}, uf, path, merged, implied)) {
+        my_bad = i;  // this thread's sets are left as they are: the run ends with the error
+        break;
+      }
     }
+    if (my_bad == received.size())
+      for (uint32_t i = 0; i < m; ++i)
+        if (mine(i)) uf.find(i, path);
+    bad_here = std::min(bad_here, my_bad);
   }
   uint64_t bad = bad_here < received.size() ? received[bad_here].index : UINT64_MAX;
   MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_UINT64_T, MPI_MIN, comm);
   if (bad != UINT64_MAX) report_loop(nl, my_merging, my_base, received, bad_here, m, bad, comm);
   std::vector<RoutedEdge>().swap(received);
-  for (uint32_t i = 0; i < m; ++i) uf.find(i, path);
 
-  // Per root: its first member and its size; ground's root (node 0 is member 0) is fixed.
-  const uint32_t ground_root = m > 0 && node[0] == 0 ? uf.flat_root(0) : UINT32_MAX;
-  std::vector<uint32_t> first(m, UINT32_MAX), size(m, 0);
-  for (uint32_t i = 0; i < m; ++i) {
-    const uint32_t r = uf.flat_root(i);
-    first[r] = std::min(first[r], i);
-    ++size[r];
-  }
-  const uint32_t skip = ground_root != UINT32_MAX;  // ground has no owner
+  // Per set: its size; ground's set (node 0 is member 0) is fixed and has no owner.
+  const bool ground = m > 0 && node[0] == 0;
+  std::vector<uint32_t> size(m, 0);
+#pragma omp parallel for schedule(static, 65536)
+  for (int64_t k = 0; k < int64_t(m); ++k) __atomic_fetch_add(&size[first(uint32_t(k))], 1u, __ATOMIC_RELAXED);
+  const uint32_t skip = ground;
   std::vector<NodeAnswer> answers(m - skip);
 #pragma omp parallel for schedule(static, 4096)
   for (int64_t k = skip; k < int64_t(m); ++k) {  // read-only: every path was flattened above
-    const auto i = uint32_t(k);
-    const uint32_t r = uf.flat_root(i);
+    const auto i = uint32_t(k), f = first(i);
     NodeAnswer& a = answers[i - skip];
     a.node = node[i];
-    a.size = size[r];
-    if (r == ground_root) {
-      a.first = 0;
-      a.offset = uf.offset(i) - uf.offset(0);
-    } else {
-      a.first = node[first[r]];
-      a.offset = uf.offset(i) - uf.offset(first[r]);
-    }
+    a.size = size[f];
+    a.first = ground && f == 0 ? 0 : node[f];
+    a.offset = uf.offset(i) - uf.offset(f);
   }
   std::vector<int> recv_counts;
   return all_to_all(answers, owner.counts(answers, [](const NodeAnswer& a) { return a.node; }), comm, recv_counts);
@@ -225,17 +246,25 @@ bool SuperNodes::stamps(const Element& e) {
 
 SuperNodes::SuperNodes(const RankNetlist& nl, MPI_Comm comm) : range_first_(nl.first_node), range_count_(nl.owned()) {
   // This rank's merging elements in element order, and whether any rank has a source.
-  std::vector<uint32_t> my_merging;
-  std::vector<MergeEdge> my_edges;
+  // Each thread filters one contiguous range of elements (static schedule); joined in thread order.
+  std::vector<std::vector<uint32_t>> of_thread(static_cast<size_t>(omp_get_max_threads()));
   int has_source = 0;
-  for (size_t k = 0; k < nl.elements.size(); ++k) {
-    const Element& e = nl.elements[k];
-    if (e.kind == ElementKind::VoltageSource || e.kind == ElementKind::CurrentSource) has_source = 1;
-    if (e.kind == ElementKind::VoltageSource || is_short(e, nullptr)) {
-      my_merging.push_back(uint32_t(k));
-      my_edges.push_back(merge_edge(e));
+#pragma omp parallel reduction(max : has_source)
+  {
+    std::vector<uint32_t>& mine = of_thread[size_t(omp_get_thread_num())];
+#pragma omp for schedule(static) nowait
+    for (std::ptrdiff_t k = 0; k < std::ptrdiff_t(nl.elements.size()); ++k) {
+      const Element& e = nl.elements[size_t(k)];
+      if (e.kind == ElementKind::VoltageSource || e.kind == ElementKind::CurrentSource) has_source = 1;
+      if (e.kind == ElementKind::VoltageSource || is_short(e, nullptr)) mine.push_back(uint32_t(k));
     }
   }
+  std::vector<uint32_t> my_merging;
+  for (const std::vector<uint32_t>& mine : of_thread) my_merging.insert(my_merging.end(), mine.begin(), mine.end());
+  std::vector<std::vector<uint32_t>>().swap(of_thread);
+  std::vector<MergeEdge> my_edges(my_merging.size());
+#pragma omp parallel for schedule(static, 65536)
+  for (std::ptrdiff_t i = 0; i < std::ptrdiff_t(my_edges.size()); ++i) my_edges[size_t(i)] = merge_edge(nl.elements[my_merging[size_t(i)]]);
   MPI_Allreduce(MPI_IN_PLACE, &has_source, 1, MPI_INT, MPI_LOR, comm);
   if (!has_source) throw InputError(no_sources_message(nl.files[0]));
   uint64_t count = my_edges.size(), base = 0, total = count;
