@@ -54,7 +54,7 @@ struct NodeValue {  // a node's unknown and offset, to a rank that stamps it
 
 // Step 1: the first node of each merging element's set (edges: this rank's, element order).
 std::vector<uint32_t> set_firsts(const std::vector<MergeEdge>& edges, uint32_t total_nodes, const NodeOwners& owner,
-                                 int rank, MPI_Comm comm) {
+                                 int rank, MPI_Comm comm, uint64_t& link_count) {
   const auto m = std::ptrdiff_t(edges.size());
   NodeSubset touched(0, total_nodes);
 #pragma omp parallel for schedule(static, 65536)
@@ -92,6 +92,7 @@ std::vector<uint32_t> set_firsts(const std::vector<MergeEdge>& edges, uint32_t t
   }
   std::vector<Touch>().swap(heard);
   links = all_gather(links, comm);
+  link_count = links.size();
 
   // The links joined on every rank: a set's first node is the smallest of its local sets' first nodes.
   std::vector<uint32_t> linked;
@@ -276,7 +277,7 @@ SuperNodes::SuperNodes(const RankNetlist& nl, MPI_Comm comm) : range_first_(nl.f
 
   std::vector<NodeAnswer> answers;
   {
-    const std::vector<uint32_t> first = set_firsts(my_edges, nl.total_nodes, owner, nl.rank, comm);
+    const std::vector<uint32_t> first = set_firsts(my_edges, nl.total_nodes, owner, nl.rank, comm, links_);
     std::vector<RoutedEdge> received = route_edges(my_edges, first, uint32_t(base), owner, comm);
     std::vector<MergeEdge>().swap(my_edges);
     answers = merge_sets(nl, my_merging, uint32_t(base), std::move(received), owner, comm);

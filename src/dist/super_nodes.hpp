@@ -60,6 +60,9 @@ class SuperNodes {
   int32_t unknowns() const { return unknown_begin_.back(); }
   // Host bytes held by this rank.
   uint64_t bytes() const;
+  // The links between ranks' sets that every rank received and joined (the one replicated part:
+  // 8 bytes each, a set that a range boundary splits).
+  uint64_t links() const { return links_; }
 
   // Whether e stamps G or b in DC (a positive resistor, a current source): the elements whose ends
   // the rank may look up.
@@ -68,6 +71,7 @@ class SuperNodes {
  private:
   uint32_t range_first_ = 1, range_count_ = 0;  // this rank's nodes
   int32_t first_unknown_ = 0;
+  uint64_t links_ = 0;
   std::vector<int32_t> unknown_begin_{0, 0};
   // Over the rank's nodes: those that are not their unknown's first node (a later member of a set,
   // or a member of ground's), so unknowns_before() is a count; each node's unknown (4 bytes per
