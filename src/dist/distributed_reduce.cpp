@@ -149,9 +149,9 @@ RankSystem reduce_distributed(const RankNetlist& nl, MPI_Comm comm, bool reparti
   const double moved = step.lap();
   eliminate_and_split(sys, std::move(rows), row_begin, nl.ranks, comm);
   if (nl.rank == 0)
-    spdlog::debug("distributed reduction on rank 0: super-nodes {:.3f} s ({:.0f} MB on every rank), stamp and floating check "
+    spdlog::debug("distributed reduction on rank 0: super-nodes {:.3f} s ({:.0f} MB held, {} links across ranks), stamp and floating check "
                   "{:.3f} s, repartition {:.3f} s, chain elimination and block {:.3f} s",
-                  merged, double(sys.super_nodes.bytes()) / 1e6, stamped, moved, step.lap());
+                  merged, double(sys.super_nodes.bytes()) / 1e6, sys.super_nodes.links(), stamped, moved, step.lap());
   return sys;
 }
 

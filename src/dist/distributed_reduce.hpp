@@ -5,8 +5,9 @@
 // without any rank holding the whole netlist or matrix (issue 17, docs/distributed.md).
 //
 // Steps, all collective over comm:
-//   1. super_nodes.hpp: sources and shorts all-gathered, merged on every rank; unknowns numbered
-//      as reduce() numbers them. Rank r owns the unknowns whose super-node's first node it owns.
+//   1. super_nodes.hpp: sources and shorts sent to the rank owning their set, each set merged
+//      there; unknowns numbered as reduce() numbers them. Rank r owns the unknowns whose
+//      super-node's first node it owns.
 //   2. owned_rows.hpp: each rank's rows of reduce()'s G and b, bit for bit, stamped from every
 //      rank's elements through one all-to-all; the floating check.
 //   3. The partition (repartition.hpp): the rows move from the parse's ranks to METIS's parts of
@@ -39,7 +40,7 @@ namespace pgsim::dist {
 
 // What one rank holds after the reduction (docs/distributed.md counts the bytes).
 struct RankSystem {
-  SuperNodes super_nodes;              // the same on every rank
+  SuperNodes super_nodes;              // this rank's nodes' and its stamped nodes' super-nodes
   std::vector<int32_t> unknown_begin;  // ranks + 1: rank q's unknowns as step 2 owns them (those of its nodes)
   uint32_t first_node = 1, owned_nodes = 0;  // the rank's nodes (RankNetlist::first_node, owned())
   std::optional<RowMigration> migration;     // step 3's plan; none: the rows stayed in file order

@@ -30,6 +30,7 @@ constexpr int32_t kFixed = -1, kCurrent = -2;
 // with reduce()'s arithmetic: b -= t there is b += -t here, the same double.
 template <class Emit>
 void contributions(const Element& e, const SuperNodes& sn, Emit emit) {
+  if (!SuperNodes::stamps(e)) return;  // no conductance: only the elements it names are looked up
   const int32_t up = sn.unknown_of(e.plus), um = sn.unknown_of(e.minus);
   if (e.kind == ElementKind::CurrentSource) {
     // SPICE: a positive source drives current out of its plus node into minus; a row holding
@@ -39,7 +40,7 @@ void contributions(const Element& e, const SuperNodes& sn, Emit emit) {
     return;
   }
   const double g = element_conductance(e, nullptr);
-  if (!(g > 0) || up == um) return;  // no conductance, or across a super-node (no current flows)
+  if (up == um) return;  // across a super-node: no current flows
   const double op = sn.offset_of(e.plus), om = sn.offset_of(e.minus);
   for (int side = 0; side < 2; ++side) {
     const int32_t u = side == 0 ? up : um, other = side == 0 ? um : up;
@@ -318,10 +319,7 @@ void check_floating(const OwnedRows& out, std::vector<uint8_t>& anchored, const 
 
 OwnedRows stamp_owned_rows(const RankNetlist& nl, const SuperNodes& sn, MPI_Comm comm) {
   OwnedRows out;
-  const std::vector<uint32_t> first_nodes = all_gather(std::vector<uint32_t>{nl.first_node}, comm);
-  out.unknown_begin.resize(first_nodes.size() + 1);
-  for (size_t q = 0; q < first_nodes.size(); ++q) out.unknown_begin[q] = sn.unknowns_before(first_nodes[q]);
-  out.unknown_begin.back() = sn.unknowns();
+  out.unknown_begin = sn.unknown_begin();
   out.first_unknown = out.unknown_begin[size_t(nl.rank)];
   out.G.rows = out.unknown_begin[size_t(nl.rank) + 1] - out.first_unknown;
   std::vector<uint8_t> anchored;

@@ -1,8 +1,13 @@
 #include "dist/super_nodes.hpp"
 
+#include <omp.h>
+
 #include <algorithm>
+#include <cstring>
+#include <stdexcept>
 
 #include "dist/record_exchange.hpp"
+#include "mna/concurrent_union_find.hpp"
 #include "mna/reduce.hpp"
 #include "mna/source_loop.hpp"
 #include "parser/input_error.hpp"
@@ -11,171 +16,397 @@
 namespace pgsim::dist {
 namespace {
 
-// The error for the loop closed by edges[bad] (every rank calls it, with the same edges): the
-// loop found again, each member's label from the rank whose element it is.
-[[noreturn]] void report_loop(const RankNetlist& nl, const std::vector<uint32_t>& my_merging,
-                              const std::vector<int>& counts, std::vector<MergeEdge> edges, uint32_t nodes, size_t bad,
+// Who owns a node: the rank whose range holds it; ground: rank 0 (which merges ground's set).
+struct NodeOwners {
+  std::vector<uint32_t> first;  // per rank: its first node
+  int operator()(uint32_t node) const {
+    return node == 0 ? 0 : int(std::upper_bound(first.begin(), first.end(), node) - first.begin()) - 1;
+  }
+  // Records for the owners of their nodes, `node_of(record)` ascending: each owner's are one run.
+  template <class T, class NodeOf>
+  std::vector<int> counts(const std::vector<T>& records, NodeOf node_of) const {
+    std::vector<int> n(first.size(), 0);
+    for (const T& r : records) ++n[size_t((*this)(node_of(r)))];
+    return n;
+  }
+};
+
+struct Touch {  // a rank's merging elements touch `node`, which its local set with first node `first` holds
+  uint32_t node, first;
+};
+struct Link {  // two local sets (by their first nodes) that share a node
+  uint32_t a, b;
+};
+struct RoutedEdge {  // a merging element, sent to the rank merging its set
+  uint32_t index;    // among all ranks' merging elements, in element order
+  uint32_t plus, minus, is_short;
+  double forced;
+};
+struct NodeAnswer {  // a member node's super-node, from the rank that merged it to the node's owner
+  uint32_t node, first;  // first: the set's first node; 0: ground's set (fixed)
+  uint32_t size, unused = 0;
+  double offset;
+};
+struct NodeValue {  // a node's unknown and offset, to a rank that stamps it
+  int32_t unknown, unused = 0;
+  double offset;
+};
+
+// Step 1: the first node of each merging element's set (edges: this rank's, element order).
+std::vector<uint32_t> set_firsts(const std::vector<MergeEdge>& edges, uint32_t total_nodes, const NodeOwners& owner,
+                                 int rank, MPI_Comm comm, uint64_t& link_count) {
+  const auto m = std::ptrdiff_t(edges.size());
+  NodeSubset touched(0, total_nodes);
+#pragma omp parallel for schedule(static, 65536)
+  for (std::ptrdiff_t i = 0; i < m; ++i) touched.mark(edges[size_t(i)].plus), touched.mark(edges[size_t(i)].minus);
+  touched.rank();
+  const std::vector<uint32_t> node = touched.members();
+  ConcurrentUnionFind local(int32_t(node.size()));
+#pragma omp parallel for schedule(static, 65536)
+  for (std::ptrdiff_t i = 0; i < m; ++i)
+    local.unite(int32_t(touched.index(edges[size_t(i)].plus)), int32_t(touched.index(edges[size_t(i)].minus)));
+  local.flatten();  // each set's root is its smallest member: its first node
+  const auto local_first = [&](uint32_t v) { return node[size_t(local.root(int32_t(touched.index(v))))]; };
+
+  // The ends owned elsewhere, to their owners, who link the sets of all ranks that touch one node.
+  // Those below and above this rank's nodes (ground counts as rank 0's): a prefix and a suffix.
+  const auto ranks = owner.first.size();
+  const auto own_from = std::lower_bound(node.begin(), node.end(), rank == 0 ? 0 : owner.first[size_t(rank)]) - node.begin();
+  const auto own_to = std::lower_bound(node.begin(), node.end(), size_t(rank) + 1 < ranks ? owner.first[size_t(rank) + 1] : total_nodes) - node.begin();
+  const auto elsewhere = std::ptrdiff_t(node.size()) - (own_to - own_from);
+  std::vector<Touch> touches(static_cast<size_t>(elsewhere));
+#pragma omp parallel for schedule(static, 65536)
+  for (std::ptrdiff_t k = 0; k < elsewhere; ++k) {
+    const uint32_t v = node[size_t(k < own_from ? k : k + (own_to - own_from))];
+    touches[size_t(k)] = {v, local_first(v)};
+  }
+  std::vector<int> recv_counts;
+  std::vector<Touch> heard = all_to_all(touches, owner.counts(touches, [](const Touch& t) { return t.node; }), comm, recv_counts);
+  std::vector<Touch>().swap(touches);
+  std::stable_sort(heard.begin(), heard.end(), [](const Touch& x, const Touch& y) { return x.node < y.node; });
+  std::vector<Link> links;
+  for (size_t i = 0; i < heard.size();) {
+    const uint32_t v = heard[i].node, anchor = touched.contains(v) ? local_first(v) : heard[i].first;
+    for (; i < heard.size() && heard[i].node == v; ++i)
+      if (heard[i].first != anchor) links.push_back({anchor, heard[i].first});
+  }
+  std::vector<Touch>().swap(heard);
+  links = all_gather(links, comm);
+  link_count = links.size();
+
+  // The links joined on every rank: a set's first node is the smallest of its local sets' first nodes.
+  std::vector<uint32_t> linked;
+  for (const Link& l : links) linked.push_back(l.a), linked.push_back(l.b);
+  std::sort(linked.begin(), linked.end());
+  linked.erase(std::unique(linked.begin(), linked.end()), linked.end());
+  const auto at = [&](uint32_t v) { return int32_t(std::lower_bound(linked.begin(), linked.end(), v) - linked.begin()); };
+  ConcurrentUnionFind joined(int32_t(linked.size()));
+  for (const Link& l : links) joined.unite(at(l.a), at(l.b));
+  joined.flatten();
+  std::vector<uint32_t> first(edges.size());
+#pragma omp parallel for schedule(static, 65536)
+  for (std::ptrdiff_t i = 0; i < m; ++i) {
+    const uint32_t f = local_first(edges[size_t(i)].plus);
+    const int32_t k = at(f);
+    first[size_t(i)] = size_t(k) < linked.size() && linked[size_t(k)] == f ? linked[size_t(joined.root(k))] : f;
+  }
+  return first;
+}
+
+// Step 2: each merging element to the rank owning its set's first node; received in element order
+// (ranks in rank order, each in its element order).
+std::vector<RoutedEdge> route_edges(const std::vector<MergeEdge>& edges, const std::vector<uint32_t>& first, uint32_t base,
+                                    const NodeOwners& owner, MPI_Comm comm) {
+  std::vector<int> counts(owner.first.size(), 0);
+  std::vector<int> to(edges.size());
+#pragma omp parallel for schedule(static, 65536)
+  for (std::ptrdiff_t i = 0; i < std::ptrdiff_t(edges.size()); ++i) to[size_t(i)] = owner(first[size_t(i)]);
+  for (int q : to) ++counts[size_t(q)];
+  const std::vector<int> displs = displacements(counts);
+  std::vector<size_t> fill(displs.begin(), displs.end());
+  std::vector<RoutedEdge> send(edges.size());
+  for (size_t i = 0; i < edges.size(); ++i)
+    send[fill[size_t(to[i])]++] = {base + uint32_t(i), edges[i].plus, edges[i].minus, uint32_t(edges[i].is_short), edges[i].forced};
+  std::vector<int> recv_counts;
+  return all_to_all(send, counts, comm, recv_counts);
+}
+
+// The error for the disagreeing loop closed by the merging element of index `bad` (all ranks'
+// count): found again by the rank that merged its set (received[bad_here], its members relabelled
+// to `members` indices), each member's label from the rank whose element it is.
+[[noreturn]] void report_loop(const RankNetlist& nl, const std::vector<uint32_t>& my_merging, uint32_t my_base,
+                              const std::vector<RoutedEdge>& received, size_t bad_here, uint32_t members, uint64_t bad,
                               MPI_Comm comm) {
-  const DisagreeingLoop loop = find_disagreeing_loop(edges, nodes, bad);
-  size_t my_first = 0;  // my first edge's index among all ranks' edges
-  for (int q = 0; q < nl.rank; ++q) my_first += size_t(counts[size_t(q)]);
-  std::vector<std::string> labels(loop.members.size());
+  int root = bad_here < received.size() && received[bad_here].index == bad ? nl.rank : nl.ranks;
+  MPI_Allreduce(MPI_IN_PLACE, &root, 1, MPI_INT, MPI_MIN, comm);
+  DisagreeingLoop loop;
+  std::vector<uint32_t> index;  // the members' indices among all ranks' merging elements
+  if (nl.rank == root) {
+    std::vector<MergeEdge> edges;
+    for (size_t i = 0; i <= bad_here; ++i)
+      edges.push_back({received[i].plus, received[i].minus, received[i].forced, received[i].is_short != 0});
+    loop = find_disagreeing_loop(edges, members, bad_here);
+    for (size_t k : loop.members) index.push_back(received[k].index);
+  }
+  int count = int(index.size()), has_short = loop.has_short;
+  double forced[2] = {loop.forced, loop.implied};
+  MPI_Bcast(&count, 1, MPI_INT, root, comm);
+  MPI_Bcast(&has_short, 1, MPI_INT, root, comm);
+  MPI_Bcast(forced, 2, MPI_DOUBLE, root, comm);
+  index.resize(size_t(count));
+  MPI_Bcast(index.data(), count, MPI_UINT32_T, root, comm);
+  loop.has_short = has_short != 0, loop.forced = forced[0], loop.implied = forced[1];
+  std::vector<std::string> labels(index.size());
   for (size_t i = 0; i < labels.size(); ++i) {
-    const size_t k = loop.members[i];
-    if (k < my_first || k - my_first >= my_merging.size()) continue;
-    const Element& e = nl.elements[my_merging[k - my_first]];
+    if (index[i] < my_base || index[i] - my_base >= my_merging.size()) continue;
+    const Element& e = nl.elements[my_merging[index[i] - my_base]];
     labels[i] = shown(nl.element_names[e.name]) + " (" + nl.where(e.where) + ")";
   }
   throw InputError(loop_message(loop, merge_known_strings(labels, comm)));
 }
 
+// Step 2, the merging: received's sets merged in element order with reduce()'s union-find, then
+// every member node's answer (step 3) for its owner.
+std::vector<NodeAnswer> merge_sets(const RankNetlist& nl, const std::vector<uint32_t>& my_merging, uint32_t my_base,
+                                   std::vector<RoutedEdge> received, const NodeOwners& owner, MPI_Comm comm) {
+  const auto n = std::ptrdiff_t(received.size());
+  NodeSubset members(0, nl.total_nodes);
+#pragma omp parallel for schedule(static, 65536)
+  for (std::ptrdiff_t i = 0; i < n; ++i) members.mark(received[size_t(i)].plus), members.mark(received[size_t(i)].minus);
+  members.rank();
+  const std::vector<uint32_t> node = members.members();
+  const auto m = uint32_t(node.size());
+  // Renumbered in increasing node order: the same unions, finds and so roundings as over all nodes.
+#pragma omp parallel for schedule(static, 65536)
+  for (std::ptrdiff_t i = 0; i < n; ++i) {
+    RoutedEdge& e = received[size_t(i)];
+    e.plus = uint32_t(members.index(e.plus));
+    e.minus = uint32_t(members.index(e.minus));
+  }
+  // In parallel, as reduce() merges: the sets found first (each root its smallest member, the
+  // set's first node), then each thread merges, in element order, the sets whose first member
+  // falls in its share of the members, and finds its sets' members in increasing order.
+  ConcurrentUnionFind sets(static_cast<int32_t>(m));
+#pragma omp parallel for schedule(static, 65536)
+  for (std::ptrdiff_t i = 0; i < n; ++i) sets.unite(int32_t(received[size_t(i)].plus), int32_t(received[size_t(i)].minus));
+  sets.flatten();
+  const auto first = [&](uint32_t i) { return uint32_t(sets.root(int32_t(i))); };
+  PotentialUnionFind uf(m);
+  size_t bad_here = received.size();
+#pragma omp parallel reduction(min : bad_here)
+  {
+    const auto team = uint64_t(omp_get_num_threads()), me = uint64_t(omp_get_thread_num());
+    const auto mine = [&](uint32_t i) { return uint64_t(first(i)) * team / m == me; };
+    std::vector<uint32_t> path;
+    size_t my_bad = received.size();
+    for (size_t i = 0; i < received.size(); ++i) {
+      const RoutedEdge& e = received[i];
+      if (!mine(e.plus)) continue;
+      bool merged = false;
+      double implied = 0;
+      if (disagrees({e.plus, e.minus, e.forced, e.is_short != 0}, uf, path, merged, implied)) {
+        my_bad = i;  // this thread's sets are left as they are: the run ends with the error
+        break;
+      }
+    }
+    if (my_bad == received.size())
+      for (uint32_t i = 0; i < m; ++i)
+        if (mine(i)) uf.find(i, path);
+    bad_here = std::min(bad_here, my_bad);
+  }
+  uint64_t bad = bad_here < received.size() ? received[bad_here].index : UINT64_MAX;
+  MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_UINT64_T, MPI_MIN, comm);
+  if (bad != UINT64_MAX) report_loop(nl, my_merging, my_base, received, bad_here, m, bad, comm);
+  std::vector<RoutedEdge>().swap(received);
+
+  // Per set: its size; ground's set (node 0 is member 0) is fixed and has no owner.
+  const bool ground = m > 0 && node[0] == 0;
+  std::vector<uint32_t> size(m, 0);
+#pragma omp parallel for schedule(static, 65536)
+  for (int64_t k = 0; k < int64_t(m); ++k) __atomic_fetch_add(&size[first(uint32_t(k))], 1u, __ATOMIC_RELAXED);
+  const uint32_t skip = ground;
+  std::vector<NodeAnswer> answers(m - skip);
+#pragma omp parallel for schedule(static, 4096)
+  for (int64_t k = skip; k < int64_t(m); ++k) {  // read-only: every path was flattened above
+    const auto i = uint32_t(k), f = first(i);
+    NodeAnswer& a = answers[i - skip];
+    a.node = node[i];
+    a.size = size[f];
+    a.first = ground && f == 0 ? 0 : node[f];
+    a.offset = uf.offset(i) - uf.offset(f);
+  }
+  std::vector<int> recv_counts;
+  return all_to_all(answers, owner.counts(answers, [](const NodeAnswer& a) { return a.node; }), comm, recv_counts);
+}
+
 }  // namespace
 
-SuperNodes::SuperNodes(const RankNetlist& nl, MPI_Comm comm) : total_nodes_(nl.total_nodes) {
+bool SuperNodes::stamps(const Element& e) {
+  return e.kind == ElementKind::CurrentSource || element_conductance(e, nullptr) > 0;
+}
+
+SuperNodes::SuperNodes(const RankNetlist& nl, MPI_Comm comm) : range_first_(nl.first_node), range_count_(nl.owned()) {
   // This rank's merging elements in element order, and whether any rank has a source.
-  std::vector<uint32_t> my_merging;
-  std::vector<MergeEdge> my_edges;
+  // Each thread filters one contiguous range of elements (static schedule); joined in thread order.
+  std::vector<std::vector<uint32_t>> of_thread(static_cast<size_t>(omp_get_max_threads()));
   int has_source = 0;
-  for (size_t k = 0; k < nl.elements.size(); ++k) {
-    const Element& e = nl.elements[k];
-    if (e.kind == ElementKind::VoltageSource || e.kind == ElementKind::CurrentSource) has_source = 1;
-    if (e.kind == ElementKind::VoltageSource || is_short(e, nullptr)) {
-      my_merging.push_back(uint32_t(k));
-      my_edges.push_back(merge_edge(e));
+#pragma omp parallel reduction(max : has_source)
+  {
+    std::vector<uint32_t>& mine = of_thread[size_t(omp_get_thread_num())];
+#pragma omp for schedule(static) nowait
+    for (std::ptrdiff_t k = 0; k < std::ptrdiff_t(nl.elements.size()); ++k) {
+      const Element& e = nl.elements[size_t(k)];
+      if (e.kind == ElementKind::VoltageSource || e.kind == ElementKind::CurrentSource) has_source = 1;
+      if (e.kind == ElementKind::VoltageSource || is_short(e, nullptr)) mine.push_back(uint32_t(k));
     }
   }
+  std::vector<uint32_t> my_merging;
+  for (const std::vector<uint32_t>& mine : of_thread) my_merging.insert(my_merging.end(), mine.begin(), mine.end());
+  std::vector<std::vector<uint32_t>>().swap(of_thread);
+  std::vector<MergeEdge> my_edges(my_merging.size());
+#pragma omp parallel for schedule(static, 65536)
+  for (std::ptrdiff_t i = 0; i < std::ptrdiff_t(my_edges.size()); ++i) my_edges[size_t(i)] = merge_edge(nl.elements[my_merging[size_t(i)]]);
   MPI_Allreduce(MPI_IN_PLACE, &has_source, 1, MPI_INT, MPI_LOR, comm);
   if (!has_source) throw InputError(no_sources_message(nl.files[0]));
-  std::vector<int> counts;
-  std::vector<MergeEdge> edges = all_gather(my_edges, comm, &counts);
-  std::vector<MergeEdge>().swap(my_edges);
+  uint64_t count = my_edges.size(), base = 0, total = count;
+  MPI_Exscan(&count, &base, 1, MPI_UINT64_T, MPI_SUM, comm);
+  MPI_Allreduce(MPI_IN_PLACE, &total, 1, MPI_UINT64_T, MPI_SUM, comm);
+  if (nl.rank == 0) base = 0;
+  if (total >= UINT32_MAX) throw InputError("the netlist has more than 2^32 voltage sources and shorts, beyond this build's index width");
+  const NodeOwners owner{all_gather(std::vector<uint32_t>{nl.first_node}, comm)};
 
-  // The union-find over the members, renumbered in increasing node order: the same unions, finds
-  // and so roundings as reduce()'s over all nodes.
-  // The members as a bitmap over all nodes (set in parallel), ranked per 64-bit word: a member's
-  // index is its rank, found in O(1) (no sort of the endpoints, no binary search per lookup).
-  const size_t words = (size_t(total_nodes_) + 63) / 64;
-  member_bits_.assign(words, 0);
-  member_bits_[0] = 1;  // ground
-  const auto mark = [this](uint32_t node) {
-    __atomic_fetch_or(&member_bits_[node >> 6], uint64_t(1) << (node & 63), __ATOMIC_RELAXED);
-  };
-#pragma omp parallel for schedule(static, 65536)
-  for (std::ptrdiff_t i = 0; i < std::ptrdiff_t(edges.size()); ++i) mark(edges[size_t(i)].plus), mark(edges[size_t(i)].minus);
-  member_rank_.resize(words);
-  uint32_t members = 0;
-  for (size_t w = 0; w < words; ++w) {
-    member_rank_[w] = members;
-    members += uint32_t(__builtin_popcountll(member_bits_[w]));
+  std::vector<NodeAnswer> answers;
+  {
+    const std::vector<uint32_t> first = set_firsts(my_edges, nl.total_nodes, owner, nl.rank, comm, links_);
+    std::vector<RoutedEdge> received = route_edges(my_edges, first, uint32_t(base), owner, comm);
+    std::vector<MergeEdge>().swap(my_edges);
+    answers = merge_sets(nl, my_merging, uint32_t(base), std::move(received), owner, comm);
   }
-  member_.resize(members);  // held for the whole run, on every rank
-#pragma omp parallel for schedule(static, 4096)
-  for (std::ptrdiff_t w = 0; w < std::ptrdiff_t(words); ++w) {
-    uint32_t at = member_rank_[size_t(w)];
-    for (uint64_t bits = member_bits_[size_t(w)]; bits != 0; bits &= bits - 1)
-      member_[at++] = uint32_t(w) * 64 + uint32_t(__builtin_ctzll(bits));
-  }
-  const auto m = uint32_t(member_.size());
-#pragma omp parallel for schedule(static, 65536)
-  for (std::ptrdiff_t i = 0; i < std::ptrdiff_t(edges.size()); ++i) {
-    MergeEdge& e = edges[size_t(i)];
-    e.plus = uint32_t(member_index(e.plus));
-    e.minus = uint32_t(member_index(e.minus));
-  }
-  PotentialUnionFind uf(m);
-  std::vector<uint32_t> path;
-  for (size_t i = 0; i < edges.size(); ++i) {
-    bool merged = false;
-    double implied = 0;
-    if (disagrees(edges[i], uf, path, merged, implied)) report_loop(nl, my_merging, counts, std::move(edges), m, i, comm);
-  }
-  std::vector<MergeEdge>().swap(edges);
-  for (uint32_t i = 0; i < m; ++i) uf.find(i, path);
 
-  // Per root: its first member and its size; ground's root is fixed.
-  const uint32_t ground_root = uf.flat_root(0);
-  std::vector<uint32_t> first(m, UINT32_MAX), size(m, 0);
-  for (uint32_t i = 0; i < m; ++i) {
-    const uint32_t r = uf.flat_root(i);
-    first[r] = std::min(first[r], i);
-    ++size[r];
-  }
-  for (uint32_t i = 0; i < m; ++i) {
-    const uint32_t r = uf.flat_root(i);
-    if (r == ground_root || first[r] != i) not_first_.push_back(member_[i]);
-  }
-  member_unknown_.resize(m);
-  member_offset_.resize(m);
-  member_size_.resize(m);
+  // Step 3: this rank's nodes. Not first: a member of ground's set, or not its set's smallest.
+  const auto a = std::ptrdiff_t(answers.size());
+  const auto not_first = [](const NodeAnswer& x) { return x.first == 0 || x.first != x.node; };
+  not_first_ = NodeSubset(range_first_, range_count_);
+  has_offset_ = NodeSubset(range_first_, range_count_);
+  has_size_ = NodeSubset(range_first_, range_count_);
 #pragma omp parallel for schedule(static, 4096)
-  for (int64_t k = 0; k < int64_t(m); ++k) {  // read-only: every path was flattened above
-    const auto i = uint32_t(k);
-    const uint32_t r = uf.flat_root(i);
-    member_size_[i] = size[r];
-    if (r == ground_root) {
-      member_unknown_[i] = -1;
-      member_offset_[i] = uf.offset(i) - uf.offset(0);
-    } else {
-      member_unknown_[i] = unknowns_before(member_[first[r]]);
-      member_offset_[i] = uf.offset(i) - uf.offset(first[r]);
+  for (std::ptrdiff_t i = 0; i < a; ++i) {
+    const NodeAnswer& x = answers[size_t(i)];
+    if (not_first(x)) not_first_.mark(x.node);
+    if (!not_first(x) && x.size > 1) has_size_.mark(x.node);
+    uint64_t bits = 0;
+    std::memcpy(&bits, &x.offset, sizeof bits);
+    if (bits != 0) has_offset_.mark(x.node);  // -0.0 kept: the sums it enters stay bit for bit
+  }
+  not_first_.rank();
+  has_offset_.rank();
+  has_size_.rank();
+  // Unknowns before rank q's first node: its node id less ground and the not-first nodes of lower ranks.
+  const std::vector<uint32_t> not_firsts = all_gather(std::vector<uint32_t>{not_first_.size()}, comm);
+  unknown_begin_.assign(not_firsts.size() + 1, 0);
+  int64_t below = 1;  // ground
+  for (size_t q = 0; q <= not_firsts.size(); ++q) {
+    unknown_begin_[q] = int32_t(int64_t(q < not_firsts.size() ? owner.first[q] : nl.total_nodes) - below);
+    if (q < not_firsts.size()) below += not_firsts[q];
+  }
+  first_unknown_ = unknown_begin_[size_t(nl.rank)];
+
+  range_unknown_.resize(range_count_);
+  range_offset_.resize(has_offset_.size());
+  range_size_.resize(has_size_.size());
+#pragma omp parallel for schedule(static, 4096)
+  for (std::ptrdiff_t k = 0; k < std::ptrdiff_t(range_count_); ++k)
+    range_unknown_[size_t(k)] = unknowns_before(range_first_ + uint32_t(k));
+  std::vector<uint32_t> asked;  // first nodes of other ranks, ascending
+#pragma omp parallel for schedule(static, 4096)
+  for (std::ptrdiff_t i = 0; i < a; ++i) {
+    const NodeAnswer& x = answers[size_t(i)];
+    if (has_offset_.contains(x.node)) range_offset_[has_offset_.count_below(x.node)] = x.offset;
+    if (has_size_.contains(x.node)) range_size_[has_size_.count_below(x.node)] = x.size;
+    if (x.first == 0) range_unknown_[x.node - range_first_] = -1;
+    else if (x.first != x.node && in_range(x.first)) range_unknown_[x.node - range_first_] = unknowns_before(x.first);
+  }
+  for (const NodeAnswer& x : answers)
+    if (x.first != 0 && !in_range(x.first)) asked.push_back(x.first);
+  std::sort(asked.begin(), asked.end());
+  asked.erase(std::unique(asked.begin(), asked.end()), asked.end());
+  {
+    std::vector<int> counts = owner.counts(asked, [](uint32_t v) { return v; }), recv_counts, back_counts;
+    const std::vector<uint32_t> asking = all_to_all(asked, counts, comm, recv_counts);
+    std::vector<int32_t> replies(asking.size());
+    for (size_t i = 0; i < asking.size(); ++i) replies[i] = unknowns_before(asking[i]);
+    const std::vector<int32_t> unknown = all_to_all(replies, recv_counts, comm, back_counts);
+#pragma omp parallel for schedule(static, 4096)
+    for (std::ptrdiff_t i = 0; i < a; ++i) {
+      const NodeAnswer& x = answers[size_t(i)];
+      if (x.first != 0 && !in_range(x.first))
+        range_unknown_[x.node - range_first_] = unknown[size_t(std::lower_bound(asked.begin(), asked.end(), x.first) - asked.begin())];
     }
   }
-  index_range(nl.first_node, nl.owned());
+  std::vector<NodeAnswer>().swap(answers);
+  fetch_foreign(nl, owner.first, comm);
 }
 
-void SuperNodes::index_range(uint32_t first, uint32_t count) {
-  range_first_ = first;
-  range_unknown_.resize(count);
-  constexpr uint32_t kChunk = 1u << 16;
-  const auto chunks = std::ptrdiff_t((uint64_t(count) + kChunk - 1) / kChunk);
-#pragma omp parallel for schedule(dynamic, 1)
-  for (std::ptrdiff_t c = 0; c < chunks; ++c) {
-    const uint32_t lo = first + uint32_t(c) * kChunk, hi = first + std::min(count, uint32_t(c + 1) * kChunk);
-    // Both lists ascending: one walk over each for the chunk.
-    auto m = std::lower_bound(member_.begin(), member_.end(), lo);
-    auto nf = std::lower_bound(not_first_.begin(), not_first_.end(), lo);
-    int32_t before = int32_t(lo - uint32_t(nf - not_first_.begin()));  // unknowns_before(lo)
-    for (uint32_t node = lo; node < hi; ++node) {
-      const size_t k = node - first;
-      const bool member = m != member_.end() && *m == node;
-      range_unknown_[k] = member ? member_unknown_[size_t(m - member_.begin())] : before;
-      if (member) ++m;
-      if (nf != not_first_.end() && *nf == node) ++nf;
-      else ++before;
-    }
+void SuperNodes::fetch_foreign(const RankNetlist& nl, const std::vector<uint32_t>& first_nodes, MPI_Comm comm) {
+  // Step 4: the other ranks' nodes this rank's stamping elements touch, asked of their owners.
+  foreign_ = NodeSubset(0, nl.total_nodes);
+  const auto elements = std::ptrdiff_t(nl.elements.size());
+#pragma omp parallel for schedule(static, 65536)
+  for (std::ptrdiff_t k = 0; k < elements; ++k) {
+    const Element& e = nl.elements[size_t(k)];
+    if (!stamps(e)) continue;
+    for (uint32_t v : {e.plus, e.minus})
+      if (v != 0 && !in_range(v)) foreign_.mark(v);
   }
-}
-
-int64_t SuperNodes::member_index(uint32_t node) const {
-  const uint64_t word = member_bits_[node >> 6], below = (uint64_t(1) << (node & 63)) - 1;
-  if (!(word >> (node & 63) & 1)) return -1;
-  return int64_t(member_rank_[node >> 6]) + __builtin_popcountll(word & below);
+  foreign_.rank();
+  const NodeOwners owner{first_nodes};
+  const std::vector<uint32_t> nodes = foreign_.members();
+  std::vector<int> recv_counts, back_counts;
+  const std::vector<uint32_t> asking = all_to_all(nodes, owner.counts(nodes, [](uint32_t v) { return v; }), comm, recv_counts);
+  std::vector<NodeValue> replies(asking.size());
+#pragma omp parallel for schedule(static, 4096)
+  for (std::ptrdiff_t i = 0; i < std::ptrdiff_t(asking.size()); ++i)
+    replies[size_t(i)] = {own_unknown(asking[size_t(i)]), 0, own_offset(asking[size_t(i)])};
+  const std::vector<NodeValue> values = all_to_all(replies, recv_counts, comm, back_counts);
+  foreign_unknown_.resize(values.size());
+  foreign_offset_.resize(values.size());
+  for (size_t i = 0; i < values.size(); ++i) foreign_unknown_[i] = values[i].unknown, foreign_offset_[i] = values[i].offset;
 }
 
 int32_t SuperNodes::unknowns_before(uint32_t node) const {
-  return int32_t(node - uint32_t(std::lower_bound(not_first_.begin(), not_first_.end(), node) - not_first_.begin()));
+  return first_unknown_ + int32_t(node - range_first_) - int32_t(not_first_.count_below(node));
+}
+
+double SuperNodes::own_offset(uint32_t node) const {
+  const int64_t i = has_offset_.index(node);
+  return i >= 0 ? range_offset_[size_t(i)] : 0.0;
+}
+
+int64_t SuperNodes::foreign_index(uint32_t node) const {
+  const int64_t i = foreign_.index(node);
+  if (i < 0) throw std::logic_error("SuperNodes: node " + std::to_string(node) + " is neither this rank's nor one it stamps");
+  return i;
 }
 
 int32_t SuperNodes::unknown_of(uint32_t node) const {
-  if (in_range(node)) return range_unknown_[node - range_first_];
-  const int64_t i = member_index(node);
-  return i >= 0 ? member_unknown_[size_t(i)] : unknowns_before(node);
+  if (in_range(node)) return own_unknown(node);
+  return node == 0 ? -1 : foreign_unknown_[size_t(foreign_index(node))];
 }
 
 double SuperNodes::offset_of(uint32_t node) const {
-  const int64_t i = member_index(node);
-  return i >= 0 ? member_offset_[size_t(i)] : 0.0;
+  if (in_range(node)) return own_offset(node);
+  return node == 0 ? 0.0 : foreign_offset_[size_t(foreign_index(node))];
 }
 
 uint32_t SuperNodes::size_of(uint32_t node) const {
-  const int64_t i = member_index(node);
-  return i >= 0 ? member_size_[size_t(i)] : 1;
+  const int64_t i = has_size_.index(node);
+  return i >= 0 ? range_size_[size_t(i)] : 1;
 }
 
 uint32_t SuperNodes::first_node(int32_t u) const {
   // The smallest node f with unknowns_before(f + 1) > u (unknowns_before only grows, by one
   // past each first node).
-  uint32_t lo = 0, hi = total_nodes_ - 1;
+  uint32_t lo = range_first_, hi = range_first_ + range_count_ - 1;
   while (lo < hi) {
     const uint32_t mid = lo + (hi - lo) / 2;
     if (unknowns_before(mid + 1) > u) hi = mid;
@@ -185,10 +416,9 @@ uint32_t SuperNodes::first_node(int32_t u) const {
 }
 
 uint64_t SuperNodes::bytes() const {
-  return member_.capacity() * (sizeof(uint32_t) + sizeof(int32_t) + sizeof(double) + sizeof(uint32_t)) +
-         (not_first_.capacity() + range_unknown_.capacity() + member_rank_.capacity()) *
-             sizeof(uint32_t) +
-         member_bits_.capacity() * sizeof(uint64_t);
+  return not_first_.bytes() + has_offset_.bytes() + has_size_.bytes() + foreign_.bytes() +
+         (range_unknown_.capacity() + range_size_.capacity() + foreign_unknown_.capacity()) * 4 +
+         (range_offset_.capacity() + foreign_offset_.capacity()) * 8;
 }
 
 }  // namespace pgsim::dist

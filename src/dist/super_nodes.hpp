@@ -1,25 +1,38 @@
 #pragma once
-// The super-nodes of a distributed netlist (rank_netlist.hpp), known to every rank: voltage
-// sources and shorts (0-ohm resistors, inductors) merge nodes into super-nodes exactly as the
-// single-process reduce() merges them (mna/reduce.hpp), and the unknowns are numbered as it
-// numbers them.
+// The super-nodes of a distributed netlist (rank_netlist.hpp): voltage sources and shorts (0-ohm
+// resistors, inductors) merge nodes into super-nodes exactly as the single-process reduce()
+// merges them (mna/reduce.hpp), and the unknowns are numbered as it numbers them. No rank holds
+// the whole table: each knows its own nodes and the nodes its elements stamp.
 //
-// Merging elements are few next to resistors (pads, and the 0 V vias of IBM-style grids), so
-// every rank all-gathers them (plus, minus, volts: 24 bytes each, in element order = rank
-// order) and runs the same serial union-find over the nodes they touch: no further message is
-// needed to know any node's unknown and offset. Offsets round as the serial reduction rounds
-// them (each set merged in element order, then offsets read in increasing node order).
+// Distributed, in four exchanges (docs/distributed.md):
+//   1. Sets. Each rank joins its own merging elements' ends (a local union-find) and tells each
+//      end's owner (the rank whose range holds it; ground: rank 0) the smallest node of the end's
+//      local set. An owner that hears of one node from several ranks links their sets; the links
+//      (only where a set spans ranks: few) are all-gathered and joined on every rank, so every
+//      rank knows each of its elements' set by the set's smallest node, its first node.
+//   2. Merging. Each merging element goes to the rank owning its set's first node (which will own
+//      the set's unknown), received in element order; each set is merged there alone, in element
+//      order, with reduce()'s union-find: the same unions, finds and so roundings (merge order
+//      within a set is all a set's offsets depend on).
+//   3. Answers. The merging rank sends each member node (its set's first node, size, offset) to
+//      the node's owner; the ranks' counts of nodes that are not their unknown's first give each
+//      rank its first unknown, and a member whose first node lies on another rank asks it.
+//   4. Stamped nodes. Each rank asks the owners of the other ranks' nodes its stamping elements
+//      (resistors, current sources) touch for their unknown and offset.
+// A disagreeing loop is found by the rank merging its set; the error names its elements from
+// their ranks, with reduce()'s text, on every rank.
 //
-// Numbering. A node's super-node is its set of the union-find (a node no source or short
-// touches is alone in its own). The set holding ground is fixed; every other set is one
-// unknown, numbered in the order of its first (smallest) node. So the unknowns of the
-// super-nodes whose first node rank r owns are one contiguous run, in serial order: rank r
-// owns those rows. A node merged with a node of a lower rank has its unknown there.
+// Numbering. A node's super-node is its set (a node no source or short touches is alone in its
+// own). The set holding ground is fixed; every other set is one unknown, numbered in the order of
+// its first node. So the unknowns of the super-nodes whose first node rank r owns are one
+// contiguous run, in serial order: rank r owns those rows. A node merged with a node of a lower
+// rank has its unknown there.
 #include <mpi.h>
 
 #include <cstdint>
 #include <vector>
 
+#include "dist/node_subset.hpp"
 #include "dist/rank_netlist.hpp"
 
 namespace pgsim::dist {
@@ -32,42 +45,57 @@ class SuperNodes {
   // disagrees (the elements named by their name and file:line, fetched from their ranks).
   SuperNodes(const RankNetlist& nl, MPI_Comm comm);
 
+  // The node lookups below take ground, a node this rank owns, or (unknown_of, offset_of) an end
+  // of one of its stamping elements (stamps(): resistors, current sources); std::logic_error else.
   // The unknown of a node's super-node, -1 when its voltage is fixed (ground's super-node).
   int32_t unknown_of(uint32_t node) const;
   // v(node) = x[unknown_of(node)] + offset_of(node), or offset_of(node) when fixed.
   double offset_of(uint32_t node) const;
-  // The number of netlist nodes in node's super-node.
+  // The number of netlist nodes in the super-node whose first node is `node` (owned).
   uint32_t size_of(uint32_t node) const;
-  // Unknowns numbered below node's: the count of super-nodes whose first node is below `node`.
-  // Rank r owns unknowns [unknowns_before(first_node), unknowns_before(first_node + owned())).
-  int32_t unknowns_before(uint32_t node) const;
-  // The first node of unknown u's super-node (reduce()'s node_of_unknown).
+  // The first node of unknown u's super-node (reduce()'s node_of_unknown); u one of this rank's.
   uint32_t first_node(int32_t u) const;
-  int32_t unknowns() const { return unknowns_before(total_nodes_); }
-  // Host bytes held (the same on every rank).
+  // unknown_begin()[q]: rank q's first unknown (q = 0 .. ranks; the last: unknowns()).
+  const std::vector<int32_t>& unknown_begin() const { return unknown_begin_; }
+  int32_t unknowns() const { return unknown_begin_.back(); }
+  // Host bytes held by this rank.
   uint64_t bytes() const;
+  // The links between ranks' sets that every rank received and joined (the one replicated part:
+  // 8 bytes each, a set that a range boundary splits).
+  uint64_t links() const { return links_; }
+
+  // Whether e stamps G or b in DC (a positive resistor, a current source): the elements whose ends
+  // the rank may look up.
+  static bool stamps(const Element& e);
 
  private:
-  // The nodes some merging element touches, and ground, ascending; per member its unknown, offset
-  // and super-node size. Every other node is alone: unknown unknowns_before(node), offset 0.
-  std::vector<uint32_t> member_;
-  std::vector<int32_t> member_unknown_;
-  std::vector<double> member_offset_;
-  std::vector<uint32_t> member_size_;
-  std::vector<uint64_t> member_bits_;  // bit v: node v is a member
-  std::vector<uint32_t> member_rank_;  // per word of member_bits_: the members below it
-  std::vector<uint32_t> not_first_;  // members that are no unknown's first node (ground's set whole), ascending
-  uint32_t total_nodes_ = 1;
-
-  // The unknowns of the rank's own nodes [range_first_, range_first_ + range_unknown_.size()),
-  // looked up once (an element's ends are mostly its rank's nodes, and unknowns_before is a
-  // binary search over an array of millions): 4 bytes per owned node.
-  uint32_t range_first_ = 0;
+  uint32_t range_first_ = 1, range_count_ = 0;  // this rank's nodes
+  int32_t first_unknown_ = 0;
+  uint64_t links_ = 0;
+  std::vector<int32_t> unknown_begin_{0, 0};
+  // Over the rank's nodes: those that are not their unknown's first node (a later member of a set,
+  // or a member of ground's), so unknowns_before() is a count; each node's unknown (4 bytes per
+  // owned node); the nonzero offsets (offsets are mostly 0: vias are 0 V sources); the sizes of
+  // sets of more than one node, at their first node.
+  NodeSubset not_first_;
   std::vector<int32_t> range_unknown_;
-  void index_range(uint32_t first, uint32_t count);
+  NodeSubset has_offset_;
+  std::vector<double> range_offset_;
+  NodeSubset has_size_;
+  std::vector<uint32_t> range_size_;
+  // Other ranks' nodes that this rank's stamping elements touch (a bitmap over all nodes), with
+  // their unknowns and offsets.
+  NodeSubset foreign_;
+  std::vector<int32_t> foreign_unknown_;
+  std::vector<double> foreign_offset_;
 
-  int64_t member_index(uint32_t node) const;  // -1 when not a member
-  bool in_range(uint32_t node) const { return node - range_first_ < range_unknown_.size(); }
+  bool in_range(uint32_t node) const { return node - range_first_ < range_count_; }
+  // Unknowns numbered below `node` (a node of this rank's, or the end of its range).
+  int32_t unknowns_before(uint32_t node) const;
+  int32_t own_unknown(uint32_t node) const { return range_unknown_[node - range_first_]; }
+  double own_offset(uint32_t node) const;
+  int64_t foreign_index(uint32_t node) const;
+  void fetch_foreign(const RankNetlist& nl, const std::vector<uint32_t>& first_nodes, MPI_Comm comm);
 };
 
 }  // namespace pgsim::dist
