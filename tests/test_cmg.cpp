@@ -13,6 +13,7 @@
 #include "cmg/coarse_factor.hpp"
 #include "cmg/galerkin.hpp"
 #include "cmg/laplacian.hpp"
+#include "cmg/row_schedule.hpp"
 #include "grid_system.hpp"
 #include "mna/reduce.hpp"
 #include "parser/netlist.hpp"
@@ -203,6 +204,55 @@ TEST_CASE("the hierarchy is the same for any number of threads", "[cmg]") {
     same_csr(one.coarse.Lt, other.coarse.Lt);
   }
   omp_set_num_threads(threads);
+}
+
+TEST_CASE("row schedules: every entry and every row once, a hub row split into pieces", "[cmg]") {
+  // Rows of 0..6 entries, empty ones among them, and two hub rows longer than kLongRow, one of
+  // them spanning several pieces, one ending the matrix.
+  std::vector<int32_t> ptr{0};
+  for (int32_t r = 0; r < 30000; ++r) {
+    int32_t len = r % 7;
+    if (r == 12345) len = 5 * kEntriesPerPiece + 17;
+    if (r == 29999) len = kLongRow + 1;
+    ptr.push_back(ptr.back() + len);
+  }
+  const int32_t rows = int32_t(ptr.size()) - 1;
+  const int before = omp_get_max_threads();
+  for (int threads : {1, 3, 8}) {
+    INFO(threads << " threads");
+    omp_set_num_threads(threads);
+    std::vector<int32_t> row_of(size_t(ptr.back()), -1), visits(size_t(ptr.back()), 0);
+    int32_t hub_pieces = 0;
+    for_each_entry_piece(ptr, [&](int32_t r, int32_t begin, int32_t end) {
+      CHECK(ptr[r] <= begin);
+      CHECK(begin < end);
+      CHECK(end <= ptr[r + 1]);
+      CHECK(end - begin <= kEntriesPerPiece);
+      for (int32_t k = begin; k < end; ++k) {
+        row_of[size_t(k)] = r;
+#pragma omp atomic
+        ++visits[size_t(k)];
+      }
+      if (r == 12345) {
+#pragma omp atomic
+        ++hub_pieces;
+      }
+    });
+    CHECK(hub_pieces >= 5);
+    bool rows_right = true;
+    for (int32_t r = 0; r < rows; ++r)
+      for (int32_t k = ptr[r]; k < ptr[r + 1]; ++k) rows_right = rows_right && row_of[size_t(k)] == r;
+    CHECK(rows_right);
+    CHECK(std::all_of(visits.begin(), visits.end(), [](int32_t v) { return v == 1; }));
+
+    std::vector<int32_t> row_visits(size_t(rows), 0);
+    for_each_row_long_first(rows, [&ptr](int32_t r) { return ptr[r + 1] - ptr[r]; }, [&](int32_t r) {
+#pragma omp atomic
+      ++row_visits[size_t(r)];
+    });
+    CHECK(std::all_of(row_visits.begin(), row_visits.end(), [](int32_t v) { return v == 1; }));
+  }
+  omp_set_num_threads(before);
 }
 
 TEST_CASE("the CPU cycle gives the same bits on any number of threads, with either smoother", "[cmg]") {
