@@ -255,6 +255,48 @@ TEST_CASE("row schedules: every entry and every row once, a hub row split into p
   omp_set_num_threads(before);
 }
 
+TEST_CASE("permute_symmetric renumbers and sorts rows, a hub row's too", "[cmg]") {
+  // A star of kLongRow + 3000 leaves around vertex 0 plus a path through the leaves, under a
+  // random renumbering: the hub row takes the long-row sort, the others the short one.
+  const int32_t n = kLongRow + 3001;
+  std::vector<std::vector<std::pair<int32_t, double>>> rows(static_cast<size_t>(n));
+  auto edge = [&rows](int32_t i, int32_t j, double w) {
+    rows[size_t(i)].push_back({j, -w});
+    rows[size_t(j)].push_back({i, -w});
+  };
+  for (int32_t i = 1; i < n; ++i) edge(0, i, 1.0 + i);
+  for (int32_t i = 1; i + 1 < n; ++i) edge(i, i + 1, 0.5 / i);
+  CsrMatrix A;
+  A.rows = n;
+  A.ptr.assign(1, 0);
+  for (auto& row : rows) {
+    std::sort(row.begin(), row.end());
+    for (const auto& [j, w] : row) {
+      A.col.push_back(j);
+      A.val.push_back(w);
+    }
+    A.ptr.push_back(int32_t(A.col.size()));
+  }
+  std::vector<int32_t> new_of_old(static_cast<size_t>(n));
+  std::iota(new_of_old.begin(), new_of_old.end(), 0);
+  std::shuffle(new_of_old.begin(), new_of_old.end(), std::mt19937(7));
+  const CsrMatrix B = permute_symmetric(A, new_of_old);
+  REQUIRE(B.rows == n);
+  REQUIRE(B.ptr.back() == A.ptr.back());
+  int wrong = 0;
+  for (int32_t i = 0; i < n; ++i) {
+    const int32_t r = new_of_old[size_t(i)];
+    REQUIRE(B.ptr[r + 1] - B.ptr[r] == A.ptr[i + 1] - A.ptr[i]);
+    for (int32_t k = B.ptr[r] + 1; k < B.ptr[r + 1]; ++k) wrong += B.col[k - 1] >= B.col[k];
+    for (int32_t k = A.ptr[i]; k < A.ptr[i + 1]; ++k) {
+      const int32_t c = new_of_old[size_t(A.col[k])];
+      const auto at = std::lower_bound(B.col.begin() + B.ptr[r], B.col.begin() + B.ptr[r + 1], c);
+      wrong += at == B.col.begin() + B.ptr[r + 1] || *at != c || B.val[size_t(at - B.col.begin())] != A.val[k];
+    }
+  }
+  CHECK(wrong == 0);
+}
+
 TEST_CASE("the CPU cycle gives the same bits on any number of threads, with either smoother", "[cmg]") {
   // 45k unknowns: level 0 runs its loops on every thread (cmg_preconditioner.cpp), the smaller
   // levels on one, so 1, 3 and 8 threads split the work differently.
