@@ -13,6 +13,7 @@
 #include "cmg/coarse_factor.hpp"
 #include "cmg/galerkin.hpp"
 #include "cmg/laplacian.hpp"
+#include "cmg/row_schedule.hpp"
 #include "grid_system.hpp"
 #include "mna/reduce.hpp"
 #include "parser/netlist.hpp"
@@ -234,6 +235,97 @@ TEST_CASE("the hierarchy is the same for any number of threads", "[cmg]") {
     same_csr(one.coarse.Lt, other.coarse.Lt);
   }
   omp_set_num_threads(threads);
+}
+
+TEST_CASE("row schedules: every entry and every row once, a hub row split into pieces", "[cmg]") {
+  // Rows of 0..6 entries, empty ones among them, and two hub rows longer than kLongRow, one of
+  // them spanning several pieces, one ending the matrix.
+  std::vector<int32_t> ptr{0};
+  for (int32_t r = 0; r < 30000; ++r) {
+    int32_t len = r % 7;
+    if (r == 12345) len = 5 * kEntriesPerPiece + 17;
+    if (r == 29999) len = kLongRow + 1;
+    ptr.push_back(ptr.back() + len);
+  }
+  const int32_t rows = int32_t(ptr.size()) - 1;
+  const int before = omp_get_max_threads();
+  for (int threads : {1, 3, 8}) {
+    INFO(threads << " threads");
+    omp_set_num_threads(threads);
+    std::vector<int32_t> row_of(size_t(ptr.back()), -1), visits(size_t(ptr.back()), 0);
+    int32_t hub_pieces = 0;
+    for_each_entry_piece(ptr, [&](int32_t r, int32_t begin, int32_t end) {
+      CHECK(ptr[r] <= begin);
+      CHECK(begin < end);
+      CHECK(end <= ptr[r + 1]);
+      CHECK(end - begin <= kEntriesPerPiece);
+      for (int32_t k = begin; k < end; ++k) {
+        row_of[size_t(k)] = r;
+#pragma omp atomic
+        ++visits[size_t(k)];
+      }
+      if (r == 12345) {
+#pragma omp atomic
+        ++hub_pieces;
+      }
+    });
+    CHECK(hub_pieces >= 5);
+    bool rows_right = true;
+    for (int32_t r = 0; r < rows; ++r)
+      for (int32_t k = ptr[r]; k < ptr[r + 1]; ++k) rows_right = rows_right && row_of[size_t(k)] == r;
+    CHECK(rows_right);
+    CHECK(std::all_of(visits.begin(), visits.end(), [](int32_t v) { return v == 1; }));
+
+    std::vector<int32_t> row_visits(size_t(rows), 0);
+    for_each_row_long_first(rows, [&ptr](int32_t r) { return ptr[r + 1] - ptr[r]; }, [&](int32_t r) {
+#pragma omp atomic
+      ++row_visits[size_t(r)];
+    });
+    CHECK(std::all_of(row_visits.begin(), row_visits.end(), [](int32_t v) { return v == 1; }));
+  }
+  omp_set_num_threads(before);
+}
+
+TEST_CASE("permute_symmetric renumbers and sorts rows, a hub row's too", "[cmg]") {
+  // A star of kLongRow + 3000 leaves around vertex 0 plus a path through the leaves, under a
+  // random renumbering: the hub row takes the long-row sort, the others the short one.
+  const int32_t n = kLongRow + 3001;
+  std::vector<std::vector<std::pair<int32_t, double>>> rows(static_cast<size_t>(n));
+  auto edge = [&rows](int32_t i, int32_t j, double w) {
+    rows[size_t(i)].push_back({j, -w});
+    rows[size_t(j)].push_back({i, -w});
+  };
+  for (int32_t i = 1; i < n; ++i) edge(0, i, 1.0 + i);
+  for (int32_t i = 1; i + 1 < n; ++i) edge(i, i + 1, 0.5 / i);
+  CsrMatrix A;
+  A.rows = n;
+  A.ptr.assign(1, 0);
+  for (auto& row : rows) {
+    std::sort(row.begin(), row.end());
+    for (const auto& [j, w] : row) {
+      A.col.push_back(j);
+      A.val.push_back(w);
+    }
+    A.ptr.push_back(int32_t(A.col.size()));
+  }
+  std::vector<int32_t> new_of_old(static_cast<size_t>(n));
+  std::iota(new_of_old.begin(), new_of_old.end(), 0);
+  std::shuffle(new_of_old.begin(), new_of_old.end(), std::mt19937(7));
+  const CsrMatrix B = permute_symmetric(A, new_of_old);
+  REQUIRE(B.rows == n);
+  REQUIRE(B.ptr.back() == A.ptr.back());
+  int wrong = 0;
+  for (int32_t i = 0; i < n; ++i) {
+    const int32_t r = new_of_old[size_t(i)];
+    REQUIRE(B.ptr[r + 1] - B.ptr[r] == A.ptr[i + 1] - A.ptr[i]);
+    for (int32_t k = B.ptr[r] + 1; k < B.ptr[r + 1]; ++k) wrong += B.col[k - 1] >= B.col[k];
+    for (int32_t k = A.ptr[i]; k < A.ptr[i + 1]; ++k) {
+      const int32_t c = new_of_old[size_t(A.col[k])];
+      const auto at = std::lower_bound(B.col.begin() + B.ptr[r], B.col.begin() + B.ptr[r + 1], c);
+      wrong += at == B.col.begin() + B.ptr[r + 1] || *at != c || B.val[size_t(at - B.col.begin())] != A.val[k];
+    }
+  }
+  CHECK(wrong == 0);
 }
 
 TEST_CASE("the CPU cycle gives the same bits on any number of threads, with either smoother", "[cmg]") {
