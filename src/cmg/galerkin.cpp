@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <memory>
 #include <cstddef>
-#include <tuple>
 #include <utility>
 
 #include "cmg/counting_sort.hpp"
