@@ -115,7 +115,7 @@ std::vector<uint32_t> set_firsts(const std::vector<MergeEdge>& edges, uint32_t t
 
 // Step 2: each merging element to the rank owning its set's first node; received in element order
 // (ranks in rank order, each in its element order).
-std::vector<RoutedEdge> route_edges(const std::vector<MergeEdge>& edges, const std::vector<uint32_t>& first, uint32_t base,
+std::vector<RoutedEdge> route_edges(std::vector<MergeEdge> edges, std::vector<uint32_t> first, uint32_t base,
                                     const NodeOwners& owner, MPI_Comm comm) {
   std::vector<int> counts(owner.first.size(), 0);
   std::vector<int> to(edges.size());
@@ -127,6 +127,10 @@ std::vector<RoutedEdge> route_edges(const std::vector<MergeEdge>& edges, const s
   std::vector<RoutedEdge> send(edges.size());
   for (size_t i = 0; i < edges.size(); ++i)
     send[fill[size_t(to[i])]++] = {base + uint32_t(i), edges[i].plus, edges[i].minus, uint32_t(edges[i].is_short), edges[i].forced};
+  // Only the send buffer travels: the rest is freed before the exchange's receive buffer exists.
+  std::vector<MergeEdge>().swap(edges);
+  std::vector<uint32_t>().swap(first);
+  std::vector<int>().swap(to);
   std::vector<int> recv_counts;
   return all_to_all(send, counts, comm, recv_counts);
 }
@@ -275,13 +279,10 @@ SuperNodes::SuperNodes(const RankNetlist& nl, MPI_Comm comm) : range_first_(nl.f
   if (total >= UINT32_MAX) throw InputError("the netlist has more than 2^32 voltage sources and shorts, beyond this build's index width");
   const NodeOwners owner{all_gather(std::vector<uint32_t>{nl.first_node}, comm)};
 
-  std::vector<NodeAnswer> answers;
-  {
-    const std::vector<uint32_t> first = set_firsts(my_edges, nl.total_nodes, owner, nl.rank, comm, links_);
-    std::vector<RoutedEdge> received = route_edges(my_edges, first, uint32_t(base), owner, comm);
-    std::vector<MergeEdge>().swap(my_edges);
-    answers = merge_sets(nl, my_merging, uint32_t(base), std::move(received), owner, comm);
-  }
+  std::vector<uint32_t> first = set_firsts(my_edges, nl.total_nodes, owner, nl.rank, comm, links_);
+  std::vector<NodeAnswer> answers =
+      merge_sets(nl, my_merging, uint32_t(base), route_edges(std::move(my_edges), std::move(first), uint32_t(base), owner, comm),
+                 owner, comm);
 
   // Step 3: this rank's nodes. Not first: a member of ground's set, or not its set's smallest.
   const auto a = std::ptrdiff_t(answers.size());
