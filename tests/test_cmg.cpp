@@ -53,6 +53,16 @@ void check_laplacian(const CsrMatrix& A) {
   CHECK(unsorted == 0);
 }
 
+// G = [3 -1 0; -1 2 -1; 0 -1 1.5]: excess 2, 0, 0.5.
+CsrMatrix small_sdd() {
+  CsrMatrix G;
+  G.rows = 3;
+  G.ptr = {0, 2, 5, 7};
+  G.col = {0, 1, 0, 1, 2, 1, 2};
+  G.val = {3, -1, -1, 2, -1, -1, 1.5};
+  return G;
+}
+
 test::GridSystem grid(int32_t side, int32_t via_stride) {
   test::GridShape shape;
   shape.nx = shape.ny = side;
@@ -63,12 +73,7 @@ test::GridSystem grid(int32_t side, int32_t via_stride) {
 }  // namespace
 
 TEST_CASE("an SDD matrix becomes a Laplacian with one ground vertex", "[cmg]") {
-  // G = [3 -1 0; -1 2 -1; 0 -1 1.5]: excess 2, 0, 0.5.
-  CsrMatrix G;
-  G.rows = 3;
-  G.ptr = {0, 2, 5, 7};
-  G.col = {0, 1, 0, 1, 2, 1, 2};
-  G.val = {3, -1, -1, 2, -1, -1, 1.5};
+  const CsrMatrix G = small_sdd();
   const CsrMatrix L = sdd_to_laplacian(G);
   REQUIRE(L.rows == 4);
   CHECK(L.ptr == std::vector<int32_t>{0, 3, 6, 9, 12});
@@ -78,13 +83,8 @@ TEST_CASE("an SDD matrix becomes a Laplacian with one ground vertex", "[cmg]") {
 }
 
 TEST_CASE("the renumbered Laplacian is permute_symmetric of the Laplacian, bit for bit", "[cmg]") {
-  // The 3x3 case above with vertices 0, 1, 2 and the ground 3 renumbered 2, 0, 3, 1.
-  CsrMatrix G;
-  G.rows = 3;
-  G.ptr = {0, 2, 5, 7};
-  G.col = {0, 1, 0, 1, 2, 1, 2};
-  G.val = {3, -1, -1, 2, -1, -1, 1.5};
-  const CsrMatrix small = sdd_to_laplacian(G, {2, 0, 3, 1});
+  // small_sdd() with vertices 0, 1, 2 and the ground 3 renumbered 2, 0, 3, 1.
+  const CsrMatrix small = sdd_to_laplacian(small_sdd(), {2, 0, 3, 1});
   CHECK(small.ptr == std::vector<int32_t>{0, 3, 6, 9, 12});
   CHECK(small.col == std::vector<int32_t>{0, 2, 3, 1, 2, 3, 0, 1, 2, 0, 1, 3});
   CHECK(small.val == std::vector<double>{2, -1, -1, 2.5, -2, -0.5, -1, -2, 3, -1, -0.5, 1.5});
