@@ -38,6 +38,12 @@ TEST_CASE("a core another thread keeps busy is left to it, within the cap", "[th
     ThreadCountScope threads;  // a cap below the cores is not lowered further
     CHECK(threads.limit_to(UINT64_MAX, 1, 1) == 1);
   }
+  omp_set_num_threads(2 * cores);
+  {
+    ThreadCountScope threads;  // more threads than cores, as asked, when no core is busy
+    CHECK(threads.limit_to(UINT64_MAX, 1) == 2 * cores);
+    CHECK(threads.limit_to(UINT64_MAX, 1, 1) == std::max(cores - 1, 1));
+  }
   omp_set_num_threads(before);
 }
 

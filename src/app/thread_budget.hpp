@@ -36,8 +36,8 @@ class ThreadCountScope {
   ThreadCountScope(const ThreadCountScope&) = delete;
   ThreadCountScope& operator=(const ThreadCountScope&) = delete;
   // omp_set_num_threads(threads_for(work, per_thread, cap)) and returns that count, where cap is
-  // cap(), and no more than the cores (omp_get_num_procs) less `busy_cores`: cores another thread
-  // of the process keeps busy meanwhile (the GPU warm-up, app/backend.hpp). OpenMP's threads wait
+  // cap(), and, when `busy_cores` > 0, no more than the cores (omp_get_num_procs) less those: cores
+  // another thread of the process keeps busy meanwhile (the GPU warm-up, app/backend.hpp). OpenMP's threads wait
   // for each other at every barrier, so one of them sharing a core stalls the whole team: on the
   // H100 machine (16 cores) a 2M-node grid with the warm-up beside the parse took 0.347 s to
   // parse on 16 threads against 0.220 on 15, and a 0.3M one 0.135 s to reduce against 0.015.
