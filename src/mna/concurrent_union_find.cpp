@@ -2,7 +2,6 @@
 
 #include <utility>
 
-#include "mna/touched_vector.hpp"
 
 namespace pgsim {
 namespace {
@@ -11,8 +10,9 @@ int32_t load(const int32_t& x) { return __atomic_load_n(&x, __ATOMIC_RELAXED); }
 
 }  // namespace
 
-ConcurrentUnionFind::ConcurrentUnionFind(int32_t n) {
-  assign_touched(parent_, static_cast<size_t>(n));
+// parent_ is resized unwritten and filled once, on all threads (zeroing it on one thread first, then
+// writing every entry again, made the fill a serial pass as long as the parallel one).
+ConcurrentUnionFind::ConcurrentUnionFind(int32_t n) : parent_(static_cast<size_t>(n)) {
 #pragma omp parallel for schedule(static, 4096)
   for (int32_t i = 0; i < n; ++i) parent_[static_cast<size_t>(i)] = i;
 }

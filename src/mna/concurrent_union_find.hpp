@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "parser/default_init.hpp"
+
 namespace pgsim {
 
 class ConcurrentUnionFind {
@@ -25,7 +27,7 @@ class ConcurrentUnionFind {
   int32_t root(int32_t x) const { return parent_[static_cast<size_t>(x)]; }
 
  private:
-  std::vector<int32_t> parent_;
+  FillVector<int32_t> parent_;  // first written by the constructor's parallel loop
 };
 
 }  // namespace pgsim

@@ -7,18 +7,17 @@
 #include <cstdint>
 #include <vector>
 
-#include "mna/touched_vector.hpp"
+#include "parser/default_init.hpp"
 
 namespace pgsim {
 
 class PotentialUnionFind {
  public:
-  explicit PotentialUnionFind(uint32_t n) {
-    assign_touched(parent_, n);
-    assign_touched(offset_, n);
+  // The arrays are resized unwritten and filled once, on all threads.
+  explicit PotentialUnionFind(uint32_t n) : parent_(n), offset_(n) {
     const std::ptrdiff_t sn = n;
 #pragma omp parallel for schedule(static, 4096)
-    for (std::ptrdiff_t i = 0; i < sn; ++i) parent_[size_t(i)] = uint32_t(i);
+    for (std::ptrdiff_t i = 0; i < sn; ++i) parent_[size_t(i)] = uint32_t(i), offset_[size_t(i)] = 0;
   }
 
   // Root of x; afterwards offset(x) is v(x) - v(root).
@@ -53,8 +52,8 @@ class PotentialUnionFind {
   }
 
  private:
-  std::vector<uint32_t> parent_;
-  std::vector<double> offset_;
+  FillVector<uint32_t> parent_;
+  FillVector<double> offset_;
 };
 
 }  // namespace pgsim

@@ -163,18 +163,19 @@ void number_unknowns(const PotentialUnionFind& uf, const ConcurrentUnionFind& se
   }
 }
 
-// The elements that stamp each unknown's row (stamps()), grouped by row and in element order
-// within a row: row u's are entry[ptr[u] .. ptr[u + 1]). A current source with both ends in one
-// unknown is listed once there. Meanwhile each conductance between two super-nodes unites their
-// nodes in `sets` (merge_super_nodes()'s), which thus ends holding the circuit's resistively
-// connected parts for check_floating().
+// The elements that stamp each unknown's row (stamps()), grouped by row: a conductance to another
+// unknown (an off-diagonal entry of G) in the row's slot of G's arrays, col[ptr[u] + u ..
+// ptr[u + 1] + u), as its element number, the slot's last place left for the diagonal; current
+// sources and conductances to fixed nodes in extra[extra_ptr[u] .. extra_ptr[u + 1]). A current
+// source with both ends in one unknown is listed once. Meanwhile each conductance between two
+// super-nodes unites their nodes in `sets` (merge_super_nodes()'s), which thus ends holding the
+// circuit's resistively connected parts for check_floating().
 struct RowEntries {
-  std::vector<int32_t> ptr;
-  FillVector<uint32_t> entry;  // resized unwritten: the parallel scatter writes every entry
+  std::vector<int32_t> ptr, extra_ptr;
+  FillVector<uint32_t> extra;  // resized unwritten: the parallel scatter writes every entry
 };
 
-RowEntries entries_by_row(const Netlist& nl, const Companion* companion, const ReducedSystem& sys,
-                          ConcurrentUnionFind& sets) {
+RowEntries entries_by_row(const Netlist& nl, const Companion* companion, ReducedSystem& sys, ConcurrentUnionFind& sets) {
   const int32_t n = static_cast<int32_t>(sys.node_of_unknown.size());
   const std::ptrdiff_t elements = std::ptrdiff_t(nl.elements.size());
   // Each end's unknown, or -1 for none (a fixed node, or the other end of one unknown).
@@ -185,56 +186,80 @@ RowEntries entries_by_row(const Netlist& nl, const Companion* companion, const R
       if (e.kind != ElementKind::CurrentSource) ua = -1;  // across a super-node: no current flows
     }
   };
+  // Whether e's entries go to G's slots (a conductance between two unknowns) or to extra.
+  auto in_g = [](const Element& e, int32_t ua, int32_t ub) {
+    return e.kind != ElementKind::CurrentSource && ua >= 0 && ub >= 0;
+  };
   RowEntries rows;
   // Counting sort by row: counts at ptr[u], summed to row ends, then filled from the end of each
   // row down (atomically: elements in any order), so ptr[u] ends at row u's start.
   assign_touched(rows.ptr, size_t(n) + 1);
-  int64_t total = 0;
-#pragma omp parallel for schedule(static, 4096) reduction(+ : total)
+  assign_touched(rows.extra_ptr, size_t(n) + 1);
+  int64_t total = 0, extras = 0;
+#pragma omp parallel for schedule(static, 4096) reduction(+ : total, extras)
   for (std::ptrdiff_t k = 0; k < elements; ++k) {
     const Element& e = nl.elements[size_t(k)];
     if (!stamps(e, companion)) continue;
     int32_t ua, ub;
     rows_of(e, ua, ub);
     if (e.kind != ElementKind::CurrentSource && (ua >= 0 || ub >= 0)) sets.unite(int32_t(e.plus), int32_t(e.minus));
-    if (ua >= 0) __atomic_fetch_add(&rows.ptr[size_t(ua)], 1, __ATOMIC_RELAXED), ++total;
-    if (ub >= 0) __atomic_fetch_add(&rows.ptr[size_t(ub)], 1, __ATOMIC_RELAXED), ++total;
+    const bool g = in_g(e, ua, ub);
+    std::vector<int32_t>& count = g ? rows.ptr : rows.extra_ptr;
+    (g ? total : extras) += (ua >= 0) + (ub >= 0);
+    if (ua >= 0) __atomic_fetch_add(&count[size_t(ua)], 1, __ATOMIC_RELAXED);
+    if (ub >= 0) __atomic_fetch_add(&count[size_t(ub)], 1, __ATOMIC_RELAXED);
   }
-  if (total + n > INT32_MAX) throw InputError("the system has more than 2^31 nonzeros, beyond this build's index width");
+  if (total + n > INT32_MAX || extras > INT32_MAX)
+    throw InputError("the system has more than 2^31 nonzeros, beyond this build's index width");
   prefix_sum(rows.ptr);
-  rows.entry.resize(size_t(total));
+  prefix_sum(rows.extra_ptr);
+  rows.extra.resize(size_t(extras));
+  CsrMatrix& G = sys.G;
+  assign_touched(G.col, size_t(total) + size_t(n));
+  assign_touched(G.val, G.col.size());
 #pragma omp parallel for schedule(static, 4096)
   for (std::ptrdiff_t k = 0; k < elements; ++k) {
     const Element& e = nl.elements[size_t(k)];
     if (!stamps(e, companion)) continue;
     int32_t ua, ub;
     rows_of(e, ua, ub);
-    if (ua >= 0) rows.entry[size_t(__atomic_sub_fetch(&rows.ptr[size_t(ua)], 1, __ATOMIC_RELAXED))] = uint32_t(k);
-    if (ub >= 0) rows.entry[size_t(__atomic_sub_fetch(&rows.ptr[size_t(ub)], 1, __ATOMIC_RELAXED))] = uint32_t(k);
+    if (in_g(e, ua, ub)) {
+      G.col[size_t(__atomic_sub_fetch(&rows.ptr[size_t(ua)], 1, __ATOMIC_RELAXED) + ua)] = int32_t(k);
+      G.col[size_t(__atomic_sub_fetch(&rows.ptr[size_t(ub)], 1, __ATOMIC_RELAXED) + ub)] = int32_t(k);
+      continue;
+    }
+    if (ua >= 0) rows.extra[size_t(__atomic_sub_fetch(&rows.extra_ptr[size_t(ua)], 1, __ATOMIC_RELAXED))] = uint32_t(k);
+    if (ub >= 0) rows.extra[size_t(__atomic_sub_fetch(&rows.extra_ptr[size_t(ub)], 1, __ATOMIC_RELAXED))] = uint32_t(k);
   }
   return rows;
 }
 
-// One element of the row being stamped, and the unknown across it from the row (-1: a fixed node,
-// or a current source), looked up once per element rather than at every comparison of the sorts.
+// One element of the row being stamped, the unknown across it from the row (-1: a fixed node, or a
+// current source) and its conductance (0 for a current source), looked up once per element rather
+// than at every comparison of the sorts.
 struct RowEntry {
   uint32_t element;
   int32_t neighbour;
+  double g;
 };
 
 // 3. Stamps conductances (resistors; with a companion capacitors and inductors too) and current
 // sources, row by row in parallel: each row sums its elements' contributions in element order (so
 // G and b do not depend on the thread count), then CSR with sorted columns, parallel conductances
 // summed, the diagonal in place. `sets`: as entries_by_row() leaves it.
+//
+// Each row is written once, as it is summed, over its own slot of G's arrays (entries_by_row()),
+// which fits it exactly unless it has parallel conductances: only then are the rows moved to close
+// the gaps. (Writing G in a second pass over the rows looked every element, its ends' unknowns and
+// its conductance up again.)
 void stamp(const Netlist& nl, const Companion* companion, ReducedSystem& sys, ConcurrentUnionFind& sets) {
   const int32_t n = static_cast<int32_t>(sys.node_of_unknown.size());
   RowEntries rows = entries_by_row(nl, companion, sys, sets);
-  std::vector<double> diag;
-  assign_touched(diag, size_t(n));
   assign_touched(sys.b, size_t(n));
   CsrMatrix& G = sys.G;
   G.rows = n;
-  assign_touched(G.ptr, size_t(n) + 1);
+  assign_touched(G.ptr, size_t(n) + 1);  // row lengths, then their offsets
+  auto slot = [&](int32_t u) { return size_t(rows.ptr[size_t(u)]) + size_t(u); };
   // The unknown across element k from row u; -1: a fixed node, or a current source.
   auto neighbour = [&](uint32_t k, int32_t u) -> int32_t {
     const Element& e = nl.elements[k];
@@ -247,26 +272,33 @@ void stamp(const Netlist& nl, const Companion* companion, ReducedSystem& sys, Co
     std::vector<RowEntry> row;  // this thread's current row
 #pragma omp for schedule(dynamic, 4096)
     for (int32_t u = 0; u < n; ++u) {
-      uint32_t* first = rows.entry.data() + rows.ptr[size_t(u)];
-      uint32_t* last = rows.entry.data() + rows.ptr[size_t(u) + 1];
-      sort_range(first, last, std::less<uint32_t>());
+      // Both lists in element order, merged.
+      int32_t* g_first = G.col.data() + slot(u);
+      int32_t* g_last = G.col.data() + slot(u + 1) - 1;
+      uint32_t* x_first = rows.extra.data() + rows.extra_ptr[size_t(u)];
+      uint32_t* x_last = rows.extra.data() + rows.extra_ptr[size_t(u) + 1];
+      sort_range(g_first, g_last, [](int32_t x, int32_t y) { return uint32_t(x) < uint32_t(y); });
+      sort_range(x_first, x_last, std::less<uint32_t>());
       row.clear();
-      for (uint32_t* p = first; p < last; ++p) row.push_back({*p, neighbour(*p, u)});
+      while (g_first < g_last || x_first < x_last) {
+        const uint32_t k = x_first == x_last || (g_first < g_last && uint32_t(*g_first) < *x_first) ? uint32_t(*g_first++)
+                                                                                                   : *x_first++;
+        row.push_back({k, neighbour(k, u), element_conductance(nl.elements[k], companion)});
+      }
       double d = 0, b = 0;
       // Conductances first, then current sources, each in element order, as a serial pass over the
       // elements would sum them. Current leaving u through a conductance: g (v_u - v_other).
       for (const RowEntry& r : row) {
         const Element& e = nl.elements[r.element];
         if (e.kind == ElementKind::CurrentSource) continue;
-        const double g = element_conductance(e, companion);
         const bool plus = sys.unknown_of_node[e.plus] == u;
         const double o_self = sys.offset_of_node[plus ? e.plus : e.minus];
         const double o_other = sys.offset_of_node[plus ? e.minus : e.plus];
-        d += g;
+        d += r.g;
         if (r.neighbour >= 0) {
-          b -= g * (o_self - o_other);
+          b -= r.g * (o_self - o_other);
         } else {
-          b += g * (o_other - o_self);
+          b += r.g * (o_other - o_self);
         }
       }
       // SPICE: a positive source drives current out of its plus node, through itself, into minus.
@@ -276,43 +308,46 @@ void stamp(const Netlist& nl, const Companion* companion, ReducedSystem& sys, Co
         if (sys.unknown_of_node[e.plus] == u) b -= e.value;
         if (sys.unknown_of_node[e.minus] == u) b += e.value;
       }
-      diag[size_t(u)] = d;
       sys.b[size_t(u)] = b;
       // By neighbour (element order among equals, kept by the stable insertion sort): the
-      // distinct neighbours and the diagonal make the row.
+      // distinct neighbours and the diagonal make the row, parallel conductances summed in that
+      // order. The slot's entries are all in `row` by now.
       sort_range(row.data(), row.data() + row.size(),
                  [](const RowEntry& x, const RowEntry& y) { return x.neighbour < y.neighbour; });
-      int32_t length = 1;
-      for (size_t i = 0; i < row.size(); ++i) {
-        first[i] = row[i].element;
-        if (row[i].neighbour >= 0 && (i == 0 || row[i].neighbour != row[i - 1].neighbour)) ++length;
+      int32_t* col = G.col.data() + slot(u);
+      double* val = G.val.data() + slot(u);
+      int32_t length = 0;
+      bool diagonal_placed = false;
+      for (const RowEntry& r : row) {
+        if (r.neighbour < 0) continue;
+        if (!diagonal_placed && r.neighbour > u) {
+          col[length] = u, val[length++] = d;
+          diagonal_placed = true;
+        }
+        if (length > 0 && col[length - 1] == r.neighbour) {
+          val[length - 1] -= r.g;  // parallel to the previous conductance
+        } else {
+          col[length] = r.neighbour, val[length++] = -r.g;
+        }
       }
+      if (!diagonal_placed) col[length] = u, val[length++] = d;
       G.ptr[size_t(u) + 1] = length;
     }
   }
   prefix_sum(G.ptr);
-  assign_touched(G.col, size_t(G.ptr[size_t(n)]));
-  assign_touched(G.val, G.col.size());
-#pragma omp parallel for schedule(dynamic, 4096)
+  if (size_t(G.ptr[size_t(n)]) == G.col.size()) return;  // every row filled its slot: in place
+  std::vector<int32_t> col;
+  std::vector<double> val;
+  assign_touched(col, size_t(G.ptr[size_t(n)]));
+  assign_touched(val, col.size());
+#pragma omp parallel for schedule(static, 4096)
   for (int32_t u = 0; u < n; ++u) {
-    int32_t at = G.ptr[size_t(u)];
-    bool diagonal_placed = false;
-    for (int32_t p = rows.ptr[size_t(u)]; p < rows.ptr[size_t(u) + 1]; ++p) {
-      const int32_t j = neighbour(rows.entry[size_t(p)], u);
-      if (j < 0) continue;
-      if (!diagonal_placed && j > u) {
-        G.col[size_t(at)] = u, G.val[size_t(at++)] = diag[size_t(u)];
-        diagonal_placed = true;
-      }
-      const double g = element_conductance(nl.elements[rows.entry[size_t(p)]], companion);
-      if (at > G.ptr[size_t(u)] && G.col[size_t(at) - 1] == j) {
-        G.val[size_t(at) - 1] -= g;  // parallel to the previous conductance
-      } else {
-        G.col[size_t(at)] = j, G.val[size_t(at++)] = -g;
-      }
-    }
-    if (!diagonal_placed) G.col[size_t(at)] = u, G.val[size_t(at)] = diag[size_t(u)];
+    const size_t to = size_t(G.ptr[size_t(u)]), length = size_t(G.ptr[size_t(u) + 1]) - to;
+    std::copy_n(G.col.data() + slot(u), length, col.data() + to);
+    std::copy_n(G.val.data() + slot(u), length, val.data() + to);
   }
+  G.col.swap(col);
+  G.val.swap(val);
 }
 
 // 4. Floating components: super-nodes with no resistive path to a fixed node, i.e. to the ground's
