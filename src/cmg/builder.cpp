@@ -140,8 +140,7 @@ CmgHierarchy build_cmg_hierarchy(const CsrMatrix& G, const CmgOptions& options, 
     for (int32_t v = 0; v < static_cast<int32_t>(key.size()); ++v) key[v] = new_of_old[cluster_of[v]];
     counting_sort(key, clusterings[l].count, h.levels[l].cluster_ptr, new_of_old);
     t.levels[l].renumber = phase.lap();
-    h.levels[l].A = permute_symmetric(raw[l], new_of_old);
-    raw[l] = CsrMatrix();
+    h.levels[l].A = permute_symmetric(std::move(raw[l]), new_of_old);
     t.levels[l].permute = phase.lap();
   }
   h.level0_of_unknown.assign(new_of_old.begin(), new_of_old.begin() + G.rows);
