@@ -143,8 +143,8 @@ CmgHierarchy build_cmg_hierarchy(const CsrMatrix& G, const CmgOptions& options, 
     for (int32_t v = 0; v < static_cast<int32_t>(key.size()); ++v) key[v] = new_of_old[cluster_of[v]];
     counting_sort(key, clusterings[l].count, h.levels[l].cluster_ptr, new_of_old);
     t.levels[l].renumber = phase.lap();
-    h.levels[l].A = l == 0 ? sdd_to_laplacian(G, new_of_old) : permute_symmetric(raw[l], new_of_old);
-    raw[l] = CsrMatrix();
+    // Level 0 from G itself (its raw Laplacian was freed once level 1 was made), the others moved in.
+    h.levels[l].A = l == 0 ? sdd_to_laplacian(G, new_of_old) : permute_symmetric(std::move(raw[l]), new_of_old);
     t.levels[l].permute = phase.lap();
   }
   h.level0_of_unknown.assign(new_of_old.begin(), new_of_old.begin() + G.rows);
