@@ -164,8 +164,13 @@ TEST_CASE("a symmetric matrix packed to its upper triangle unpacks to the same a
   // A grid's reduced matrix, on any thread count.
   const test::GridSystem grid = test::make_grid_system({});
   const int before = omp_get_max_threads();
-  for (int threads : {1, 2, 8}) {
+  for (int threads : {1, 2, 3, 8}) {
     omp_set_num_threads(threads);
+    // A's row 0 reaches row 3 past every other block; rows per block 0 and 1 at 8 threads.
+    const CsrMatrix small = unpack_upper(*U);
+    CHECK(small.ptr == A.ptr);
+    CHECK(small.col == A.col);
+    CHECK(small.val == A.val);
     const std::optional<UpperTriangle> packed = pack_upper(grid.G);
     REQUIRE(packed);
     CHECK(packed->col.size() == (grid.G.col.size() + size_t(grid.G.rows)) / 2);

@@ -154,11 +154,14 @@ RunReport run(const Options& opt, RunData* data) {
       rep.eliminated = chains->eliminated();
       // Only that check reads the whole system again: through the setup and the solve (the run's
       // peak) its upper triangle is enough.
+      Stopwatch packing;
       packed = pack_upper(sys.G);
-      if (packed)
+      if (packed) {
         sys.G = CsrMatrix();
-      else
+        spdlog::debug("kept the whole system as its upper triangle in {:.4f} s", packing.lap());
+      } else {
         spdlog::debug("the reduced system is not symmetric bit for bit: kept whole for the residual check");
+      }
       rep.time.eliminate = phase.lap();
       spdlog::info("eliminated {} chain unknowns exactly, {} remain, in {:.3f} s", rep.eliminated, chains->G.rows,
                    rep.time.eliminate);
@@ -200,8 +203,10 @@ RunReport run(const Options& opt, RunData* data) {
       chains->recover(x_kept, x);  // x: allocated and zeroed above, long before the solve
       if (packed) {  // the kept system is done with: its memory goes to the whole one
         chains->G = CsrMatrix();
+        Stopwatch unpacking;
         sys.G = unpack_upper(*packed);
         packed.reset();
+        spdlog::debug("unpacked the whole system from its upper triangle in {:.4f} s", unpacking.lap());
       }
       rep.result.relative_residual = relative_residual(sys.G, sys.b, x);
       rep.result.converged = rep.result.relative_residual <= opt.tolerance;
