@@ -12,7 +12,6 @@
 
 #include "grid_system.hpp"
 #include "mna/reduce.hpp"
-#include "mna/upper_triangle.hpp"
 #include "parser/input_error.hpp"
 #include "parser/netlist.hpp"
 #include "pcg/direct.hpp"
@@ -142,53 +141,6 @@ TEST_CASE("sources in a loop that agree are accepted", "[mna]") {
 TEST_CASE("a netlist with no sources is an error", "[mna]") {
   Netlist nl = parse_netlist_text("R1 a 0 1\n", "mem.sp");
   CHECK_THROWS_WITH(reduce(nl), Catch::Contains("no voltage or current sources"));
-}
-
-TEST_CASE("a symmetric matrix packed to its upper triangle unpacks to the same arrays", "[mna]") {
-  // [4 -1 0 -2; -1 3 0 0; 0 0 5 -0.5; -2 0 -0.5 6], row 2 without a lower part.
-  CsrMatrix A;
-  A.rows = 4;
-  A.ptr = {0, 3, 5, 7, 10};
-  A.col = {0, 1, 3, 0, 1, 2, 3, 0, 2, 3};
-  A.val = {4, -1, -2, -1, 3, 5, -0.5, -2, -0.5, 6};
-  const std::optional<UpperTriangle> U = pack_upper(A);
-  REQUIRE(U);
-  CHECK(U->ptr == std::vector<int32_t>{0, 3, 4, 6, 7});
-  CHECK(U->col == std::vector<int32_t>{0, 1, 3, 1, 2, 3, 3});
-  CHECK(U->val == std::vector<double>{4, -1, -2, 3, 5, -0.5, 6});
-  const CsrMatrix B = unpack_upper(*U);
-  CHECK(B.rows == 4);
-  CHECK(B.ptr == A.ptr);
-  CHECK(B.col == A.col);
-  CHECK(B.val == A.val);
-  // A grid's reduced matrix, on any thread count.
-  const test::GridSystem grid = test::make_grid_system({});
-  const int before = omp_get_max_threads();
-  for (int threads : {1, 2, 3, 8}) {
-    omp_set_num_threads(threads);
-    // A's row 0 reaches row 3 past every other block; rows per block 0 and 1 at 8 threads.
-    const CsrMatrix small = unpack_upper(*U);
-    CHECK(small.ptr == A.ptr);
-    CHECK(small.col == A.col);
-    CHECK(small.val == A.val);
-    const std::optional<UpperTriangle> packed = pack_upper(grid.G);
-    REQUIRE(packed);
-    CHECK(packed->col.size() == (grid.G.col.size() + size_t(grid.G.rows)) / 2);
-    const CsrMatrix full = unpack_upper(*packed);
-    CHECK(full.ptr == grid.G.ptr);
-    CHECK(full.col == grid.G.col);
-    CHECK(full.val == grid.G.val);
-  }
-  omp_set_num_threads(before);
-  // One bit off between (0, 1) and (1, 0), or a missing mirror entry: not packed.
-  CsrMatrix off_bit = A;
-  off_bit.val[1] = std::nextafter(-1.0, 0.0);
-  CHECK_FALSE(pack_upper(off_bit));
-  CsrMatrix one_sided = A;
-  one_sided.ptr = {0, 3, 5, 7, 9};
-  one_sided.col = {0, 1, 3, 0, 1, 2, 3, 2, 3};
-  one_sided.val = {4, -1, -2, -1, 3, 5, -0.5, -0.5, 6};
-  CHECK_FALSE(pack_upper(one_sided));
 }
 
 TEST_CASE("the reduced matrix is an SDD M-matrix and PCG matches the direct solve", "[mna][pcg]") {

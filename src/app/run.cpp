@@ -24,7 +24,6 @@
 #include "mna/chain_elimination.hpp"
 #include "mna/reduce.hpp"
 #include "mna/stopwatch.hpp"
-#include "mna/upper_triangle.hpp"
 #include "parser/input_error.hpp"
 #include "parser/netlist.hpp"
 #include "pcg/direct.hpp"
@@ -148,20 +147,9 @@ RunReport run(const Options& opt, RunData* data) {
     rep.precond = opt.precond.empty() ? cpu_preconditioner_names().front() : opt.precond;
     if (rep.precond == "cmg") rep.smoother = opt.smoother;
     std::optional<EliminatedSystem> chains;
-    std::optional<UpperTriangle> packed;  // sys.G from here to the final residual check, where packable
     if (opt.eliminate) {
       chains = eliminate_chains(sys.G, sys.b);
       rep.eliminated = chains->eliminated();
-      // Only that check reads the whole system again: through the setup and the solve (the run's
-      // peak) its upper triangle is enough.
-      Stopwatch packing;
-      packed = pack_upper(sys.G);
-      if (packed) {
-        sys.G = CsrMatrix();
-        spdlog::debug("kept the whole system as its upper triangle in {:.4f} s", packing.lap());
-      } else {
-        spdlog::debug("the reduced system is not symmetric bit for bit: kept whole for the residual check");
-      }
       rep.time.eliminate = phase.lap();
       spdlog::info("eliminated {} chain unknowns exactly, {} remain, in {:.3f} s", rep.eliminated, chains->G.rows,
                    rep.time.eliminate);
@@ -201,13 +189,6 @@ RunReport run(const Options& opt, RunData* data) {
     log_memory("solve", rep.nodes);
     if (chains) {
       chains->recover(x_kept, x);  // x: allocated and zeroed above, long before the solve
-      if (packed) {  // the kept system is done with: its memory goes to the whole one
-        chains->G = CsrMatrix();
-        Stopwatch unpacking;
-        sys.G = unpack_upper(*packed);
-        packed.reset();
-        spdlog::debug("unpacked the whole system from its upper triangle in {:.4f} s", unpacking.lap());
-      }
       rep.result.relative_residual = relative_residual(sys.G, sys.b, x);
       rep.result.converged = rep.result.relative_residual <= opt.tolerance;
       rep.time.recover = phase.lap();
