@@ -21,7 +21,8 @@ namespace pgsim {
 
 // --backend auto solves on the GPU from this many unknowns after chain elimination when the CUDA
 // context was created ahead, beside the parse; below it the CPU finishes the whole run first (the
-// crossover measured in README, "Choosing the back end": a 1M-node grid, 396k such unknowns, ties).
+// crossover measured in README, "Choosing the back end": the CPU first at 1M nodes, 396k such
+// unknowns, the GPU from 1.5M nodes, about 594k).
 constexpr int64_t kAutoGpuMinUnknowns = 500000;
 // ... and from twice as many when it was not (a small file that includes a large grid): the
 // context's 0.25-0.35 s then adds to the GPU's side, which the CPU's solve (0.54-0.75 us per unknown
