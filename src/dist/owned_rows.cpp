@@ -30,7 +30,7 @@ constexpr int32_t kFixed = -1, kCurrent = -2;
 // with reduce()'s arithmetic: b -= t there is b += -t here, the same double.
 template <class Emit>
 void contributions(const Element& e, const SuperNodes& sn, Emit emit) {
-  if (!SuperNodes::stamps(e)) return;  // no conductance: only the elements it names are looked up
+  if (!stamps(e, nullptr)) return;  // no conductance: only the elements it names are looked up
   const int32_t up = sn.unknown_of(e.plus), um = sn.unknown_of(e.minus);
   if (e.kind == ElementKind::CurrentSource) {
     // SPICE: a positive source drives current out of its plus node into minus; a row holding

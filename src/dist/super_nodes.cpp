@@ -245,10 +245,6 @@ std::vector<NodeAnswer> merge_sets(const RankNetlist& nl, const std::vector<uint
 
 }  // namespace
 
-bool SuperNodes::stamps(const Element& e) {
-  return e.kind == ElementKind::CurrentSource || element_conductance(e, nullptr) > 0;
-}
-
 SuperNodes::SuperNodes(const RankNetlist& nl, MPI_Comm comm) : range_first_(nl.first_node), range_count_(nl.owned()) {
   // This rank's merging elements in element order, and whether any rank has a source.
   // Each thread filters one contiguous range of elements (static schedule); joined in thread order.
@@ -355,7 +351,7 @@ void SuperNodes::fetch_foreign(const RankNetlist& nl, const std::vector<uint32_t
 #pragma omp parallel for schedule(static, 65536)
   for (std::ptrdiff_t k = 0; k < elements; ++k) {
     const Element& e = nl.elements[size_t(k)];
-    if (!stamps(e)) continue;
+    if (!stamps(e, nullptr)) continue;
     for (uint32_t v : {e.plus, e.minus})
       if (v != 0 && !in_range(v)) foreign_.mark(v);
   }

@@ -46,7 +46,8 @@ class SuperNodes {
   SuperNodes(const RankNetlist& nl, MPI_Comm comm);
 
   // The node lookups below take ground, a node this rank owns, or (unknown_of, offset_of) an end
-  // of one of its stamping elements (stamps(): resistors, current sources); std::logic_error else.
+  // of one of its stamping elements (mna/reduce.hpp's stamps() in DC: resistors, current
+  // sources); std::logic_error else.
   // The unknown of a node's super-node, -1 when its voltage is fixed (ground's super-node).
   int32_t unknown_of(uint32_t node) const;
   // v(node) = x[unknown_of(node)] + offset_of(node), or offset_of(node) when fixed.
@@ -63,10 +64,6 @@ class SuperNodes {
   // The links between ranks' sets that every rank received and joined (the one replicated part:
   // 8 bytes each, a set that a range boundary splits).
   uint64_t links() const { return links_; }
-
-  // Whether e stamps G or b in DC (a positive resistor, a current source): the elements whose ends
-  // the rank may look up.
-  static bool stamps(const Element& e);
 
  private:
   uint32_t range_first_ = 1, range_count_ = 0;  // this rank's nodes

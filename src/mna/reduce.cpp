@@ -24,12 +24,6 @@ std::string element_label(const Netlist& nl, const Element& e) {
   return shown(nl.element_names[e.name]) + " (" + nl.where(e.where) + ")";
 }
 
-// An element stamps the rows of its ends' unknowns: a conductance (element_conductance() > 0) or a
-// current source.
-bool stamps(const Element& e, const Companion* companion) {
-  return e.kind == ElementKind::CurrentSource || element_conductance(e, companion) > 0;
-}
-
 // Sorts a short range in place (rows of a grid hold a handful of entries), a long one with std::sort.
 // The permutation depends only on the comparisons' outcomes, whatever T is.
 template <class T, class Less>
@@ -369,6 +363,10 @@ void check_floating(const Netlist& nl, ConcurrentUnionFind& sets) {
 }
 
 }  // namespace
+
+bool stamps(const Element& e, const Companion* companion) {
+  return e.kind == ElementKind::CurrentSource || element_conductance(e, companion) > 0;
+}
 
 double element_conductance(const Element& e, const Companion* companion) {
   if (e.kind == ElementKind::Resistor) return e.value > 0 ? 1.0 / e.value : 0.0;

@@ -37,6 +37,9 @@ struct Companion {
 // The conductance e stamps between its ends (0: none): resistors, and with a companion
 // capacitors and inductors.
 double element_conductance(const Element& e, const Companion* companion);
+// Whether e stamps the rows of its ends' unknowns: a conductance (element_conductance() > 0) or
+// a current source.
+bool stamps(const Element& e, const Companion* companion);
 // Whether e merges its ends into one super-node (with a voltage source's, reduce()'s merges):
 // zero-ohm resistors always, inductors in DC (no companion) and zero-henry ones always.
 bool is_short(const Element& e, const Companion* companion);
