@@ -287,9 +287,9 @@ TEST_CASE("row schedules: every entry and every row once, a hub row split into p
 }
 
 TEST_CASE("permute_symmetric renumbers and sorts rows, a hub row's too", "[cmg]") {
-  // A star of kLongRow + 3000 leaves around vertex 0 plus a path through the leaves, under a
-  // random renumbering: the hub row takes the long-row sort, the others the short one.
-  const int32_t n = kLongRow + 3001;
+  // A star of kRadixSortRow + 3000 leaves around vertex 0 plus a path through the leaves, under a
+  // random renumbering: the hub row takes the radix sort (and runs first), the others the short one.
+  const int32_t n = kRadixSortRow + 3001;
   std::vector<std::vector<std::pair<int32_t, double>>> rows(static_cast<size_t>(n));
   auto edge = [&rows](int32_t i, int32_t j, double w) {
     rows[size_t(i)].push_back({j, -w});

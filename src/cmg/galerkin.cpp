@@ -22,36 +22,6 @@ void copy_parallel(const std::vector<T>& from, FillVector<T>& to) {
   for (std::ptrdiff_t i = 0; i < n; ++i) to[size_t(i)] = from[size_t(i)];
 }
 
-// Sorts a row of distinct columns by column, least significant 11 bits first: the 5M-node grid's
-// level-0 hub row (145,694 entries) in 2 passes of a counting sort, 12.3 ms against std::sort's
-// 27.7 (one thread, dev VM, one run each; 10.3 against 17.0 on level 1's). Stable, so with
-// distinct columns its result is the one any sort gives.
-void radix_sort_row(int32_t* col, double* val, int32_t len) {
-  constexpr int kBits = 11;
-  constexpr int32_t kDigits = int32_t(1) << kBits;
-  const int32_t max_col = len > 0 ? *std::max_element(col, col + len) : 0;
-  std::vector<int32_t> col_buffer(static_cast<size_t>(len));
-  std::vector<double> val_buffer(static_cast<size_t>(len));
-  int32_t *from_col = col, *to_col = col_buffer.data();
-  double *from_val = val, *to_val = val_buffer.data();
-  for (int shift = 0; shift < 31 && (max_col >> shift) > 0; shift += kBits) {
-    std::vector<int32_t> start(static_cast<size_t>(kDigits) + 1, 0);
-    for (int32_t i = 0; i < len; ++i) ++start[static_cast<size_t>((from_col[i] >> shift) & (kDigits - 1)) + 1];
-    for (int32_t d = 0; d < kDigits; ++d) start[static_cast<size_t>(d) + 1] += start[static_cast<size_t>(d)];
-    for (int32_t i = 0; i < len; ++i) {
-      const int32_t at = start[static_cast<size_t>((from_col[i] >> shift) & (kDigits - 1))]++;
-      to_col[at] = from_col[i];
-      to_val[at] = from_val[i];
-    }
-    std::swap(from_col, to_col);
-    std::swap(from_val, to_val);
-  }
-  if (from_col != col) {
-    std::copy(from_col, from_col + len, col);
-    std::copy(from_val, from_val + len, val);
-  }
-}
-
 // Entry (c, d) and (d, c) were summed in different orders and may differ in the last bit: copy
 // the upper triangle into the lower one and recompute the diagonals, so the level is exactly
 // symmetric with exactly zero row sums (up to the rounding of that sum). The copies run by pieces
@@ -195,7 +165,7 @@ CsrMatrix permute_symmetric(CsrMatrix A, const std::vector<int32_t>& new_of_old)
   }
   prefix_sum(B.ptr);
   // Row r of B is row old_of_new[r] of A, its columns renumbered (by pieces: a hub row's lookups
-  // are spread over the threads), then sorted (long rows first, by radix: a row's columns are distinct).
+  // are spread over the threads), then sorted (long rows first; a row's columns are distinct).
   for_each_entry_piece(B.ptr, [&](int32_t r, int32_t begin, int32_t end) {
     const int32_t shift = ptr[old_of_new[r]] - B.ptr[r];
     for (int32_t out = begin; out < end; ++out) {
@@ -206,8 +176,7 @@ CsrMatrix permute_symmetric(CsrMatrix A, const std::vector<int32_t>& new_of_old)
   for_each_row_long_first(
       B.rows, [&B](int32_t r) { return B.ptr[r + 1] - B.ptr[r]; },
       [&B](int32_t r) {
-        const int32_t len = B.ptr[r + 1] - B.ptr[r];
-        (len > kLongRow ? radix_sort_row : sort_row)(B.col.data() + B.ptr[r], B.val.data() + B.ptr[r], len);
+        sort_distinct_row(B.col.data() + B.ptr[r], B.val.data() + B.ptr[r], B.ptr[r + 1] - B.ptr[r]);
       });
   return B;
 }

@@ -77,7 +77,7 @@ CsrMatrix laplacian(const CsrMatrix& G, Number number, bool renumbered) {
     }
     L.col[diag_at] = number(i);
     L.val[diag_at] = sum;
-    if (renumbered) sort_row(L.col.data() + first, L.val.data() + first, out - first);
+    if (renumbered) sort_distinct_row(L.col.data() + first, L.val.data() + first, out - first);
   }
   // The ground row, in increasing column order, diagonal last; its sum in G's row order.
   const int32_t first = L.ptr[size_t(ground)];
@@ -94,7 +94,7 @@ CsrMatrix laplacian(const CsrMatrix& G, Number number, bool renumbered) {
   L.col[out] = ground;
   L.val[out] = sum;
   ++out;
-  if (renumbered) sort_row(L.col.data() + first, L.val.data() + first, out - first);
+  if (renumbered) sort_distinct_row(L.col.data() + first, L.val.data() + first, out - first);
   return L;
 }
 
