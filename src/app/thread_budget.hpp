@@ -39,8 +39,9 @@ class ThreadCountScope {
   // cap(), and, when `busy_cores` > 0, no more than the cores (omp_get_num_procs) less those: cores
   // another thread of the process keeps busy meanwhile (the GPU warm-up, app/backend.hpp). OpenMP's threads wait
   // for each other at every barrier, so one of them sharing a core stalls the whole team: on the
-  // H100 machine (16 cores) a 2M-node grid with the warm-up beside the parse took 0.347 s to
-  // parse on 16 threads against 0.220 on 15, and a 0.3M one 0.135 s to reduce against 0.015.
+  // H100 machine (16 cores) a 2M-node grid with the warm-up beside the parse took 0.393 s to
+  // parse on 16 threads against 0.256 on 15, and a 0.3M one 0.175 s to reduce against 0.020
+  // (benchmarks/ibmpg/README.md, "the warm-up's core").
   int limit_to(uint64_t work, uint64_t per_thread, int busy_cores = 0);
   // The count the run may use at most: omp_get_max_threads() when the scope began.
   int cap() const { return cap_; }
