@@ -36,6 +36,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <chrono>
 #include <deque>
 #include <exception>
 #include <filesystem>
@@ -77,6 +78,11 @@ void parallel_for(size_t n, bool parallel, F&& f) {
     }
   }
   if (error) std::rethrow_exception(error);
+}
+
+// Seconds since `start`, for the -v log of the parse's steps.
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 // An error at a place in the netlist, thrown inside the parse: the whole-file parse makes it a
@@ -139,6 +145,16 @@ class Parser {
   void finish(const std::string& name);
   uint32_t top_lines() const { return top_lines_; }
   uint64_t duplicates() const { return rules_.duplicates(); }
+  // Where the parse's time went (-v): wall seconds of each step, summed over blocks and includes.
+  struct StepTimes {
+    double first_read = 0;  // a file's first block, read before any chunk can start
+    double chunks = 0;      // chunks parsed on all threads (header comment, step 2)
+    double names = 0;       // node names interned, ids given (steps 3a, 3b)
+    double enter = 0;       // elements entered (step 3c)
+    double read_wait = 0;   // waiting for the next block's read after a block was entered
+    double duplicates = 0;  // duplicate element names found, after the parse
+  };
+  const StepTimes& step_times() const { return times_; }
 
  private:
   bool parse_block(const char* text, size_t size, uint32_t file, uint32_t& line_base, bool file_start, int depth);
@@ -177,6 +193,7 @@ class Parser {
   std::deque<std::vector<ChunkResult>> results_;  // by include depth (a deque: parse_block holds one while an include adds the next)
   WarningRules rules_;
   uint32_t top_lines_ = 0;  // physical lines of the top file parsed
+  StepTimes times_;
 };
 
 // A block of netlist text: whole logical lines [0, cut) to parse, and the start of the next
@@ -232,7 +249,9 @@ bool Parser::parse_stream(Input& input, const std::string& path, int depth, bool
                                                   : chunk_bytes() * kChunksPerThread * static_cast<size_t>(std::max(1, omp_get_max_threads()));
   // The block being parsed, and the next one, read meanwhile on another thread.
   Block current, next;
+  const auto first_read = std::chrono::steady_clock::now();
   current.fill(input, block_bytes);
+  times_.first_read += seconds_since(first_read);
   uint32_t line_base = 0;
   bool ended = false;
   while (current.cut() > 0) {
@@ -245,7 +264,9 @@ bool Parser::parse_stream(Input& input, const std::string& path, int depth, bool
     ended = parse_block(current.data(), current.cut(), file, line_base, file_start, depth);
     file_start = false;
     if (reading.valid()) {
+      const auto wait = std::chrono::steady_clock::now();
       reading.wait();
+      times_.read_wait += seconds_since(wait);
       // After .end the serial parser reads no further: what the read-ahead met there (a corrupt
       // gzip member, say) is not the netlist's error.
       if (!ended) reading.get();
@@ -274,9 +295,11 @@ bool Parser::parse_block(const char* text, size_t size, uint32_t file, uint32_t&
   if (results_.size() <= static_cast<size_t>(depth)) results_.resize(static_cast<size_t>(depth) + 1);
   std::vector<ChunkResult>& chunks = results_[static_cast<size_t>(depth)];
   if (chunks.size() < ranges.size()) chunks.resize(ranges.size());
+  const auto start = std::chrono::steady_clock::now();
   parallel_for(ranges.size(), ranges.size() > 1, [&](size_t i) {
     parse_chunk(text + ranges[i].first, text + ranges[i].second, file_start && i == 0, chunks[i]);
   });
+  times_.chunks += seconds_since(start);
   const size_t count = ranges.size();
   for (size_t i = 0; i < count;) {
     size_t j = i;
@@ -326,7 +349,10 @@ uint32_t Parser::enter(ChunkResult* chunks, size_t count, uint32_t file, uint32_
     elements += chunks[c].elements.size();
   }
   const bool parallel = run.base[count] + elements >= kParallelNames;
+  auto start = std::chrono::steady_clock::now();
   intern(run, count, parallel);
+  times_.names += seconds_since(start);
+  start = std::chrono::steady_clock::now();
 
   // Elements, with their places in the file.
   std::vector<size_t> element_base(count + 1, nl_.elements.size());
@@ -373,6 +399,7 @@ uint32_t Parser::enter(ChunkResult* chunks, size_t count, uint32_t file, uint32_
     for (PrintedNode& p : t.printed) p.file = file, p.line += line_bases[c];
     nl_.transient.append(std::move(t), static_cast<uint32_t>(element_base[c]));
   }
+  times_.enter += seconds_since(start);
   return line_bases[count - 1];
 }
 
@@ -461,7 +488,9 @@ void Parser::control_warnings(const ChunkResult& chunk, size_t first_element, ui
 }
 
 void Parser::flush_warnings() {
+  const auto start = std::chrono::steady_clock::now();
   const std::vector<DuplicateName> duplicates = find_duplicate_names(nl_.element_names);
+  times_.duplicates += seconds_since(start);
   // A control line with k elements before it comes before element k's duplicate.
   size_t next_control = 0;
   const auto controls_before = [&](uint64_t element) {
@@ -516,6 +545,10 @@ Netlist parse(Input& input, const std::string& name, const ParseOptions& options
     throw;
   }
   parser.finish(name);
+  const Parser::StepTimes& t = parser.step_times();
+  spdlog::debug("parse steps: first block read {:.3f} s, chunks {:.3f} s, names interned {:.3f} s, elements entered "
+                "{:.3f} s, waiting for reads {:.3f} s, duplicate element names {:.3f} s",
+                t.first_read, t.chunks, t.names, t.enter, t.read_wait, t.duplicates);
   return netlist;
 }
 
