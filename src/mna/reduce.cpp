@@ -183,8 +183,9 @@ void number_unknowns(const PotentialUnionFind& uf, const ConcurrentUnionFind& se
   prefix_sum(number);
   const int32_t n = n_nodes > 0 ? number.back() : 0;
   make_room(sys.node_of_unknown, size_t(n));  // an entry per first node, below
-  // v(node) = x[unknown] + offset, x being the voltage of the unknown's first node.
-#pragma omp parallel for schedule(static, 4096)
+  // v(node) = x[unknown] + offset, x being the voltage of the unknown's first node. Dynamic: the
+  // writes fault in the three fresh arrays' pages, unevenly across threads.
+#pragma omp parallel for schedule(dynamic, 4096)
   for (std::ptrdiff_t v = 0; v < sn; ++v) {
     const uint32_t r = first_of(v);
     if (r == Netlist::ground) {
@@ -396,7 +397,8 @@ void stamp(const Netlist& nl, const Companion* companion, ReducedSystem& sys, Co
 void check_floating(const Netlist& nl, ConcurrentUnionFind& sets) {
   const int32_t n_nodes = static_cast<int32_t>(nl.node_count());
   int32_t floating = n_nodes;
-#pragma omp parallel for schedule(static, 4096) reduction(min : floating)
+  // Dynamic: a find's cost is its path's length (`sets` is not flattened here), uneven by range.
+#pragma omp parallel for schedule(dynamic, 4096) reduction(min : floating)
   for (int32_t v = 0; v < n_nodes; ++v)
     if (v < floating && sets.find(v) != int32_t(Netlist::ground)) floating = v;
   if (floating == n_nodes) return;
