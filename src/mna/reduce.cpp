@@ -111,10 +111,10 @@ PotentialUnionFind merge_super_nodes(const Netlist& nl, const Companion* compani
   sets.flatten();  // a set's root is its smallest node
 
   PotentialUnionFind uf(n_nodes);
-  FillVector<uint16_t> owner_of;  // per merging element: the thread that merges its set
-  make_room(owner_of, merging.size());
   const int max_team = omp_get_max_threads();
-  // [s * max_team + t]: the nodes of thread s's range whose sets thread t < s owns, in order.
+  // [s * max_team + t]: of thread s's range (of merging elements, then of nodes), in order, what
+  // thread t merges (the elements, as indices into merging) and what it finds (the nodes, t < s).
+  std::vector<std::vector<uint32_t>> to_merge(size_t(max_team) * size_t(max_team));
   std::vector<std::vector<uint32_t>> handed(size_t(max_team) * size_t(max_team));
   size_t first_bad = merging.size();
 #pragma omp parallel reduction(min : first_bad)
@@ -122,23 +122,27 @@ PotentialUnionFind merge_super_nodes(const Netlist& nl, const Companion* compani
     // Thread t owns the sets whose smallest node r has floor(r team / n_nodes) = t (owner()): r in
     // [first_owned(t), first_owned(t + 1)), first_owned(t) = ceil(n_nodes t / team).
     const int team = omp_get_num_threads(), me = omp_get_thread_num();
-    auto owner = [&](uint32_t v) { return uint16_t(uint64_t(sets.root(int32_t(v))) * uint64_t(team) / n_nodes); };
+    auto owner = [&](uint32_t v) { return size_t(uint64_t(sets.root(int32_t(v))) * uint64_t(team) / n_nodes); };
     auto first_owned = [&](int t) {
       return uint32_t((uint64_t(n_nodes) * uint64_t(t) + uint64_t(team) - 1) / uint64_t(team));
     };
+    // Each element to its owner's list: ranges in thread order (static schedule), so an owner that
+    // reads the lists of threads 0, 1, ... in turn merges its elements in element order, and no
+    // thread reads the elements of the others.
 #pragma omp for schedule(static)
-    for (std::ptrdiff_t i = 0; i < m; ++i) owner_of[size_t(i)] = owner(nl.elements[merging[size_t(i)]].plus);
+    for (std::ptrdiff_t i = 0; i < m; ++i)
+      to_merge[size_t(me) * size_t(max_team) + owner(nl.elements[merging[size_t(i)]].plus)].push_back(uint32_t(i));
     std::vector<uint32_t> path;
     size_t my_bad = merging.size();
-    for (size_t i = 0; i < merging.size(); ++i) {
-      if (owner_of[i] != me) continue;
-      bool merged = false;
-      double implied = 0;
-      if (disagrees(merge_edge(nl.elements[merging[i]]), uf, path, merged, implied)) {
-        my_bad = i;  // this thread's sets are left as they are: the run ends with the error
-        break;
+    for (int s = 0; s < team && my_bad == merging.size(); ++s)
+      for (uint32_t i : to_merge[size_t(s) * size_t(max_team) + size_t(me)]) {
+        bool merged = false;
+        double implied = 0;
+        if (disagrees(merge_edge(nl.elements[merging[i]]), uf, path, merged, implied)) {
+          my_bad = i;  // this thread's sets are left as they are: the run ends with the error
+          break;
+        }
       }
-    }
     // Every node's offset from its root, each set's nodes in increasing order (a set's nodes are
     // at or above its smallest one). Each thread reads the roots of its own range of nodes once:
     // the nodes of its own sets it finds at once, the others (of a set begun in an earlier range)
