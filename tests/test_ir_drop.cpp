@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <string>
 #include <omp.h>
 
 #include "app/exit_codes.hpp"
@@ -192,6 +193,38 @@ TEST_CASE("pads that disagree supply a net at the largest magnitude", "[ir_drop]
   CHECK_THAT(ir_drop_text(s.report), Catch::Contains("1 net(s) with pads at different voltages"));
   CHECK(s.report.supply_nets == 1);
   CHECK(s.dev.value[s.nl.node_names.find("b")] == Approx(0.05).margin(1e-12));  // 1.8 - 1.75
+}
+
+// Nets in first-node order, each node its net's, none for the ground and for a net with no pad
+// (here one reached from the supplied nets only through a current source and a capacitor), on
+// enough nodes for several threads' shares.
+TEST_CASE("supply_nets: every node's net, none where no pad supplies it, any thread count", "[ir_drop]") {
+  const int n = 20000;
+  std::string text = "Rg0 g0 0 2\nVs0 s0 0 1.2\nIu u0 s0 1m\nCu u0 g0 1p\n";
+  for (int k = 1; k < n; ++k)
+    for (const char* net : {"s", "u", "g"})
+      text += std::string("R") + net + std::to_string(k) + " " + net + std::to_string(k - 1) + " " + net +
+              std::to_string(k) + " 1\n";
+  const Netlist nl = parse_netlist_text(text, "nets.sp");
+  const int saved = omp_get_max_threads();
+  for (int threads : {1, 2, 3}) {
+    omp_set_num_threads(threads);
+    const SupplyNets nets = supply_nets(nl);
+    REQUIRE(nets.nets.size() == 2);
+    CHECK(nets.nets[0].supply == 0.0);  // g0 is the first node of a supplied net
+    CHECK(nets.nets[0].pads == 1);
+    CHECK(nets.nets[1].supply == 1.2);
+    REQUIRE(nets.net_of_node.size() == nl.node_count());
+    CHECK(nets.net_of_node[Netlist::ground] == SupplyNets::none);
+    int64_t wrong = 0;
+    for (int k = 0; k < n; ++k) {
+      wrong += nets.net_of_node[nl.node_names.find("g" + std::to_string(k))] != 0;
+      wrong += nets.net_of_node[nl.node_names.find("s" + std::to_string(k))] != 1;
+      wrong += nets.net_of_node[nl.node_names.find("u" + std::to_string(k))] != SupplyNets::none;
+    }
+    CHECK(wrong == 0);
+  }
+  omp_set_num_threads(saved);
 }
 
 TEST_CASE("ibmpg1: worst drop and bounce of the computed voltages", "[ir_drop][ibmpg1]") {

@@ -273,6 +273,55 @@ TEST_CASE("reduce() gives the same system bit for bit for 1, 2, 3 and 8 threads"
   }
 }
 
+// Super-nodes whose nodes lie in every thread's range of nodes: three chains of voltage sources,
+// each over a third of the nodes (from node 0's, n/3's and 2n/3's range up), linked in a shuffled
+// order, so that the threads owning the chains' first nodes find most of their nodes in other
+// threads' ranges, and each node's offset sums many rounded differences.
+TEST_CASE("super-nodes across the threads' ranges of nodes: offsets bit for bit for 1, 2, 3 and 8 threads", "[mna]") {
+  const int n = 30000;
+  std::string text;
+  for (int k = 0; k < n; ++k) text += "R" + std::to_string(k) + " a" + std::to_string(k) + " 0 1k\n";
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> volts(-0.37, 0.37);
+  std::vector<std::vector<int>> chains(3);
+  for (int k = 0; k < n; ++k) {
+    const int c = k % 3;
+    if (k >= c * n / 3) chains[size_t(c)].push_back(k);
+  }
+  // forced[k]: v(a_k) - v(a_j) of the source from a_k to the chain's next node a_j.
+  std::vector<std::pair<int, int>> links;
+  std::vector<double> forced;
+  for (std::vector<int>& chain : chains) {
+    std::shuffle(chain.begin(), chain.end(), rng);
+    for (size_t i = 0; i + 1 < chain.size(); ++i) {
+      links.push_back({chain[i], chain[i + 1]});
+      forced.push_back(volts(rng));
+      text += "V" + std::to_string(links.size()) + " a" + std::to_string(chain[i]) + " a" + std::to_string(chain[i + 1]) +
+              " " + std::to_string(forced.back()) + "\n";
+    }
+  }
+  text += "I1 a0 0 1m\n";
+  const Netlist nl = parse_netlist_text(text, "chains.sp");
+  const ReducedSystem one = reduce_with_threads(nl, 1);
+  // The three chains and every node below a chain's range (k % 3 = 1 below n/3, = 2 below 2n/3).
+  REQUIRE(one.unknowns() == int32_t(3 + n - chains[0].size() - chains[1].size() - chains[2].size()));
+  for (size_t i = 0; i < links.size(); ++i) {
+    const uint32_t a = nl.node_names.find("a" + std::to_string(links[i].first));
+    const uint32_t b = nl.node_names.find("a" + std::to_string(links[i].second));
+    REQUIRE(one.unknown_of_node[a] == one.unknown_of_node[b]);
+    REQUIRE(std::abs(one.offset_of_node[a] - one.offset_of_node[b] - std::stod(std::to_string(forced[i]))) < 1e-9);
+  }
+  for (int threads : {2, 3, 8}) {
+    const ReducedSystem s = reduce_with_threads(nl, threads);
+    CHECK(s.unknown_of_node == one.unknown_of_node);
+    CHECK(std::memcmp(s.offset_of_node.data(), one.offset_of_node.data(), one.offset_of_node.size() * sizeof(double)) ==
+          0);
+    CHECK(s.node_of_unknown == one.node_of_unknown);
+    CHECK(std::memcmp(s.G.val.data(), one.G.val.data(), one.G.val.size() * sizeof(double)) == 0);
+    CHECK(std::memcmp(s.b.data(), one.b.data(), one.b.size() * sizeof(double)) == 0);
+  }
+}
+
 TEST_CASE("reduce() names the same floating part for any thread count", "[mna]") {
   // Three floating parts; the one holding the lowest unknown is named, as a serial search would:
   // 'f1' (first in node order), 4 nodes ('f2' and 'f3' one super-node).

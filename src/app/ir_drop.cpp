@@ -39,7 +39,8 @@ SupplyNets supply_nets(const Netlist& netlist) {
   const uint32_t n = netlist.node_count();
   const std::ptrdiff_t elements = std::ptrdiff_t(netlist.elements.size());
   ConcurrentUnionFind nets(static_cast<int32_t>(n));
-#pragma omp parallel for schedule(static, 4096)
+  // Any order gives the same nets: dynamic, so that a slow thread leaves no tail.
+#pragma omp parallel for schedule(dynamic, 4096)
   for (std::ptrdiff_t k = 0; k < elements; ++k) {
     const Element& e = netlist.elements[size_t(k)];
     if (e.plus != Netlist::ground && e.minus != Netlist::ground && joins_net(e))
@@ -70,8 +71,13 @@ SupplyNets supply_nets(const Netlist& netlist) {
   std::sort(roots.begin(), roots.end());
   roots.erase(std::unique(roots.begin(), roots.end()), roots.end());
 
+  // net_of_node, written once on all threads (no fill with `none` on one thread first): every
+  // root none, then the supplied roots their nets, then below every other node its root's.
   SupplyNets out;
-  assign_touched(out.net_of_node, n, SupplyNets::none);
+  out.net_of_node.resize(n);
+#pragma omp parallel for schedule(static, 4096)
+  for (uint32_t i = 0; i < n; ++i)
+    if (uint32_t(nets.root(int32_t(i))) == i) out.net_of_node[i] = SupplyNets::none;
   for (size_t i = 0; i < roots.size(); ++i) out.net_of_node[roots[i]] = uint32_t(i);
   std::vector<NetSupply> supply(roots.size());
   for (const auto& pads : pads_of_thread)

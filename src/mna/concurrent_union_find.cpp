@@ -46,7 +46,8 @@ void ConcurrentUnionFind::unite(int32_t a, int32_t b) {
 
 void ConcurrentUnionFind::flatten() {
   const int32_t n = static_cast<int32_t>(parent_.size());
-#pragma omp parallel for schedule(static, 4096)
+  // Dynamic: a find's cost is its path's length, uneven by range of elements.
+#pragma omp parallel for schedule(dynamic, 4096)
   for (int32_t i = 0; i < n; ++i) {
     const int32_t r = find(i);
     __atomic_store_n(&parent_[static_cast<size_t>(i)], r, __ATOMIC_RELAXED);

@@ -37,14 +37,58 @@ void sort_range(T* first, T* last, Less less) {
     for (T* j = i; j > first && less(*j, j[-1]); --j) std::swap(*j, j[-1]);
 }
 
+// Room for n entries that parallel loops write before anything reads them. A FillVector is
+// resized unwritten, its pages faulted in by the threads that write them; a std::vector (csr.hpp's
+// arrays, ReducedSystem::b) can only be zeroed, in storage first touched by all threads.
+template <class T>
+void make_room(FillVector<T>& v, size_t n) {
+  FillVector<T>().swap(v);
+  v.resize(n);
+}
+template <class T>
+void make_room(std::vector<T>& v, size_t n) {
+  assign_touched(v, n);
+}
+
 // The error for the first disagreeing loop, closed by merging[bad].
-[[noreturn]] void report_loop(const Netlist& nl, const std::vector<uint32_t>& merging, size_t bad) {
+[[noreturn]] void report_loop(const Netlist& nl, const FillVector<uint32_t>& merging, size_t bad) {
   std::vector<MergeEdge> edges;
   for (size_t i = 0; i <= bad; ++i) edges.push_back(merge_edge(nl.elements[merging[i]]));
   const DisagreeingLoop loop = find_disagreeing_loop(edges, nl.node_count(), bad);
   std::vector<std::string> labels;
   for (size_t k : loop.members) labels.push_back(element_label(nl, nl.elements[merging[k]]));
   throw InputError(loop_message(loop, labels));
+}
+
+// The merging elements (voltage sources and shorts) in element order: each thread filters one
+// contiguous range of elements (static schedule: ranges in thread order) and copies its list to
+// its place, so no thread appends every list (at 7.2M nodes, 2.2M vias) alone.
+FillVector<uint32_t> merging_elements(const Netlist& nl, const Companion* companion) {
+  const std::ptrdiff_t elements = std::ptrdiff_t(nl.elements.size());
+  std::vector<size_t> start(size_t(omp_get_max_threads()) + 1, 0);  // [t + 1]: thread t's count, then offsets
+  FillVector<uint32_t> merging;
+  bool has_source = false;
+#pragma omp parallel reduction(|| : has_source)
+  {
+    const int me = omp_get_thread_num();
+    std::vector<uint32_t> mine;
+#pragma omp for schedule(static) nowait
+    for (std::ptrdiff_t k = 0; k < elements; ++k) {
+      const Element& e = nl.elements[size_t(k)];
+      if (e.kind == ElementKind::VoltageSource || e.kind == ElementKind::CurrentSource) has_source = true;
+      if (e.kind == ElementKind::VoltageSource || is_short(e, companion)) mine.push_back(uint32_t(k));
+    }
+    start[size_t(me) + 1] = mine.size();
+#pragma omp barrier
+#pragma omp single
+    {
+      for (size_t t = 1; t < start.size(); ++t) start[t] += start[t - 1];
+      merging.resize(start.back());
+    }
+    std::copy(mine.begin(), mine.end(), merging.begin() + std::ptrdiff_t(start[size_t(me)]));
+  }
+  if (!has_source) throw InputError(no_sources_message(nl.files[0]));
+  return merging;
 }
 
 // 1. Voltage sources and shorts (is_short) merge nodes into super-nodes, in element order within
@@ -55,28 +99,11 @@ void sort_range(T* first, T* last, Less less) {
 // flattened: sets.root(v) is the smallest node of v's super-node, 0 for the ground's.
 PotentialUnionFind merge_super_nodes(const Netlist& nl, const Companion* companion, ConcurrentUnionFind& sets) {
   const uint32_t n_nodes = nl.node_count();
-  const std::ptrdiff_t elements = std::ptrdiff_t(nl.elements.size());
-  const int threads = omp_get_max_threads();
-  // The merging elements in element order: each thread filters one contiguous range (static schedule).
-  std::vector<std::vector<uint32_t>> merging_of_thread(static_cast<size_t>(threads));
-  bool has_source = false;
-#pragma omp parallel reduction(|| : has_source)
-  {
-    std::vector<uint32_t>& mine = merging_of_thread[size_t(omp_get_thread_num())];
-#pragma omp for schedule(static) nowait
-    for (std::ptrdiff_t k = 0; k < elements; ++k) {
-      const Element& e = nl.elements[size_t(k)];
-      if (e.kind == ElementKind::VoltageSource || e.kind == ElementKind::CurrentSource) has_source = true;
-      if (e.kind == ElementKind::VoltageSource || is_short(e, companion)) mine.push_back(uint32_t(k));
-    }
-  }
-  if (!has_source) throw InputError(no_sources_message(nl.files[0]));
-  std::vector<uint32_t> merging;
-  for (const auto& mine : merging_of_thread) merging.insert(merging.end(), mine.begin(), mine.end());
-  std::vector<std::vector<uint32_t>>().swap(merging_of_thread);
+  const FillVector<uint32_t> merging = merging_elements(nl, companion);
   const std::ptrdiff_t m = std::ptrdiff_t(merging.size());
 
-#pragma omp parallel for schedule(static, 4096)
+  // Any order gives the same sets: dynamic, so that a slow thread leaves no tail.
+#pragma omp parallel for schedule(dynamic, 4096)
   for (std::ptrdiff_t i = 0; i < m; ++i) {
     const Element& e = nl.elements[merging[size_t(i)]];
     sets.unite(int32_t(e.plus), int32_t(e.minus));
@@ -84,41 +111,58 @@ PotentialUnionFind merge_super_nodes(const Netlist& nl, const Companion* compani
   sets.flatten();  // a set's root is its smallest node
 
   PotentialUnionFind uf(n_nodes);
-  std::vector<uint16_t> owner_of;  // per merging element: the thread that merges its set
-  assign_touched(owner_of, merging.size());
+  const int max_team = omp_get_max_threads();
+  // [s * max_team + t]: of thread s's range (of merging elements, then of nodes), in order, what
+  // thread t merges (the elements, as indices into merging) and what it finds (the nodes, t < s).
+  std::vector<std::vector<uint32_t>> to_merge(size_t(max_team) * size_t(max_team));
+  std::vector<std::vector<uint32_t>> handed(size_t(max_team) * size_t(max_team));
   size_t first_bad = merging.size();
 #pragma omp parallel reduction(min : first_bad)
   {
     // Thread t owns the sets whose smallest node r has floor(r team / n_nodes) = t (owner()): r in
     // [first_owned(t), first_owned(t + 1)), first_owned(t) = ceil(n_nodes t / team).
     const int team = omp_get_num_threads(), me = omp_get_thread_num();
-    auto owner = [&](uint32_t v) { return uint16_t(uint64_t(sets.root(int32_t(v))) * uint64_t(team) / n_nodes); };
+    auto owner = [&](uint32_t v) { return size_t(uint64_t(sets.root(int32_t(v))) * uint64_t(team) / n_nodes); };
     auto first_owned = [&](int t) {
       return uint32_t((uint64_t(n_nodes) * uint64_t(t) + uint64_t(team) - 1) / uint64_t(team));
     };
+    // Each element to its owner's list: ranges in thread order (static schedule), so an owner that
+    // reads the lists of threads 0, 1, ... in turn merges its elements in element order, and no
+    // thread reads the elements of the others.
 #pragma omp for schedule(static)
-    for (std::ptrdiff_t i = 0; i < m; ++i) owner_of[size_t(i)] = owner(nl.elements[merging[size_t(i)]].plus);
+    for (std::ptrdiff_t i = 0; i < m; ++i)
+      to_merge[size_t(me) * size_t(max_team) + owner(nl.elements[merging[size_t(i)]].plus)].push_back(uint32_t(i));
     std::vector<uint32_t> path;
     size_t my_bad = merging.size();
-    for (size_t i = 0; i < merging.size(); ++i) {
-      if (owner_of[i] != me) continue;
-      bool merged = false;
-      double implied = 0;
-      if (disagrees(merge_edge(nl.elements[merging[i]]), uf, path, merged, implied)) {
-        my_bad = i;  // this thread's sets are left as they are: the run ends with the error
-        break;
+    for (int s = 0; s < team && my_bad == merging.size(); ++s)
+      for (uint32_t i : to_merge[size_t(s) * size_t(max_team) + size_t(me)]) {
+        bool merged = false;
+        double implied = 0;
+        if (disagrees(merge_edge(nl.elements[merging[i]]), uf, path, merged, implied)) {
+          my_bad = i;  // this thread's sets are left as they are: the run ends with the error
+          break;
+        }
+      }
+    // Every node's offset from its root, each set's nodes in increasing order (a set's nodes are
+    // at or above its smallest one). Each thread reads the roots of its own range of nodes once:
+    // the nodes of its own sets it finds at once, the others (of a set begun in an earlier range)
+    // it hands to their owner, who finds them after its own, range by range. (Had each thread read
+    // every node from its range up, thread 0 would read them all: a serial pass, the reduction's
+    // longest once the rest ran on 16 cores.) Comparing roots with the range, not dividing (owner()),
+    // keeps the division off all but the handed nodes.
+    const uint32_t mine_from = first_owned(me), mine_to = first_owned(me + 1);
+    for (uint32_t v = mine_from; v < mine_to; ++v) {
+      const uint32_t root = uint32_t(sets.root(int32_t(v)));
+      if (root < mine_from) {
+        handed[size_t(me) * size_t(max_team) + owner(root)].push_back(v);
+      } else if (my_bad == merging.size()) {
+        uf.find(v, path);
       }
     }
-    // Every node's offset from its root, each set's nodes in increasing order (a set's nodes are
-    // at or above its smallest one). Thread 0 reads every node: it compares each root with its
-    // range rather than dividing (owner()), a division per node that made this loop the longest
-    // serial step of the reduction.
-    const uint32_t mine_from = first_owned(me), mine_to = first_owned(me + 1);
+#pragma omp barrier
     if (my_bad == merging.size())
-      for (uint32_t v = mine_from; v < n_nodes; ++v) {
-        const uint32_t root = uint32_t(sets.root(int32_t(v)));
-        if (root >= mine_from && root < mine_to) uf.find(v, path);
-      }
+      for (int s = me + 1; s < team; ++s)
+        for (uint32_t v : handed[size_t(s) * size_t(max_team) + size_t(me)]) uf.find(v, path);
     first_bad = std::min(first_bad, my_bad);
   }
   if (first_bad < merging.size()) report_loop(nl, merging, first_bad);
@@ -135,15 +179,17 @@ void number_unknowns(const PotentialUnionFind& uf, const ConcurrentUnionFind& se
   static_assert(Netlist::ground == 0, "the ground's super-node is the one whose smallest node is 0");
   auto first_of = [&](std::ptrdiff_t v) { return uint32_t(sets.root(int32_t(v))); };
   // number[v]: 1 at first nodes, then their running count: first node v gets unknown number[v] - 1.
-  std::vector<int32_t> number;
-  assign_touched(number, n_nodes);
+  FillVector<int32_t> number;
+  make_room(number, n_nodes);
+  if (n_nodes > 0) number[0] = 0;  // the ground's
 #pragma omp parallel for schedule(static, 4096)
   for (std::ptrdiff_t v = 1; v < sn; ++v) number[size_t(v)] = first_of(v) == uint32_t(v);
   prefix_sum(number);
   const int32_t n = n_nodes > 0 ? number.back() : 0;
-  assign_touched(sys.node_of_unknown, size_t(n));
-  // v(node) = x[unknown] + offset, x being the voltage of the unknown's first node.
-#pragma omp parallel for schedule(static, 4096)
+  make_room(sys.node_of_unknown, size_t(n));  // an entry per first node, below
+  // v(node) = x[unknown] + offset, x being the voltage of the unknown's first node. Dynamic: the
+  // writes fault in the three fresh arrays' pages, unevenly across threads.
+#pragma omp parallel for schedule(dynamic, 4096)
   for (std::ptrdiff_t v = 0; v < sn; ++v) {
     const uint32_t r = first_of(v);
     if (r == Netlist::ground) {
@@ -165,8 +211,8 @@ void number_unknowns(const PotentialUnionFind& uf, const ConcurrentUnionFind& se
 // super-nodes unites their nodes in `sets` (merge_super_nodes()'s), which thus ends holding the
 // circuit's resistively connected parts for check_floating().
 struct RowEntries {
-  std::vector<int32_t> ptr, extra_ptr;
-  FillVector<uint32_t> extra;  // resized unwritten: the parallel scatter writes every entry
+  FillVector<int32_t> ptr, extra_ptr;  // zeroed on all threads
+  FillVector<uint32_t> extra;          // resized unwritten: the parallel scatter writes every entry
 };
 
 RowEntries entries_by_row(const Netlist& nl, const Companion* companion, ReducedSystem& sys, ConcurrentUnionFind& sets) {
@@ -187,10 +233,12 @@ RowEntries entries_by_row(const Netlist& nl, const Companion* companion, Reduced
   RowEntries rows;
   // Counting sort by row: counts at ptr[u], summed to row ends, then filled from the end of each
   // row down (atomically: elements in any order), so ptr[u] ends at row u's start.
-  assign_touched(rows.ptr, size_t(n) + 1);
-  assign_touched(rows.extra_ptr, size_t(n) + 1);
+  assign_parallel(rows.ptr, size_t(n) + 1, 0);
+  assign_parallel(rows.extra_ptr, size_t(n) + 1, 0);
   int64_t total = 0, extras = 0;
-#pragma omp parallel for schedule(static, 4096) reduction(+ : total, extras)
+  // Both passes: any order gives the same counts, sets and (sorted by stamp()) rows, so dynamic
+  // schedules, which a thread slowed by contended unions or atomics cannot hold up.
+#pragma omp parallel for schedule(dynamic, 4096) reduction(+ : total, extras)
   for (std::ptrdiff_t k = 0; k < elements; ++k) {
     const Element& e = nl.elements[size_t(k)];
     if (!stamps(e, companion)) continue;
@@ -198,7 +246,7 @@ RowEntries entries_by_row(const Netlist& nl, const Companion* companion, Reduced
     rows_of(e, ua, ub);
     if (e.kind != ElementKind::CurrentSource && (ua >= 0 || ub >= 0)) sets.unite(int32_t(e.plus), int32_t(e.minus));
     const bool g = in_g(e, ua, ub);
-    std::vector<int32_t>& count = g ? rows.ptr : rows.extra_ptr;
+    FillVector<int32_t>& count = g ? rows.ptr : rows.extra_ptr;
     (g ? total : extras) += (ua >= 0) + (ub >= 0);
     if (ua >= 0) __atomic_fetch_add(&count[size_t(ua)], 1, __ATOMIC_RELAXED);
     if (ub >= 0) __atomic_fetch_add(&count[size_t(ub)], 1, __ATOMIC_RELAXED);
@@ -209,9 +257,9 @@ RowEntries entries_by_row(const Netlist& nl, const Companion* companion, Reduced
   prefix_sum(rows.extra_ptr);
   rows.extra.resize(size_t(extras));
   CsrMatrix& G = sys.G;
-  assign_touched(G.col, size_t(total) + size_t(n));
-  assign_touched(G.val, G.col.size());
-#pragma omp parallel for schedule(static, 4096)
+  make_room(G.col, size_t(total) + size_t(n));  // read only where the scatter or stamp() wrote
+  make_room(G.val, G.col.size());
+#pragma omp parallel for schedule(dynamic, 4096)
   for (std::ptrdiff_t k = 0; k < elements; ++k) {
     const Element& e = nl.elements[size_t(k)];
     if (!stamps(e, companion)) continue;
@@ -249,10 +297,11 @@ struct RowEntry {
 void stamp(const Netlist& nl, const Companion* companion, ReducedSystem& sys, ConcurrentUnionFind& sets) {
   const int32_t n = static_cast<int32_t>(sys.node_of_unknown.size());
   RowEntries rows = entries_by_row(nl, companion, sys, sets);
-  assign_touched(sys.b, size_t(n));
+  make_room(sys.b, size_t(n));
   CsrMatrix& G = sys.G;
   G.rows = n;
-  assign_touched(G.ptr, size_t(n) + 1);  // row lengths, then their offsets
+  make_room(G.ptr, size_t(n) + 1);  // row lengths, then their offsets
+  G.ptr[0] = 0;
   auto slot = [&](int32_t u) { return size_t(rows.ptr[size_t(u)]) + size_t(u); };
   // The unknown across element k from row u; -1: a fixed node, or a current source.
   auto neighbour = [&](uint32_t k, int32_t u) -> int32_t {
@@ -330,10 +379,10 @@ void stamp(const Netlist& nl, const Companion* companion, ReducedSystem& sys, Co
   }
   prefix_sum(G.ptr);
   if (size_t(G.ptr[size_t(n)]) == G.col.size()) return;  // every row filled its slot: in place
-  std::vector<int32_t> col;
-  std::vector<double> val;
-  assign_touched(col, size_t(G.ptr[size_t(n)]));
-  assign_touched(val, col.size());
+  decltype(G.col) col;
+  decltype(G.val) val;
+  make_room(col, size_t(G.ptr[size_t(n)]));
+  make_room(val, col.size());
 #pragma omp parallel for schedule(static, 4096)
   for (int32_t u = 0; u < n; ++u) {
     const size_t to = size_t(G.ptr[size_t(u)]), length = size_t(G.ptr[size_t(u) + 1]) - to;
@@ -352,7 +401,8 @@ void stamp(const Netlist& nl, const Companion* companion, ReducedSystem& sys, Co
 void check_floating(const Netlist& nl, ConcurrentUnionFind& sets) {
   const int32_t n_nodes = static_cast<int32_t>(nl.node_count());
   int32_t floating = n_nodes;
-#pragma omp parallel for schedule(static, 4096) reduction(min : floating)
+  // Dynamic: a find's cost is its path's length (`sets` is not flattened here), uneven by range.
+#pragma omp parallel for schedule(dynamic, 4096) reduction(min : floating)
   for (int32_t v = 0; v < n_nodes; ++v)
     if (v < floating && sets.find(v) != int32_t(Netlist::ground)) floating = v;
   if (floating == n_nodes) return;
@@ -392,8 +442,8 @@ std::string floating_message(int64_t nodes, std::string_view node_name) {
 
 ReducedSystem reduce(const Netlist& nl, const Companion* companion) {
   ReducedSystem sys;
-  assign_touched(sys.unknown_of_node, nl.node_count());
-  assign_touched(sys.offset_of_node, nl.node_count());
+  make_room(sys.unknown_of_node, nl.node_count());  // every entry written by number_unknowns()
+  make_room(sys.offset_of_node, nl.node_count());
   ConcurrentUnionFind sets(static_cast<int32_t>(nl.node_count()));
   number_unknowns(merge_super_nodes(nl, companion, sets), sets, sys);
   stamp(nl, companion, sys, sets);

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "mna/csr.hpp"
+#include "parser/default_init.hpp"
 #include "parser/netlist.hpp"
 
 namespace pgsim {
@@ -16,11 +17,12 @@ struct ReducedSystem {
   std::vector<double> b;
   // Per netlist node: its unknown (or -1 when its voltage is fixed) and its offset, so
   // v(node) = x[unknown_of_node] + offset_of_node, or offset_of_node alone when fixed.
-  std::vector<int32_t> unknown_of_node;
-  std::vector<double> offset_of_node;
+  // FillVectors: reduce() writes each entry once, on all threads, with no zero fill before.
+  FillVector<int32_t> unknown_of_node;
+  FillVector<double> offset_of_node;
   // Per unknown: the first netlist node of its super-node, whose voltage the unknown is
   // (offset_of_node is 0 there), for names in messages and exports.
-  std::vector<uint32_t> node_of_unknown;
+  FillVector<uint32_t> node_of_unknown;
 
   int32_t unknowns() const { return G.rows; }
 };
