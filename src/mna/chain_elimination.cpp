@@ -1,5 +1,7 @@
 #include "mna/chain_elimination.hpp"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -48,9 +50,13 @@ struct WorkGraph {
   }
 };
 
-// One range's work at one level: its steps, and the unknowns it had to leave to the next level.
+using Steps = FillVector<EliminatedSystem::Step>;
+
+// One range's work at one level: its steps, steps[thread][first, last) (each thread appends the
+// steps of the ranges it takes to its own array), and the unknowns it left to the next level.
 struct RangeResult {
-  std::vector<EliminatedSystem::Step> steps;
+  int thread = 0;
+  int64_t first = 0, last = 0;
   std::vector<int32_t> deferred;  // ascending
 };
 
@@ -62,8 +68,8 @@ struct RangeResult {
 // recognised by its index alone, and no thread reads what another writes.
 class RangeWalk {
  public:
-  RangeWalk(WorkGraph& g, const uint8_t* pinned, int32_t lo, int32_t hi, RangeResult& out)
-      : g_(g), pinned_(pinned), lo_(lo), hi_(hi), out_(out) {}
+  RangeWalk(WorkGraph& g, const uint8_t* pinned, int32_t lo, int32_t hi, Steps& steps, std::vector<int32_t>& deferred)
+      : g_(g), pinned_(pinned), lo_(lo), hi_(hi), steps_(steps), deferred_(deferred) {}
 
   // Depth first from start: a neighbour whose degree drops is eliminated next, while its row is
   // still in cache.
@@ -90,7 +96,7 @@ class RangeWalk {
       const int32_t u = g_.col[k];
       if (u < 0) continue;
       if (u < lo_ || u >= hi_) {  // a neighbour in another range: left to a later level
-        out_.deferred.push_back(v);
+        deferred_.push_back(v);
         return;
       }
       if (g_.alive[u]) slot[found++] = k;  // as many as degree[v] <= 2
@@ -110,7 +116,7 @@ class RangeWalk {
       s.w_b = g_.w[slot[1]];
     }
     g_.alive[v] = 0;
-    out_.steps.push_back(s);
+    steps_.push_back(s);
     // Schur complement of v: each neighbour u gains w_u e_v / d in excess and w_u rhs_v / d in
     // its right-hand side; two neighbours gain the edge w_a w_b / d between them.
     for (int i = 0; i < found; ++i) {
@@ -145,14 +151,18 @@ class RangeWalk {
   WorkGraph& g_;
   const uint8_t* pinned_;
   const int32_t lo_, hi_;
-  RangeResult& out_;
+  Steps& steps_;
+  std::vector<int32_t>& deferred_;
   std::vector<int32_t> stack_;
 };
 
 // Every level's ranges eliminated, level after level (see EliminatedSystem's schedule), then
-// their steps concatenated into e.steps with the group and level offsets.
+// their steps gathered into e.steps in level and range order, with the group and level offsets.
 void eliminate_levels(WorkGraph& g, const uint8_t* pinned, int32_t n, EliminatedSystem& e) {
   const int64_t base = std::max(kMinRangeUnknowns, (int64_t(n) + kBaseRanges - 1) / kBaseRanges);
+  // Per thread, room for every step (address space only until written; one block, so that
+  // pgsim's huge pages back it, where a block per range would fault in 4 KB pages).
+  std::vector<Steps> steps(static_cast<size_t>(omp_get_max_threads()));
   std::vector<std::vector<RangeResult>> levels;
   for (int64_t span = base;; span *= 2) {
     const int64_t ranges = std::max<int64_t>(1, (int64_t(n) + span - 1) / span);
@@ -162,9 +172,12 @@ void eliminate_levels(WorkGraph& g, const uint8_t* pinned, int32_t n, Eliminated
     for (int64_t r = 0; r < ranges; ++r) {
       const auto lo = static_cast<int32_t>(r * span), hi = static_cast<int32_t>(std::min<int64_t>(n, (r + 1) * span));
       RangeResult& out = level[size_t(r)];
-      RangeWalk walk(g, pinned, lo, hi, out);
+      out.thread = omp_get_thread_num();
+      Steps& mine = steps[size_t(out.thread)];
+      if (mine.capacity() < size_t(n)) mine.reserve(size_t(n));  // each unknown is eliminated once
+      out.first = int64_t(mine.size());
+      RangeWalk walk(g, pinned, lo, hi, mine, out.deferred);
       if (below == nullptr) {
-        out.steps.reserve(size_t(hi - lo));  // address space only until written
         for (int32_t v = lo; v < hi; ++v) walk.from(v);
       } else {
         // The two halves' leftovers, in index order (the halves' lists are ascending, and so is
@@ -172,6 +185,7 @@ void eliminate_levels(WorkGraph& g, const uint8_t* pinned, int32_t n, Eliminated
         for (size_t half = 2 * size_t(r); half < std::min(below->size(), 2 * size_t(r) + 2); ++half)
           for (int32_t v : (*below)[half].deferred) walk.from(v);
       }
+      out.last = int64_t(mine.size());
       std::sort(out.deferred.begin(), out.deferred.end());
       out.deferred.erase(std::unique(out.deferred.begin(), out.deferred.end()), out.deferred.end());
     }
@@ -181,19 +195,27 @@ void eliminate_levels(WorkGraph& g, const uint8_t* pinned, int32_t n, Eliminated
 
   e.group_ptr.assign(1, 0);
   e.level_ptr.assign(1, 0);
+  std::vector<const RangeResult*> groups;
+  bool in_order = true;  // every group in one thread's array, already where e.steps wants it
   for (const auto& level : levels) {
-    for (const RangeResult& r : level) e.group_ptr.push_back(e.group_ptr.back() + int64_t(r.steps.size()));
+    for (const RangeResult& r : level) {
+      in_order &= r.thread == levels[0][0].thread && r.first == e.group_ptr.back();
+      e.group_ptr.push_back(e.group_ptr.back() + r.last - r.first);
+      groups.push_back(&r);
+    }
     e.level_ptr.push_back(static_cast<int32_t>(e.group_ptr.size() - 1));
   }
+  if (in_order) {  // one thread took every range (--threads 1): nothing to gather
+    e.steps = std::move(steps[size_t(levels[0][0].thread)]);
+    return;
+  }
   e.steps.resize(size_t(e.group_ptr.back()));
-  const auto groups = static_cast<int64_t>(e.group_ptr.size() - 1);
+  const auto n_groups = static_cast<int64_t>(groups.size());
 #pragma omp parallel for schedule(dynamic, 1) if (e.group_ptr.back() > kParallelReplay)
-  for (int64_t grp = 0; grp < groups; ++grp) {
-    size_t l = 0;
-    while (e.level_ptr[l + 1] <= grp) ++l;
-    auto& steps = levels[l][size_t(grp - e.level_ptr[l])].steps;
-    std::copy(steps.begin(), steps.end(), e.steps.begin() + e.group_ptr[size_t(grp)]);
-    std::vector<EliminatedSystem::Step>().swap(steps);  // freed once copied: the two copies overlap little
+  for (int64_t grp = 0; grp < n_groups; ++grp) {
+    const RangeResult& r = *groups[size_t(grp)];
+    const EliminatedSystem::Step* from = steps[size_t(r.thread)].data();
+    std::copy(from + r.first, from + r.last, e.steps.begin() + e.group_ptr[size_t(grp)]);
   }
 }
 
