@@ -7,21 +7,32 @@
 #include <vector>
 
 #include "mna/csr.hpp"
+#include "parser/default_init.hpp"
 
 namespace pgsim {
 
 struct EliminatedSystem {
   // One eliminated unknown v: d x_v - w_a x_a - w_b x_b = rhs at the time of its elimination
-  // (a, b: its remaining neighbours, -1 where absent).
+  // (a, b: its remaining neighbours, -1 where absent). No member initialisers: steps' storage is
+  // sized without being written, then filled by all threads.
   struct Step {
-    int32_t v = 0, a = -1, b = -1;
-    double w_a = 0, w_b = 0, diag = 0, rhs = 0;
+    int32_t v, a, b;
+    double w_a, w_b, diag, rhs;
   };
   CsrMatrix G;                 // over the kept unknowns, in their original order
   std::vector<double> b;
   std::vector<int32_t> kept;   // kept unknown k is original unknown kept[k]
-  std::vector<Step> steps;     // in elimination order
+  FillVector<Step> steps;      // group after group (below), each in its elimination order
   int32_t original_unknowns = 0;
+  // The steps' schedule, fixed by G alone (never by the thread count). The unknowns are cut into
+  // index ranges; level 0 eliminates, in each range on its own, the unknowns whose neighbours all
+  // lie in the range; each further level merges the ranges pairwise and does the same for the
+  // unknowns left, the last level being one range. Group g (one range at one level) is steps
+  // [group_ptr[g], group_ptr[g + 1]); level l is groups [level_ptr[l], level_ptr[l + 1]). A step
+  // touches only unknowns of its group's range, each either kept or eliminated later in the same
+  // group or at a later level: the groups of one level can be replayed in parallel.
+  std::vector<int64_t> group_ptr{0};
+  std::vector<int32_t> level_ptr{0};
 
   int32_t eliminated() const { return static_cast<int32_t>(steps.size()); }
   // Every original unknown's value from the solution of the kept system.
@@ -40,7 +51,9 @@ struct EliminatedSystem {
 
 // G: symmetric, non-positive off-diagonals, diagonally dominant (the output of reduce()).
 // Eliminates, repeatedly, every unknown with at most two neighbours; a degree-2 unknown is kept
-// when a neighbour's row is long (a hub), which bounds the work per elimination.
+// when a neighbour's row is long (a hub), which bounds the work per elimination. The ranges of
+// one level are eliminated in parallel; which unknowns go, the steps, G and b are the same bit for
+// bit for any thread count.
 // pinned (optional, G.rows entries): rows with pinned[v] != 0 are never eliminated (they stay in
 // the kept system, their entries and right-hand side updated by eliminated neighbours). The
 // distributed reduction pins every row coupled to another rank, so each eliminated unknown
