@@ -144,7 +144,7 @@ TEST_CASE("chain elimination gives the same system and steps bit for bit for 1, 
   omp_set_num_threads(1);
   const EliminatedSystem one = eliminate_chains(sys.G, sys.b);
   REQUIRE(one.eliminated() > 50000);
-  auto same_bits = [](const std::vector<double>& a, const std::vector<double>& b) {
+  auto same_bits = [](const auto& a, const auto& b) {  // a matrix's val (FillVector) or b
     return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
   };
   for (int threads : {2, 8}) {

@@ -8,7 +8,7 @@
 #include "cmg/counting_sort.hpp"
 #include "cmg/row_schedule.hpp"
 #include "mna/prefix_sum.hpp"
-#include "mna/touched_vector.hpp"
+#include "parser/default_init.hpp"
 
 namespace pgsim {
 namespace {
@@ -16,7 +16,7 @@ namespace {
 // to[i] = from[i] on all threads; to is sized and unwritten, so its pages are faulted in by the
 // threads that copy.
 template <class T>
-void copy_parallel(const std::vector<T>& from, FillVector<T>& to) {
+void copy_parallel(const FillVector<T>& from, FillVector<T>& to) {
   const std::ptrdiff_t n = static_cast<std::ptrdiff_t>(from.size());
 #pragma omp parallel for schedule(static, 4096)
   for (std::ptrdiff_t i = 0; i < n; ++i) to[size_t(i)] = from[size_t(i)];
@@ -57,12 +57,13 @@ void make_exactly_symmetric(CsrMatrix& A) {
 CsrMatrix galerkin_coarse(const CsrMatrix& A, const std::vector<int32_t>& cluster_of, int32_t clusters) {
   const size_t nc = static_cast<size_t>(clusters);
   // Members of each cluster in increasing order and an upper bound of each coarse row's length.
-  std::vector<int32_t> member_ptr, rank, bound;
+  std::vector<int32_t> member_ptr, rank;
   counting_sort(cluster_of, clusters, member_ptr, rank);
   FillVector<int32_t> members(static_cast<size_t>(A.rows));  // unwritten until the loop below
 #pragma omp parallel for schedule(static, 4096)
   for (int32_t v = 0; v < A.rows; ++v) members[rank[v]] = v;
-  assign_touched(bound, nc + 1);
+  FillVector<int32_t> bound(nc + 1);  // bound[c + 1] written for every cluster c below
+  bound[0] = 0;
 #pragma omp parallel for schedule(static, 4096)
   for (int32_t c = 0; c < clusters; ++c) {
     int32_t entries = 0;
@@ -76,8 +77,8 @@ CsrMatrix galerkin_coarse(const CsrMatrix& A, const std::vector<int32_t>& cluste
   // below instead of being zeroed by one thread.
   const std::unique_ptr<int32_t[]> tcol(new int32_t[static_cast<size_t>(bound[nc])]);
   const std::unique_ptr<double[]> tval(new double[static_cast<size_t>(bound[nc])]);
-  std::vector<int32_t> length;
-  assign_touched(length, nc + 1);
+  FillVector<int32_t> length(nc + 1);  // length[c + 1] written for every cluster c below
+  length[0] = 0;
   // The hub's row (the ground vertex's cluster) first, beside the others: its gather and sort
   // are a thread's work for tens of milliseconds on large grids.
   auto gathered = [&bound](int32_t c) { return bound[c + 1] - bound[c]; };
@@ -124,8 +125,8 @@ CsrMatrix galerkin_coarse(const CsrMatrix& A, const std::vector<int32_t>& cluste
   Ac.rows = clusters;
   prefix_sum(length);
   Ac.ptr = std::move(length);
-  assign_touched(Ac.col, static_cast<size_t>(Ac.ptr[nc]));
-  assign_touched(Ac.val, Ac.col.size());
+  Ac.col.resize(static_cast<size_t>(Ac.ptr[nc]));  // unwritten: every row copied in below
+  Ac.val.resize(Ac.col.size());
 #pragma omp parallel for schedule(static, 4096)
   for (int32_t c = 0; c < clusters; ++c) {
     const int32_t len = Ac.ptr[c + 1] - Ac.ptr[c];

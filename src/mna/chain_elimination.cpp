@@ -22,7 +22,7 @@ constexpr int32_t kMaxSearchedRow = 64;
 // every element (std::vector's resize would first zero them on one thread, a serial pass over
 // hundreds of MB at millions of unknowns).
 struct WorkGraph {
-  const std::vector<int32_t>& ptr;
+  const FillVector<int32_t>& ptr;
   FillVector<int32_t> col;  // -1: a dead slot
   FillVector<double> w;
   FillVector<double> excess, rhs;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <vector>
 
 namespace pgsim {
 namespace {
@@ -13,8 +14,7 @@ constexpr size_t kParallelLength = size_t(1) << 18;
 
 }  // namespace
 
-void prefix_sum(std::vector<int32_t>& a) {
-  const size_t n = a.size();
+void prefix_sum(int32_t* a, size_t n) {
   const size_t chunks = n < kParallelLength ? 1 : size_t(omp_get_max_threads());
   if (chunks == 1) {
     for (size_t i = 1; i < n; ++i) a[i] += a[i - 1];

@@ -330,8 +330,8 @@ void stamp(const Netlist& nl, const Companion* companion, ReducedSystem& sys, Co
   }
   prefix_sum(G.ptr);
   if (size_t(G.ptr[size_t(n)]) == G.col.size()) return;  // every row filled its slot: in place
-  std::vector<int32_t> col;
-  std::vector<double> val;
+  FillVector<int32_t> col;
+  FillVector<double> val;
   assign_touched(col, size_t(G.ptr[size_t(n)]));
   assign_touched(val, col.size());
 #pragma omp parallel for schedule(static, 4096)

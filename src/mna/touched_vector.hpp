@@ -58,4 +58,11 @@ void assign_parallel(FillVector<T>& v, size_t n, T value = T()) {
   for (std::ptrdiff_t i = 0; i < sn; ++i) data[i] = value;
 }
 
+// A FillVector needs no fill by one thread: assign_touched on one is assign_parallel (the
+// CsrMatrix arrays, which builders size with either).
+template <class T>
+void assign_touched(FillVector<T>& v, size_t n, T value = T()) {
+  assign_parallel(v, n, value);
+}
+
 }  // namespace pgsim
