@@ -13,15 +13,6 @@
 namespace pgsim {
 namespace {
 
-// to[i] = from[i] on all threads; to is sized and unwritten, so its pages are faulted in by the
-// threads that copy.
-template <class T>
-void copy_parallel(const FillVector<T>& from, FillVector<T>& to) {
-  const std::ptrdiff_t n = static_cast<std::ptrdiff_t>(from.size());
-#pragma omp parallel for schedule(static, 4096)
-  for (std::ptrdiff_t i = 0; i < n; ++i) to[size_t(i)] = from[size_t(i)];
-}
-
 // Entry (c, d) and (d, c) were summed in different orders and may differ in the last bit: copy
 // the upper triangle into the lower one and recompute the diagonals, so the level is exactly
 // symmetric with exactly zero row sums (up to the rounding of that sum). The copies run by pieces
@@ -139,39 +130,30 @@ CsrMatrix galerkin_coarse(const CsrMatrix& A, const std::vector<int32_t>& cluste
 
 CsrMatrix permute_symmetric(CsrMatrix A, const std::vector<int32_t>& new_of_old) {
   const size_t n = static_cast<size_t>(A.rows);
-  // B takes over A's arrays and A's entries are read from copies made on all threads: fresh
-  // std::vectors for B would be zero-filled by one thread first (130 MB for level 0 of the
-  // 5M-node grid; one thread fills 2.5-3.2 GB/s on the development VM, 208 MB in 65-83 ms).
-  FillVector<int32_t> ptr, col;
-  FillVector<double> val;
-  ptr.resize(A.ptr.size());
-  col.resize(A.col.size());
-  val.resize(A.val.size());
-  copy_parallel(A.ptr, ptr);
-  copy_parallel(A.col, col);
-  copy_parallel(A.val, val);
   FillVector<int32_t> old_of_new(n);  // unwritten until the loop below
 #pragma omp parallel for schedule(static, 4096)
   for (int32_t i = 0; i < A.rows; ++i) old_of_new[new_of_old[i]] = i;
+  // B's arrays are sized unwritten (FillVectors) and every element is written below, on all
+  // threads, which also fault their pages in.
   CsrMatrix B;
   B.rows = A.rows;
-  B.ptr = std::move(A.ptr);
-  B.col = std::move(A.col);
-  B.val = std::move(A.val);
+  B.ptr.resize(A.ptr.size());
+  B.col.resize(A.col.size());
+  B.val.resize(A.val.size());
   B.ptr[0] = 0;
 #pragma omp parallel for schedule(static, 4096)
   for (int32_t r = 0; r < B.rows; ++r) {
     const int32_t i = old_of_new[r];
-    B.ptr[r + 1] = ptr[i + 1] - ptr[i];
+    B.ptr[r + 1] = A.ptr[i + 1] - A.ptr[i];
   }
   prefix_sum(B.ptr);
   // Row r of B is row old_of_new[r] of A, its columns renumbered (by pieces: a hub row's lookups
   // are spread over the threads), then sorted (long rows first; a row's columns are distinct).
   for_each_entry_piece(B.ptr, [&](int32_t r, int32_t begin, int32_t end) {
-    const int32_t shift = ptr[old_of_new[r]] - B.ptr[r];
+    const int32_t shift = A.ptr[old_of_new[r]] - B.ptr[r];
     for (int32_t out = begin; out < end; ++out) {
-      B.col[out] = new_of_old[col[out + shift]];
-      B.val[out] = val[out + shift];
+      B.col[out] = new_of_old[A.col[out + shift]];
+      B.val[out] = A.val[out + shift];
     }
   });
   for_each_row_long_first(
