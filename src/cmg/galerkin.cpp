@@ -48,7 +48,7 @@ void make_exactly_symmetric(CsrMatrix& A) {
 CsrMatrix galerkin_coarse(const CsrMatrix& A, const std::vector<int32_t>& cluster_of, int32_t clusters) {
   const size_t nc = static_cast<size_t>(clusters);
   // Members of each cluster in increasing order and an upper bound of each coarse row's length.
-  std::vector<int32_t> member_ptr, rank;
+  FillVector<int32_t> member_ptr, rank;
   counting_sort(cluster_of, clusters, member_ptr, rank);
   FillVector<int32_t> members(static_cast<size_t>(A.rows));  // unwritten until the loop below
 #pragma omp parallel for schedule(static, 4096)
