@@ -136,7 +136,9 @@ TEST_CASE("pinned rows are never eliminated, the rest stays exact", "[chains]") 
 
 namespace {
 
-bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
+// A matrix's values (a FillVector) or a vector of doubles.
+template <class A, class B>
+bool same_bits(const A& a, const B& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
 }
 

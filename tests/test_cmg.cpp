@@ -76,18 +76,18 @@ TEST_CASE("an SDD matrix becomes a Laplacian with one ground vertex", "[cmg]") {
   const CsrMatrix G = small_sdd();
   const CsrMatrix L = sdd_to_laplacian(G);
   REQUIRE(L.rows == 4);
-  CHECK(L.ptr == std::vector<int32_t>{0, 3, 6, 9, 12});
-  CHECK(L.col == std::vector<int32_t>{0, 1, 3, 0, 1, 2, 1, 2, 3, 0, 2, 3});
-  CHECK(L.val == std::vector<double>{3, -1, -2, -1, 2, -1, -1, 1.5, -0.5, -2, -0.5, 2.5});
+  CHECK(L.ptr == FillVector<int32_t>{0, 3, 6, 9, 12});
+  CHECK(L.col == FillVector<int32_t>{0, 1, 3, 0, 1, 2, 1, 2, 3, 0, 2, 3});
+  CHECK(L.val == FillVector<double>{3, -1, -2, -1, 2, -1, -1, 1.5, -0.5, -2, -0.5, 2.5});
   check_laplacian(L);
 }
 
 TEST_CASE("the renumbered Laplacian is permute_symmetric of the Laplacian, bit for bit", "[cmg]") {
   // small_sdd() with vertices 0, 1, 2 and the ground 3 renumbered 2, 0, 3, 1.
   const CsrMatrix small = sdd_to_laplacian(small_sdd(), {2, 0, 3, 1});
-  CHECK(small.ptr == std::vector<int32_t>{0, 3, 6, 9, 12});
-  CHECK(small.col == std::vector<int32_t>{0, 2, 3, 1, 2, 3, 0, 1, 2, 0, 1, 3});
-  CHECK(small.val == std::vector<double>{2, -1, -1, 2.5, -2, -0.5, -1, -2, 3, -1, -0.5, 1.5});
+  CHECK(small.ptr == FillVector<int32_t>{0, 3, 6, 9, 12});
+  CHECK(small.col == FillVector<int32_t>{0, 2, 3, 1, 2, 3, 0, 1, 2, 0, 1, 3});
+  CHECK(small.val == FillVector<double>{2, -1, -1, 2.5, -2, -0.5, -1, -2, 3, -1, -0.5, 1.5});
   // A grid with wire chains, eliminated (rows of zero excess, fill-in): every array equal, for
   // any thread count.
   const test::GridSystem sys = grid(120, 4);
@@ -240,7 +240,7 @@ TEST_CASE("the hierarchy is the same for any number of threads", "[cmg]") {
 TEST_CASE("row schedules: every entry and every row once, a hub row split into pieces", "[cmg]") {
   // Rows of 0..6 entries, empty ones among them, and two hub rows longer than kLongRow, one of
   // them spanning several pieces, one ending the matrix.
-  std::vector<int32_t> ptr{0};
+  FillVector<int32_t> ptr{0};
   for (int32_t r = 0; r < 30000; ++r) {
     int32_t len = r % 7;
     if (r == 12345) len = 5 * kEntriesPerPiece + 17;

@@ -24,6 +24,7 @@
 #include "mna/chain_elimination.hpp"
 #include "mna/reduce.hpp"
 #include "mna/stopwatch.hpp"
+#include "mna/touched_vector.hpp"
 #include "parser/input_error.hpp"
 #include "parser/netlist.hpp"
 #include "pcg/direct.hpp"
@@ -162,7 +163,8 @@ RunReport run(const Options& opt, RunData* data) {
     const double b_norm = std::sqrt(dot(sys.b, sys.b)), kept_norm = std::sqrt(dot(b, b));
     control.tolerance = kept_norm > 0 ? opt.tolerance * b_norm / kept_norm : opt.tolerance;
     control.max_iterations = opt.max_iterations;
-    std::vector<double> x_kept(static_cast<size_t>(G.rows), 0.0);
+    std::vector<double> x_kept;  // the first iterate, zeros: in pages faulted in by all threads
+    assign_touched(x_kept, static_cast<size_t>(G.rows));
     ProgressLine solve_progress(progress_wanted(opt.quiet));
     control.progress = solve_progress_callback(solve_progress);
     const BackendChoice choice = choose_backend(opt.backend, G.rows, context_ahead);
@@ -188,7 +190,7 @@ RunReport run(const Options& opt, RunData* data) {
     solve_progress.finish();
     log_memory("solve", rep.nodes);
     if (chains) {
-      chains->recover(x_kept, x);  // x: allocated and zeroed above, long before the solve
+      chains->recover(x_kept, x);  // x: sized there
       rep.result.relative_residual = relative_residual(sys.G, sys.b, x);
       rep.result.converged = rep.result.relative_residual <= opt.tolerance;
       rep.time.recover = phase.lap();

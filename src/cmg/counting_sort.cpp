@@ -18,12 +18,14 @@ constexpr size_t kMaxChunks = 16;
 
 }  // namespace
 
-void counting_sort(const std::vector<int32_t>& key, int32_t keys, std::vector<int32_t>& key_ptr,
-                   std::vector<int32_t>& rank) {
+template <class Key, class Out>
+void counting_sort(const Key& key, int32_t keys, Out& key_ptr, Out& rank) {
   const size_t n = key.size(), nk = static_cast<size_t>(keys);
   const size_t chunks = std::max<size_t>(1, std::min({kMaxChunks, n / kItemsPerChunk, size_t(omp_get_max_threads())}));
-  assign_touched(key_ptr, nk + 1);
-  assign_touched(rank, n);
+  // Every key_ptr[k + 1] and rank[i] is written below.
+  size_for_overwrite(key_ptr, nk + 1);
+  key_ptr[0] = 0;
+  size_for_overwrite(rank, n);
   // count[c * nk + k]: items of key k in chunk c, then where chunk c's first such item goes.
   FillVector<int32_t> count;
   assign_parallel(count, chunks * nk);
@@ -57,5 +59,8 @@ void counting_sort(const std::vector<int32_t>& key, int32_t keys, std::vector<in
     for (size_t i = chunk_begin(size_t(c)); i < chunk_begin(size_t(c) + 1); ++i) rank[i] = next[key[i]]++;
   }
 }
+
+template void counting_sort(const std::vector<int32_t>&, int32_t, FillVector<int32_t>&, FillVector<int32_t>&);
+template void counting_sort(const FillVector<int32_t>&, int32_t, std::vector<int32_t>&, std::vector<int32_t>&);
 
 }  // namespace pgsim

@@ -5,11 +5,16 @@
 #include <cstdint>
 #include <vector>
 
+#include "parser/default_init.hpp"
+
 namespace pgsim {
 
 // key[i] in [0, keys) for i in [0, key.size()). key_ptr[k]: where key k's items start (size
 // keys + 1); rank[i]: item i's place in the sorted order (equal keys in increasing i).
-void counting_sort(const std::vector<int32_t>& key, int32_t keys, std::vector<int32_t>& key_ptr,
-                   std::vector<int32_t>& rank);
+// Defined for galerkin_coarse's types (a clustering's std::vector into FillVectors, scratch
+// sized without a zero fill) and the builder's (its FillVector of keys into the hierarchy's
+// std::vectors).
+template <class Key, class Out>
+void counting_sort(const Key& key, int32_t keys, Out& key_ptr, Out& rank);
 
 }  // namespace pgsim

@@ -8,19 +8,10 @@
 #include "cmg/counting_sort.hpp"
 #include "cmg/row_schedule.hpp"
 #include "mna/prefix_sum.hpp"
-#include "mna/touched_vector.hpp"
+#include "parser/default_init.hpp"
 
 namespace pgsim {
 namespace {
-
-// to[i] = from[i] on all threads; to is sized and unwritten, so its pages are faulted in by the
-// threads that copy.
-template <class T>
-void copy_parallel(const std::vector<T>& from, FillVector<T>& to) {
-  const std::ptrdiff_t n = static_cast<std::ptrdiff_t>(from.size());
-#pragma omp parallel for schedule(static, 4096)
-  for (std::ptrdiff_t i = 0; i < n; ++i) to[size_t(i)] = from[size_t(i)];
-}
 
 // Entry (c, d) and (d, c) were summed in different orders and may differ in the last bit: copy
 // the upper triangle into the lower one and recompute the diagonals, so the level is exactly
@@ -57,12 +48,13 @@ void make_exactly_symmetric(CsrMatrix& A) {
 CsrMatrix galerkin_coarse(const CsrMatrix& A, const std::vector<int32_t>& cluster_of, int32_t clusters) {
   const size_t nc = static_cast<size_t>(clusters);
   // Members of each cluster in increasing order and an upper bound of each coarse row's length.
-  std::vector<int32_t> member_ptr, rank, bound;
+  FillVector<int32_t> member_ptr, rank;
   counting_sort(cluster_of, clusters, member_ptr, rank);
   FillVector<int32_t> members(static_cast<size_t>(A.rows));  // unwritten until the loop below
 #pragma omp parallel for schedule(static, 4096)
   for (int32_t v = 0; v < A.rows; ++v) members[rank[v]] = v;
-  assign_touched(bound, nc + 1);
+  FillVector<int32_t> bound(nc + 1);  // bound[c + 1] written for every cluster c below
+  bound[0] = 0;
 #pragma omp parallel for schedule(static, 4096)
   for (int32_t c = 0; c < clusters; ++c) {
     int32_t entries = 0;
@@ -76,8 +68,8 @@ CsrMatrix galerkin_coarse(const CsrMatrix& A, const std::vector<int32_t>& cluste
   // below instead of being zeroed by one thread.
   const std::unique_ptr<int32_t[]> tcol(new int32_t[static_cast<size_t>(bound[nc])]);
   const std::unique_ptr<double[]> tval(new double[static_cast<size_t>(bound[nc])]);
-  std::vector<int32_t> length;
-  assign_touched(length, nc + 1);
+  FillVector<int32_t> length(nc + 1);  // length[c + 1] written for every cluster c below
+  length[0] = 0;
   // The hub's row (the ground vertex's cluster) first, beside the others: its gather and sort
   // are a thread's work for tens of milliseconds on large grids.
   auto gathered = [&bound](int32_t c) { return bound[c + 1] - bound[c]; };
@@ -124,8 +116,8 @@ CsrMatrix galerkin_coarse(const CsrMatrix& A, const std::vector<int32_t>& cluste
   Ac.rows = clusters;
   prefix_sum(length);
   Ac.ptr = std::move(length);
-  assign_touched(Ac.col, static_cast<size_t>(Ac.ptr[nc]));
-  assign_touched(Ac.val, Ac.col.size());
+  Ac.col.resize(static_cast<size_t>(Ac.ptr[nc]));  // unwritten: every row copied in below
+  Ac.val.resize(Ac.col.size());
 #pragma omp parallel for schedule(static, 4096)
   for (int32_t c = 0; c < clusters; ++c) {
     const int32_t len = Ac.ptr[c + 1] - Ac.ptr[c];
@@ -138,39 +130,30 @@ CsrMatrix galerkin_coarse(const CsrMatrix& A, const std::vector<int32_t>& cluste
 
 CsrMatrix permute_symmetric(CsrMatrix A, const std::vector<int32_t>& new_of_old) {
   const size_t n = static_cast<size_t>(A.rows);
-  // B takes over A's arrays and A's entries are read from copies made on all threads: fresh
-  // std::vectors for B would be zero-filled by one thread first (130 MB for level 0 of the
-  // 5M-node grid; one thread fills 2.5-3.2 GB/s on the development VM, 208 MB in 65-83 ms).
-  FillVector<int32_t> ptr, col;
-  FillVector<double> val;
-  ptr.resize(A.ptr.size());
-  col.resize(A.col.size());
-  val.resize(A.val.size());
-  copy_parallel(A.ptr, ptr);
-  copy_parallel(A.col, col);
-  copy_parallel(A.val, val);
   FillVector<int32_t> old_of_new(n);  // unwritten until the loop below
 #pragma omp parallel for schedule(static, 4096)
   for (int32_t i = 0; i < A.rows; ++i) old_of_new[new_of_old[i]] = i;
+  // B's arrays are sized unwritten (FillVectors) and every element is written below, on all
+  // threads, which also fault their pages in.
   CsrMatrix B;
   B.rows = A.rows;
-  B.ptr = std::move(A.ptr);
-  B.col = std::move(A.col);
-  B.val = std::move(A.val);
+  B.ptr.resize(A.ptr.size());
+  B.col.resize(A.col.size());
+  B.val.resize(A.val.size());
   B.ptr[0] = 0;
 #pragma omp parallel for schedule(static, 4096)
   for (int32_t r = 0; r < B.rows; ++r) {
     const int32_t i = old_of_new[r];
-    B.ptr[r + 1] = ptr[i + 1] - ptr[i];
+    B.ptr[r + 1] = A.ptr[i + 1] - A.ptr[i];
   }
   prefix_sum(B.ptr);
   // Row r of B is row old_of_new[r] of A, its columns renumbered (by pieces: a hub row's lookups
   // are spread over the threads), then sorted (long rows first; a row's columns are distinct).
   for_each_entry_piece(B.ptr, [&](int32_t r, int32_t begin, int32_t end) {
-    const int32_t shift = ptr[old_of_new[r]] - B.ptr[r];
+    const int32_t shift = A.ptr[old_of_new[r]] - B.ptr[r];
     for (int32_t out = begin; out < end; ++out) {
-      B.col[out] = new_of_old[col[out + shift]];
-      B.val[out] = val[out + shift];
+      B.col[out] = new_of_old[A.col[out + shift]];
+      B.val[out] = A.val[out + shift];
     }
   });
   for_each_row_long_first(

@@ -13,7 +13,8 @@ namespace pgsim {
 CsrMatrix galerkin_coarse(const CsrMatrix& A, const std::vector<int32_t>& cluster_of, int32_t clusters);
 
 // B = P A P^T with B[new_of_old[i]][new_of_old[j]] = A[i][j]; columns sorted in every row.
-// B is built in A's arrays: pass A with std::move where it is not needed after.
+// A is taken by value: passed with std::move where it is not needed after, its arrays are freed
+// on return (A and B are held at once, never more).
 CsrMatrix permute_symmetric(CsrMatrix A, const std::vector<int32_t>& new_of_old);
 
 }  // namespace pgsim

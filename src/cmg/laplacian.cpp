@@ -5,7 +5,7 @@
 #include <utility>
 
 #include "mna/prefix_sum.hpp"
-#include "mna/touched_vector.hpp"
+#include "parser/default_init.hpp"
 
 namespace pgsim {
 namespace {
@@ -19,8 +19,9 @@ CsrMatrix laplacian(const CsrMatrix& G, Number number, bool renumbered) {
   const int32_t n = G.rows;
   // Excess diagonal per row; rows with a positive excess get an edge to the ground vertex n.
   FillVector<double> excess(static_cast<size_t>(n));  // unwritten until the first loop
-  std::vector<int32_t> count;
-  assign_touched(count, static_cast<size_t>(n) + 2);
+  // count[r + 1]: row r's length, written for every row r = number(i) of [0, n] below.
+  FillVector<int32_t> count(static_cast<size_t>(n) + 2);
+  count[0] = 0;
 #pragma omp parallel for schedule(static, 4096)
   for (int32_t i = 0; i < n; ++i) {
     double diag = 0, off = 0;
@@ -45,8 +46,9 @@ CsrMatrix laplacian(const CsrMatrix& G, Number number, bool renumbered) {
   L.rows = n + 1;
   prefix_sum(count);  // count[0] = 0: the row offsets
   L.ptr = std::move(count);
-  assign_touched(L.col, static_cast<size_t>(L.ptr[size_t(n) + 1]));
-  assign_touched(L.val, L.col.size());
+  // Unwritten: the loops below make every row's count entries.
+  L.col.resize(static_cast<size_t>(L.ptr[size_t(n) + 1]));
+  L.val.resize(L.col.size());
 
   const int32_t ground = number(n);
 #pragma omp parallel for schedule(static, 4096)

@@ -12,6 +12,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "parser/default_init.hpp"
+
 namespace pgsim {
 
 // Entries per piece of for_each_entry_piece: a few pages of a level's arrays.
@@ -19,11 +21,11 @@ constexpr int32_t kEntriesPerPiece = 4096;
 // Rows of more entries run first in for_each_row_long_first.
 constexpr int32_t kLongRow = 4096;
 
-// body(row, begin, end) for pieces [begin, end) of the rows' entries, ptr the row offsets (size
-// rows + 1): the entries are split into pieces of kEntriesPerPiece, so a long row runs on many
+// body(row, begin, end) for pieces [begin, end) of the rows' entries, ptr a CsrMatrix's row offsets
+// (size rows + 1): the entries are split into pieces of kEntriesPerPiece, so a long row runs on many
 // threads. Every entry is in exactly one call; body must not depend on the pieces' order.
 template <class Body>
-void for_each_entry_piece(const std::vector<int32_t>& ptr, Body body) {
+void for_each_entry_piece(const FillVector<int32_t>& ptr, Body body) {
   const int32_t rows = static_cast<int32_t>(ptr.size()) - 1;
   const int32_t entries = ptr.back();
   const int32_t pieces = (entries + kEntriesPerPiece - 1) / kEntriesPerPiece;

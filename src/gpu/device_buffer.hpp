@@ -34,7 +34,11 @@ class DeviceBuffer {
     while (now > peak && !peak_device_bytes().compare_exchange_weak(peak, now)) {
     }
   }
-  explicit DeviceBuffer(const std::vector<T>& host) : DeviceBuffer(host.size()) { upload(host); }
+  // From a std::vector or a FillVector (a CsrMatrix's arrays).
+  template <class Allocator>
+  explicit DeviceBuffer(const std::vector<T, Allocator>& host) : DeviceBuffer(host.size()) {
+    upload(host.data(), host.size());
+  }
   ~DeviceBuffer() {
     if (p_) {
       cudaFree(p_);
@@ -50,7 +54,10 @@ class DeviceBuffer {
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
 
-  void upload(const std::vector<T>& host) { upload(host.data(), host.size()); }
+  template <class Allocator>
+  void upload(const std::vector<T, Allocator>& host) {
+    upload(host.data(), host.size());
+  }
   void upload(const T* host, size_t n) {
     if (n) PGSIM_CUDA(cudaMemcpy(p_, host, n * sizeof(T), cudaMemcpyHostToDevice));
   }

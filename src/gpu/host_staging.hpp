@@ -22,9 +22,19 @@ class HostStaging {
   void copy(void* dst, const void* src, size_t bytes);
   void copy_as_float(float* dst, const double* src, size_t n);
 
-  void upload(int32_t* dst, const std::vector<int32_t>& v) { copy(dst, v.data(), v.size() * sizeof(int32_t)); }
-  void upload(double* dst, const std::vector<double>& v) { copy(dst, v.data(), v.size() * sizeof(double)); }
-  void upload(float* dst, const std::vector<double>& v) { copy_as_float(dst, v.data(), v.size()); }
+  // From a std::vector or a FillVector (a CsrMatrix's arrays).
+  template <class Allocator>
+  void upload(int32_t* dst, const std::vector<int32_t, Allocator>& v) {
+    copy(dst, v.data(), v.size() * sizeof(int32_t));
+  }
+  template <class Allocator>
+  void upload(double* dst, const std::vector<double, Allocator>& v) {
+    copy(dst, v.data(), v.size() * sizeof(double));
+  }
+  template <class Allocator>
+  void upload(float* dst, const std::vector<double, Allocator>& v) {
+    copy_as_float(dst, v.data(), v.size());
+  }
 
   // Waits for every queued copy (and any other work queued on stream()).
   void finish();

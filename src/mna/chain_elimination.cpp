@@ -363,7 +363,7 @@ void back_substitute(const EliminatedSystem& e, const double* x_kept, RhsOf rhs_
 }  // namespace
 
 void EliminatedSystem::recover(const std::vector<double>& x_kept, std::vector<double>& x) const {
-  x.resize(static_cast<size_t>(original_unknowns));
+  assign_touched(x, static_cast<size_t>(original_unknowns));  // pages faulted in on all threads
   back_substitute(*this, x_kept.data(), [](const Step& s) { return s.rhs; }, x.data());
 }
 

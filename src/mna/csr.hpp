@@ -3,13 +3,17 @@
 #include <cstdint>
 #include <vector>
 
+#include "parser/default_init.hpp"
+
 namespace pgsim {
 
+// The arrays are FillVectors: a builder sizes them without a serial zero fill (resize() leaves
+// them unwritten) and writes every element in its parallel loops.
 struct CsrMatrix {
   int32_t rows = 0;
-  std::vector<int32_t> ptr{0};  // rows + 1 offsets into col/val
-  std::vector<int32_t> col;     // sorted within each row
-  std::vector<double> val;
+  FillVector<int32_t> ptr{0};  // rows + 1 offsets into col/val
+  FillVector<int32_t> col;     // sorted within each row
+  FillVector<double> val;
 
   int64_t nnz() const { return static_cast<int64_t>(col.size()); }
   // y = A x, rows in parallel.

@@ -37,19 +37,6 @@ void sort_range(T* first, T* last, Less less) {
     for (T* j = i; j > first && less(*j, j[-1]); --j) std::swap(*j, j[-1]);
 }
 
-// Room for n entries that parallel loops write before anything reads them. A FillVector is
-// resized unwritten, its pages faulted in by the threads that write them; a std::vector (csr.hpp's
-// arrays, ReducedSystem::b) can only be zeroed, in storage first touched by all threads.
-template <class T>
-void make_room(FillVector<T>& v, size_t n) {
-  FillVector<T>().swap(v);
-  v.resize(n);
-}
-template <class T>
-void make_room(std::vector<T>& v, size_t n) {
-  assign_touched(v, n);
-}
-
 // The error for the first disagreeing loop, closed by merging[bad].
 [[noreturn]] void report_loop(const Netlist& nl, const FillVector<uint32_t>& merging, size_t bad) {
   std::vector<MergeEdge> edges;
@@ -180,13 +167,13 @@ void number_unknowns(const PotentialUnionFind& uf, const ConcurrentUnionFind& se
   auto first_of = [&](std::ptrdiff_t v) { return uint32_t(sets.root(int32_t(v))); };
   // number[v]: 1 at first nodes, then their running count: first node v gets unknown number[v] - 1.
   FillVector<int32_t> number;
-  make_room(number, n_nodes);
+  size_for_overwrite(number, n_nodes);
   if (n_nodes > 0) number[0] = 0;  // the ground's
 #pragma omp parallel for schedule(static, 4096)
   for (std::ptrdiff_t v = 1; v < sn; ++v) number[size_t(v)] = first_of(v) == uint32_t(v);
   prefix_sum(number);
   const int32_t n = n_nodes > 0 ? number.back() : 0;
-  make_room(sys.node_of_unknown, size_t(n));  // an entry per first node, below
+  size_for_overwrite(sys.node_of_unknown, size_t(n));  // an entry per first node, below
   // v(node) = x[unknown] + offset, x being the voltage of the unknown's first node. Dynamic: the
   // writes fault in the three fresh arrays' pages, unevenly across threads.
 #pragma omp parallel for schedule(dynamic, 4096)
@@ -257,8 +244,8 @@ RowEntries entries_by_row(const Netlist& nl, const Companion* companion, Reduced
   prefix_sum(rows.extra_ptr);
   rows.extra.resize(size_t(extras));
   CsrMatrix& G = sys.G;
-  make_room(G.col, size_t(total) + size_t(n));  // read only where the scatter or stamp() wrote
-  make_room(G.val, G.col.size());
+  size_for_overwrite(G.col, size_t(total) + size_t(n));  // read only where the scatter or stamp() wrote
+  size_for_overwrite(G.val, G.col.size());
 #pragma omp parallel for schedule(dynamic, 4096)
   for (std::ptrdiff_t k = 0; k < elements; ++k) {
     const Element& e = nl.elements[size_t(k)];
@@ -297,10 +284,10 @@ struct RowEntry {
 void stamp(const Netlist& nl, const Companion* companion, ReducedSystem& sys, ConcurrentUnionFind& sets) {
   const int32_t n = static_cast<int32_t>(sys.node_of_unknown.size());
   RowEntries rows = entries_by_row(nl, companion, sys, sets);
-  make_room(sys.b, size_t(n));
+  size_for_overwrite(sys.b, size_t(n));
   CsrMatrix& G = sys.G;
   G.rows = n;
-  make_room(G.ptr, size_t(n) + 1);  // row lengths, then their offsets
+  size_for_overwrite(G.ptr, size_t(n) + 1);  // row lengths, then their offsets
   G.ptr[0] = 0;
   auto slot = [&](int32_t u) { return size_t(rows.ptr[size_t(u)]) + size_t(u); };
   // The unknown across element k from row u; -1: a fixed node, or a current source.
@@ -381,8 +368,8 @@ void stamp(const Netlist& nl, const Companion* companion, ReducedSystem& sys, Co
   if (size_t(G.ptr[size_t(n)]) == G.col.size()) return;  // every row filled its slot: in place
   decltype(G.col) col;
   decltype(G.val) val;
-  make_room(col, size_t(G.ptr[size_t(n)]));
-  make_room(val, col.size());
+  size_for_overwrite(col, size_t(G.ptr[size_t(n)]));
+  size_for_overwrite(val, col.size());
 #pragma omp parallel for schedule(static, 4096)
   for (int32_t u = 0; u < n; ++u) {
     const size_t to = size_t(G.ptr[size_t(u)]), length = size_t(G.ptr[size_t(u) + 1]) - to;
@@ -442,8 +429,8 @@ std::string floating_message(int64_t nodes, std::string_view node_name) {
 
 ReducedSystem reduce(const Netlist& nl, const Companion* companion) {
   ReducedSystem sys;
-  make_room(sys.unknown_of_node, nl.node_count());  // every entry written by number_unknowns()
-  make_room(sys.offset_of_node, nl.node_count());
+  size_for_overwrite(sys.unknown_of_node, nl.node_count());  // every entry written by number_unknowns()
+  size_for_overwrite(sys.offset_of_node, nl.node_count());
   ConcurrentUnionFind sets(static_cast<int32_t>(nl.node_count()));
   number_unknowns(merge_super_nodes(nl, companion, sets), sets, sys);
   stamp(nl, companion, sys, sets);

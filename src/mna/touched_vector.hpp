@@ -58,4 +58,24 @@ void assign_parallel(FillVector<T>& v, size_t n, T value = T()) {
   for (std::ptrdiff_t i = 0; i < sn; ++i) data[i] = value;
 }
 
+// v becomes n elements for a loop that then writes every one of them: a FillVector's are left
+// unwritten (their pages faulted in by the writers); a std::vector's, which cannot be sized
+// unwritten, are zeros in pages faulted in by all threads.
+template <class T>
+void size_for_overwrite(FillVector<T>& v, size_t n) {
+  FillVector<T>().swap(v);
+  v.resize(n);
+}
+template <class T>
+void size_for_overwrite(std::vector<T>& v, size_t n) {
+  assign_touched(v, n);
+}
+
+// A FillVector needs no fill by one thread: assign_touched on one is assign_parallel (the
+// CsrMatrix arrays, which builders size with either).
+template <class T>
+void assign_touched(FillVector<T>& v, size_t n, T value = T()) {
+  assign_parallel(v, n, value);
+}
+
 }  // namespace pgsim

@@ -1,7 +1,9 @@
 #include "pcg/pcg.hpp"
 
 #include <cmath>
+#include <cstdint>
 
+#include "mna/touched_vector.hpp"
 #include "pcg/vector_ops.hpp"
 
 namespace pgsim {
@@ -11,7 +13,9 @@ namespace {
 double true_residual(const PcgBackend& A, const std::vector<double>& b, const std::vector<double>& x,
                      std::vector<double>& r, std::vector<double>& scratch) {
   A.multiply(x.data(), scratch.data());
-  for (size_t i = 0; i < r.size(); ++i) r[i] = b[i] - scratch[i];
+  const auto n = static_cast<int64_t>(r.size());
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < n; ++i) r[i] = b[i] - scratch[i];
   return std::sqrt(A.dot(r, r));
 }
 
@@ -28,7 +32,10 @@ SolveResult pcg(const PcgBackend& A, const std::vector<double>& b, std::vector<d
     result.converged = true;
     return result;
   }
-  std::vector<double> r(n), z(n), p(n), q(n);
+  // Each written before it is read (r and q by true_residual, z by M, p = z): zeroed only because
+  // a std::vector must be, in pages faulted in by all threads.
+  std::vector<double> r, z, p, q;
+  for (std::vector<double>* v : {&r, &z, &p, &q}) assign_touched(*v, n);
   double rel = true_residual(A, b, x, r, q) / bnorm;
   int it = 0;
   // The recurrence residual drifts from the true one near 1e-10; when it claims convergence
