@@ -14,6 +14,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "mna/reduce.hpp"
+#include "parser/default_init.hpp"
 #include "parser/netlist.hpp"
 
 namespace pgsim {
@@ -40,8 +41,8 @@ SupplyNets supply_nets(const Netlist& netlist);
 // Per netlist node (index = node id): its net's kind, its drop or bounce in volts, and its net.
 // kind None: ground, pad nodes, and nodes of nets with no pad.
 struct NodeDeviations {
-  std::vector<NetKind> kind;
-  std::vector<double> value;
+  FillVector<NetKind> kind;
+  FillVector<double> value;
   std::vector<uint32_t> net;  // index into nets; meaningful where kind is not None
   std::vector<SuppliedNet> nets;
 };
