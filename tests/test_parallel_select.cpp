@@ -1,6 +1,6 @@
 // select_ranks (mna/parallel_select.hpp): exact order statistics on all threads, against
 // std::nth_element on a copy, for arrays that take its counting passes (and small ones that do
-// not), with ties, signs, zeros of both signs, values sharing all their top 32 key bits, and
+// not), with ties, signs, zeros of both signs, values sharing all their top 28 key bits, and
 // extreme magnitudes; for segmented arrays, ranks among single segments and runs of them; the
 // array is left unchanged, and bad input is refused.
 #include <catch2/catch.hpp>
@@ -74,7 +74,7 @@ TEST_CASE("select_ranks gives nth_element's values on any thread count and leave
     check_all(v);
   }
   SECTION("one value repeated") { check_all(std::vector<double>(big, -2.5)); }
-  SECTION("neighbouring doubles: the same top 32 key bits, told apart in the last pass") {
+  SECTION("neighbouring doubles: the same top 28 key bits, told apart in the last pass") {
     std::vector<double> v(big);
     double x = 1.0;
     for (double& y : v) y = x = std::nextafter(x, 2.0);

@@ -15,15 +15,19 @@
 namespace pgsim {
 namespace {
 
-constexpr int kDigitBits = 16;
-constexpr size_t kDigits = size_t(1) << kDigitBits;
+// The first pass counts the keys' top 16 bits (the sign, the exponent and 4 bits of mantissa:
+// sixteenths of an octave); the second the next 12 under the targets' prefixes, whose histograms
+// (one per segment and target prefix) a narrower digit keeps small to clear and sum; the keys
+// under a target's 28-bit prefix (2^-16 of an octave) are gathered.
+constexpr int kFirstDigitBits = 16, kSecondDigitBits = 12;
+constexpr int kGatherBits = kFirstDigitBits + kSecondDigitBits;
 // Fewer values are selected from copies on one thread: the counting passes' histograms (256 KB
-// per thread and prefix) would cost more than they save.
+// per thread and segment) would cost more than they save.
 constexpr size_t kParallelValues = size_t(1) << 17;
-// The threads' histograms are summed in blocks of this many digits, so that a few histograms
-// still keep every thread busy.
+// The threads' histograms are summed in blocks of this many digits (or whole histograms, if
+// smaller), so that a few histograms still keep every thread busy; a target finds its digit
+// from the blocks' totals first.
 constexpr size_t kSumBlock = 4096;
-constexpr size_t kSumBlocks = kDigits / kSumBlock;
 
 // An unsigned key in the values' order: a non-negative double's bits with the sign bit set, a
 // negative one's bits inverted. -0.0 is keyed as 0.0.
@@ -100,16 +104,18 @@ Share share_of(size_t thread, size_t team, const std::vector<size_t>& bounds, co
   return s;
 }
 
-// Counts the next 16 bits of the keys under each segment's target prefixes of `bits` bits (every
-// key of the queried segments when bits == 0) and moves every target one digit down: its prefix
-// gains the digit holding its rank, summed over its query's segments, and its rank becomes the
-// rank inside that digit. Returns whether some value is NaN (which has no rank).
+// Counts the next `width` bits of the keys under each segment's target prefixes of `bits` bits
+// (every key of the queried segments when bits == 0) and moves every target one digit down: its
+// prefix gains the digit holding its rank, summed over its query's segments, and its rank becomes
+// the rank inside that digit. Returns whether some value is NaN (which has no rank).
 bool refine(const double* values, const std::vector<size_t>& bounds, const std::vector<RankQuery>& queries, int bits,
-            std::vector<Target>& targets) {
+            int width, std::vector<Target>& targets) {
   const Buckets buckets(targets, queries, bounds.size() - 1);
-  const size_t hists = buckets.first.back();
-  const int shift = 64 - bits - kDigitBits;
-  FillVector<uint64_t> count(hists * kDigits);  // every cell written where the threads' counts are summed
+  const size_t hists = buckets.first.back(), digits = size_t(1) << width;
+  const size_t block = std::min(digits, kSumBlock), blocks = digits / block;  // per histogram
+  const int shift = 64 - bits - width;
+  FillVector<uint64_t> count(hists * digits);  // every cell written where the threads' counts are summed
+  FillVector<uint64_t> block_count(hists * blocks);
   std::vector<Share> shares;
   std::vector<std::vector<uint32_t>> local;  // per thread: its share's histograms (it counts fewer than 2^32 values)
   bool nan = false;
@@ -123,52 +129,62 @@ bool refine(const double* values, const std::vector<size_t>& bounds, const std::
     }
     const Share share = shares[me] = share_of(me, team, bounds, buckets);
     std::vector<uint32_t>& mine = local[me];
-    mine.assign((share.end_bucket - share.first_bucket) * kDigits, 0);
+    mine.assign((share.end_bucket - share.first_bucket) * digits, 0);
     for (size_t s = share.first_segment; s < share.end_segment; ++s) {
       const std::vector<uint64_t>& prefixes = buckets.prefixes[s];
       if (prefixes.empty()) continue;  // no query covers the segment
-      uint32_t* hist = mine.data() + (buckets.first[s] - share.first_bucket) * kDigits;
+      uint32_t* hist = mine.data() + (buckets.first[s] - share.first_bucket) * digits;
       const size_t end = std::min(share.end, bounds[s + 1]);
       for (size_t i = std::max(share.begin, bounds[s]); i < end; ++i) {
         nan = nan || std::isnan(values[i]);
         const uint64_t key = key_of(values[i]);
         const size_t j = Buckets::slot(prefixes, prefix_of(key, bits));
-        if (j < prefixes.size()) ++hist[j * kDigits + ((key >> shift) & (kDigits - 1))];
+        if (j < prefixes.size()) ++hist[j * digits + ((key >> shift) & (digits - 1))];
       }
     }
 #pragma omp barrier
     // The threads' counts summed on all threads, a block of one histogram at a time.
 #pragma omp for schedule(static)
-    for (size_t b = 0; b < hists * kSumBlocks; ++b) {
-      const size_t h = b / kSumBlocks, at = h * kDigits + (b % kSumBlocks) * kSumBlock;
+    for (size_t b = 0; b < hists * blocks; ++b) {
+      const size_t h = b / blocks, at = b * block;
       uint64_t* out = count.data() + at;
-      std::fill(out, out + kSumBlock, 0);
+      std::fill(out, out + block, 0);
       for (size_t t = 0; t < team; ++t)
         if (shares[t].has(h)) {
-          const uint32_t* in = local[t].data() + (at - shares[t].first_bucket * kDigits);
-          for (size_t d = 0; d < kSumBlock; ++d) out[d] += in[d];
+          const uint32_t* in = local[t].data() + (at - shares[t].first_bucket * digits);
+          for (size_t d = 0; d < block; ++d) out[d] += in[d];
         }
+      uint64_t total = 0;
+      for (size_t d = 0; d < block; ++d) total += out[d];
+      block_count[b] = total;
     }
   }
 #pragma omp parallel for schedule(dynamic, 1)
   for (size_t k = 0; k < targets.size(); ++k) {
     Target& t = targets[k];
     const RankQuery& q = queries[t.query];
-    std::vector<const uint64_t*> hist;  // the query's segments' histograms under the target's prefix
-    for (size_t s = q.first; s < q.end; ++s) hist.push_back(count.data() + buckets.of(s, t.prefix) * kDigits);
-    size_t digit = 0;
-    for (;; ++digit) {
+    std::vector<size_t> hist;  // the query's segments' histograms under the target's prefix
+    for (size_t s = q.first; s < q.end; ++s) hist.push_back(buckets.of(s, t.prefix));
+    // The block holding the target's rank, then its digit there.
+    size_t b = 0, digit;
+    for (;; ++b) {
       uint64_t c = 0;
-      for (const uint64_t* h : hist) c += h[digit];
+      for (size_t h : hist) c += block_count[h * blocks + b];
       if (t.rank < c) break;
       t.rank -= c;
     }
-    t.prefix = (t.prefix << kDigitBits) | digit;
+    for (digit = b * block;; ++digit) {
+      uint64_t c = 0;
+      for (size_t h : hist) c += count[h * digits + digit];
+      if (t.rank < c) break;
+      t.rank -= c;
+    }
+    t.prefix = (t.prefix << width) | digit;
   }
   return nan;
 }
 
-// The last step: the keys under each target's 32-bit prefix, gathered segment by segment in one
+// The last step: the keys under each target's kGatherBits prefix, gathered segment by segment in one
 // pass, and each target's value selected exactly among its query's.
 void gather_and_select(const double* values, const std::vector<size_t>& bounds, const std::vector<RankQuery>& queries,
                        const std::vector<Target>& targets, std::vector<std::vector<double>>& out) {
@@ -193,7 +209,7 @@ void gather_and_select(const double* values, const std::vector<size_t>& bounds, 
       const size_t end = std::min(share.end, bounds[s + 1]);
       for (size_t i = std::max(share.begin, bounds[s]); i < end; ++i) {
         const uint64_t key = key_of(values[i]);
-        const size_t j = Buckets::slot(prefixes, key >> 32);
+        const size_t j = Buckets::slot(prefixes, key >> (64 - kGatherBits));
         if (j < prefixes.size()) keys[j].push_back(key);
       }
     }
@@ -259,8 +275,8 @@ std::vector<std::vector<double>> select_ranks(const double* values, const std::v
     out[q].resize(queries[q].ranks.size());
     for (size_t j = 0; j < queries[q].ranks.size(); ++j) targets.push_back({q, j, 0, queries[q].ranks[j]});
   }
-  if (refine(values, bounds, queries, 0, targets)) refuse_nan();
-  refine(values, bounds, queries, kDigitBits, targets);
+  if (refine(values, bounds, queries, 0, kFirstDigitBits, targets)) refuse_nan();
+  refine(values, bounds, queries, kFirstDigitBits, kSecondDigitBits, targets);
   gather_and_select(values, bounds, queries, targets, out);
   return out;
 }

@@ -5,8 +5,8 @@
 //
 // How: each double maps to an unsigned key of the same order. One parallel pass counts the keys'
 // top 16 bits and finds, for each wanted rank, its bucket and its rank inside; a second pass
-// counts the next 16 bits of the keys in those buckets only; the values whose top 32 bits match
-// are then few (a 2^-20 relative slice of a value range) and are gathered and selected exactly.
+// counts the next 12 bits of the keys in those buckets only; the values whose top 28 bits match
+// are then few (a 2^-16 slice of an octave) and are gathered and selected exactly.
 //
 // The array may be cut into segments (the IR-drop report's values: each kind's layers side by
 // side). Each pass counts every segment apart, so the ranks among any run of consecutive segments
