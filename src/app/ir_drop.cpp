@@ -72,7 +72,7 @@ SupplyNets supply_nets(const Netlist& netlist) {
   roots.erase(std::unique(roots.begin(), roots.end()), roots.end());
 
   SupplyNets out;
-  assign_touched(out.net_of_node, n, SupplyNets::none);
+  assign_parallel(out.net_of_node, n, SupplyNets::none);  // written once, on all threads
   for (size_t i = 0; i < roots.size(); ++i) out.net_of_node[roots[i]] = uint32_t(i);
   std::vector<NetSupply> supply(roots.size());
   for (const auto& pads : pads_of_thread)

@@ -31,7 +31,7 @@ struct SuppliedNet {
 // after the reduction, so the elements can be released before the solve.
 struct SupplyNets {
   static constexpr uint32_t none = UINT32_MAX;
-  std::vector<uint32_t> net_of_node;  // index into nets, or none (ground, nodes of nets with no pad)
+  FillVector<uint32_t> net_of_node;  // index into nets, or none (ground, nodes of nets with no pad)
   std::vector<SuppliedNet> nets;      // in the order of their first node
 };
 
@@ -43,7 +43,7 @@ SupplyNets supply_nets(const Netlist& netlist);
 struct NodeDeviations {
   FillVector<NetKind> kind;
   FillVector<double> value;
-  std::vector<uint32_t> net;  // index into nets; meaningful where kind is not None
+  FillVector<uint32_t> net;  // index into nets; meaningful where kind is not None
   std::vector<SuppliedNet> nets;
 };
 
