@@ -4,7 +4,9 @@
 
 #include <cmath>
 #include <filesystem>
+#include <limits>
 #include <map>
+#include <random>
 #include <string>
 #include <omp.h>
 
@@ -15,6 +17,7 @@
 #include "app/png_writer.hpp"
 #include "app/progress.hpp"
 #include "app/system_error.hpp"
+#include "mna/fixed_order_sum.hpp"
 #include "mna/reduce.hpp"
 #include "parser/netlist.hpp"
 #include "pcg/direct.hpp"
@@ -50,6 +53,15 @@ const IrDropGroup& layer(const IrDropReport& r, const std::string& name) {
     if (g.name == name) return g;
   FAIL("no layer " << name);
   throw;
+}
+
+// The nearest-rank percentiles of `values` (any order), by a full sort.
+void check_percentiles(const DeviationStats& st, std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  auto rank = [&](double p) { return values[size_t(std::ceil(p * double(values.size()))) - 1]; };
+  CHECK(st.p50 == rank(0.50));
+  CHECK(st.p90 == rank(0.90));
+  CHECK(st.p99 == rank(0.99));
 }
 
 // Width and height from a PNG file's IHDR chunk.
@@ -274,11 +286,7 @@ TEST_CASE("ibmpg1: worst drop and bounce of the computed voltages", "[ir_drop][i
       double sum = 0;
       for (double v : values) sum += v;
       CHECK(st.mean == Approx(sum / double(values.size())).epsilon(1e-12));
-      std::sort(values.begin(), values.end());
-      auto rank = [&](double p) { return values[size_t(std::ceil(p * double(values.size()))) - 1]; };
-      CHECK(st.p50 == rank(0.50));
-      CHECK(st.p90 == rank(0.90));
-      CHECK(st.p99 == rank(0.99));
+      check_percentiles(st, values);
     }
   }
   const int threads_before = omp_get_max_threads();
@@ -323,6 +331,102 @@ TEST_CASE("heat map pixels: nodes at their positions, colour bar range", "[ir_dr
   CHECK(same(color_at(n1, 10, 10), Rgb{222, 222, 222}));  // no node near: the background
   CHECK(same(heat_color(0.0), Rgb{68, 1, 84}));
   CHECK(same(heat_color(1.0), Rgb{253, 231, 37}));
+}
+
+TEST_CASE("summary of 300,000 nodes against a serial pass, on any thread count", "[ir_drop][parallel]") {
+  // Past select_ranks's one-thread size: nodes on layers 0, 3, 6, 9, 12 and 12345 and without a
+  // layer prefix, of three nets (1.8 V, 0 V, -1 V), one in 20 not counted; values with ties,
+  // negatives and zeros of both signs.
+  const uint32_t n = 300001;
+  Netlist nl;
+  nl.node_names.intern("0");
+  NodeDeviations d;
+  d.nets = {{1.8, 2, false}, {0.0, 1, false}, {-1.0, 3, true}};
+  d.kind.resize(n);
+  d.value.resize(n);
+  d.net.assign(n, SupplyNets::none);
+  d.kind[0] = NetKind::None;
+  d.value[0] = 0;
+  std::mt19937_64 rng(3);
+  std::uniform_real_distribution<double> drop(-0.05, 0.3);
+  for (uint32_t i = 1; i < n; ++i) {
+    const uint64_t layer = rng() % 8;
+    const std::string name = layer < 5    ? "n" + std::to_string(3 * layer) + "_" + std::to_string(i) + "_7"
+                             : layer == 5 ? "N12345_" + std::to_string(i)
+                                          : "x" + std::to_string(i);
+    REQUIRE(nl.node_names.intern(name) == i);
+    d.net[i] = uint32_t(rng() % 3);
+    d.kind[i] = rng() % 20 == 0 ? NetKind::None : d.net[i] == 1 ? NetKind::Ground : NetKind::Supply;
+    const uint64_t shape = rng() % 10;
+    d.value[i] = shape == 0 ? 0.0 : shape == 1 ? -0.0 : shape < 5 ? std::round(drop(rng) * 1e3) / 1e3 : drop(rng);
+    if (d.kind[i] == NetKind::None) d.value[i] = 0;
+  }
+
+  // The serial answer: each kind's nodes by layer (number order, no prefix last), in node order.
+  constexpr int kOther = std::numeric_limits<int>::max();
+  std::map<NetKind, std::map<int, std::vector<uint32_t>>> members;
+  std::vector<std::vector<uint32_t>> of_net(3);
+  int64_t uncounted = 0;
+  for (uint32_t i = 1; i < n; ++i) {
+    if (d.kind[i] == NetKind::None) {
+      ++uncounted;
+      continue;
+    }
+    members[d.kind[i]][layer_of_name(nl.node_names[i]).value_or(kOther)].push_back(i);
+    of_net[d.net[i]].push_back(i);
+  }
+  auto first_worst = [&](const std::vector<uint32_t>& nodes) {  // ties: the first in netlist order
+    uint32_t w = nodes.front();
+    for (uint32_t i : nodes)
+      if (d.value[i] > d.value[w] || (d.value[i] == d.value[w] && i < w)) w = i;
+    return w;
+  };
+  auto check_stats = [&](const DeviationStats& st, const std::vector<uint32_t>& nodes) {
+    REQUIRE(st.nodes == int64_t(nodes.size()));
+    const uint32_t w = first_worst(nodes);
+    CHECK(st.worst == d.value[w]);
+    CHECK(st.worst_node == std::string(nl.node_names[w]));
+    std::vector<double> v;
+    for (uint32_t i : nodes) v.push_back(d.value[i]);
+    CHECK(st.mean == fixed_order_sum(int64_t(v.size()), [&](int64_t k) { return v[size_t(k)]; }) / double(v.size()));
+    check_percentiles(st, v);
+  };
+
+  const int threads_before = omp_get_max_threads();
+  for (int threads : {1, 2, 3, 8}) {
+    INFO("threads " << threads);
+    omp_set_num_threads(threads);
+    const IrDropReport r = summarize_ir_drop(nl, d);
+    CHECK(r.uncounted == uncounted);
+    CHECK(r.supply_nets == 2);
+    CHECK(r.ground_nets == 1);
+    CHECK(r.mixed_supply_nets == 1);
+    std::vector<std::string> names;
+    for (const auto& g : r.layers) names.push_back(g.name);
+    REQUIRE(names == std::vector<std::string>{"n0", "n3", "n6", "n9", "n12", "n12345", "other"});
+    for (NetKind kind : {NetKind::Supply, NetKind::Ground}) {
+      INFO((kind == NetKind::Supply ? "drop" : "bounce"));
+      std::vector<uint32_t> all;  // the groups' nodes in group order: the order the mean sums them
+      size_t k = 0;
+      for (const auto& [layer, nodes] : members[kind]) {
+        INFO("layer " << layer);
+        check_stats(kind == NetKind::Supply ? r.layers[k].drop : r.layers[k].bounce, nodes);
+        all.insert(all.end(), nodes.begin(), nodes.end());
+        ++k;
+      }
+      check_stats(kind == NetKind::Supply ? r.all.drop : r.all.bounce, all);
+    }
+    REQUIRE(r.nets.size() == 3);
+    for (const NetSummary& net : r.nets) {
+      const size_t k = net.net.supply == 1.8 ? 0 : net.net.supply == 0.0 ? 1 : 2;
+      CHECK(net.net.pads == d.nets[k].pads);
+      CHECK(net.nodes == int64_t(of_net[k].size()));
+      CHECK(net.worst_node == std::string(nl.node_names[first_worst(of_net[k])]));
+    }
+    CHECK(r.nets[0].worst >= r.nets[1].worst);
+    CHECK(r.nets[1].worst >= r.nets[2].worst);
+  }
+  omp_set_num_threads(threads_before);
 }
 
 TEST_CASE("pgsim --json and --heatmap on ibmpg1", "[ir_drop][ibmpg1][app]") {

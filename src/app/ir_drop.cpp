@@ -14,6 +14,7 @@
 #include "mna/fixed_order_sum.hpp"
 #include "mna/parallel_select.hpp"
 #include "mna/touched_vector.hpp"
+#include "parser/default_init.hpp"
 #include "parser/shown.hpp"
 
 namespace pgsim {
@@ -108,14 +109,16 @@ NodeDeviations node_deviations(SupplyNets nets, const ReducedSystem& system, con
   NodeDeviations d;
   d.net = std::move(nets.net_of_node);
   d.nets = std::move(nets.nets);
-  assign_touched(d.kind, n, NetKind::None);
-  assign_touched(d.value, n);
+  // Left unwritten here: the loop writes every node's kind and value, each page first touched by
+  // the thread that fills it (a value-initialising resize would zero them all on this thread first).
+  d.kind.resize(n);
+  d.value.resize(n);
 #pragma omp parallel for schedule(static, 4096)
-  for (uint32_t i = 1; i < n; ++i) {
-    if (d.net[i] == SupplyNets::none || system.unknown_of_node[i] < 0) continue;
-    const double e = d.nets[d.net[i]].supply;
-    d.kind[i] = e == 0.0 ? NetKind::Ground : NetKind::Supply;
-    d.value[i] = deviation(e, voltages[i]);
+  for (uint32_t i = 0; i < n; ++i) {
+    const bool counted = i != 0 && d.net[i] != SupplyNets::none && system.unknown_of_node[i] >= 0;
+    const double e = counted ? d.nets[d.net[i]].supply : 0.0;
+    d.kind[i] = !counted ? NetKind::None : e == 0.0 ? NetKind::Ground : NetKind::Supply;
+    d.value[i] = counted ? deviation(e, voltages[i]) : 0.0;
   }
   return d;
 }
@@ -138,193 +141,197 @@ size_t nearest_rank(size_t count, double p) {
   return size_t(std::clamp<std::ptrdiff_t>(std::ptrdiff_t(std::ceil(p * double(count))) - 1, 0, std::ptrdiff_t(count) - 1));
 }
 
-// Mean and percentiles of one group's values, values[0, count) (worst and its node are tracked
-// while filling), on all threads: the mean a fixed-order sum (the same bits for any thread count),
-// the percentiles exact order statistics (select_ranks), the values left as they are.
-void fill_distribution(DeviationStats& s, const double* values, size_t count) {
-  if (count == 0) return;
-  s.mean = fixed_order_sum(int64_t(count), [values](int64_t i) { return values[i]; }) / double(count);
-  const std::vector<double> p =
-      select_ranks(values, count, {nearest_rank(count, 0.50), nearest_rank(count, 0.90), nearest_rank(count, 0.99)});
-  s.p50 = p[0];
-  s.p90 = p[1];
-  s.p99 = p[2];
+// A count of nodes and the first of them with the largest value (0: none yet).
+struct Tally {
+  int64_t nodes = 0;
+  uint32_t worst = 0;
+  // Counts node i, which comes after every node counted so far.
+  void add(const NodeDeviations& d, uint32_t i) {
+    ++nodes;
+    if (worst == 0 || d.value[i] > d.value[worst]) worst = i;
+  }
+  // Counts the nodes of `later`, which all come after these: ties keep the earlier node.
+  void add(const NodeDeviations& d, const Tally& later) {
+    nodes += later.nodes;
+    if (later.worst != 0 && (worst == 0 || d.value[later.worst] > d.value[worst])) worst = later.worst;
+  }
+};
+
+// One thread's contiguous run of nodes, [begin, end), and what the summary's pass found there.
+// The run's counted nodes are keyed by code = local layer * 2 + (kind == Ground), a local layer
+// being the index of the node's layer in `layers`.
+struct Chunk {
+  uint32_t begin = 0, end = 0;
+  int64_t uncounted = 0;
+  std::vector<Tally> nets;    // per supplied net
+  std::vector<int> layers;    // the layers met, in the order met (kOtherLayer: no n<layer>_ prefix)
+  std::vector<Tally> codes;   // per code
+  std::vector<size_t> segment;  // per code: its segment of the summary's value array (GroupedValues)
+  std::vector<size_t> next;     // per code: where its next value goes in that array
+};
+
+// The first pass over a chunk: each node's code (-1: not counted) into code[], and its tallies.
+void tally(const Netlist& netlist, const NodeDeviations& d, Chunk& c, int32_t* code) {
+  c.nets.assign(d.nets.size(), Tally{});
+  size_t last = 0;  // the local layer of the last counted node: runs of one layer are the rule
+  for (uint32_t i = c.begin; i < c.end; ++i) {
+    if (d.kind[i] == NetKind::None) {
+      ++c.uncounted;
+      code[i] = -1;
+      continue;
+    }
+    const int layer = layer_of_name(netlist.node_names[i]).value_or(kOtherLayer);
+    if (last >= c.layers.size() || c.layers[last] != layer) {
+      last = size_t(std::find(c.layers.begin(), c.layers.end(), layer) - c.layers.begin());
+      if (last == c.layers.size()) {
+        c.layers.push_back(layer);
+        c.codes.resize(2 * c.layers.size());
+      }
+    }
+    code[i] = int32_t(2 * last + (d.kind[i] == NetKind::Ground));
+    c.codes[size_t(code[i])].add(d, i);
+    c.nets[d.net[i]].add(d, i);
+  }
 }
 
-// Every counted node's group (-1: not counted) and the groups' names: layers by number, then "other".
-std::vector<int32_t> layer_groups(const Netlist& netlist, const NodeDeviations& d, std::vector<std::string>& names) {
-  const uint32_t n = netlist.node_count();
-  std::vector<int32_t> group;  // first each counted node's layer, then its group
-  assign_touched(group, n, -1);
-  std::vector<int> layers;  // the distinct ones, sorted
-#pragma omp parallel
-  {
-    std::vector<int> mine;
-#pragma omp for schedule(static, 4096) nowait
-    for (uint32_t i = 1; i < n; ++i) {
-      if (d.kind[i] == NetKind::None) continue;
-      group[i] = layer_of_name(netlist.node_names[i]).value_or(kOtherLayer);
-      if (std::find(mine.begin(), mine.end(), group[i]) == mine.end()) mine.push_back(group[i]);
+// The counted nodes' values, kind by kind (drop, then bounce) and within a kind group by group
+// (layers by number, "other" last), in node order within a group: segment kind * groups + group
+// is values[bounds[segment], bounds[segment + 1]).
+struct GroupedValues {
+  std::vector<int> layers;  // the groups' layers, ascending
+  std::vector<size_t> bounds;
+  FillVector<double> values;
+  size_t groups() const { return layers.size(); }
+};
+
+size_t kind_index(NetKind kind) { return kind == NetKind::Supply ? 0 : 1; }
+
+// Between the passes: the groups (every chunk's layers, sorted), each chunk's codes' segments,
+// each segment's place in the array and each chunk's place in each segment (chunks in node order).
+void place_chunks(std::vector<Chunk>& chunks, GroupedValues& g) {
+  for (const Chunk& c : chunks) g.layers.insert(g.layers.end(), c.layers.begin(), c.layers.end());
+  std::sort(g.layers.begin(), g.layers.end());
+  g.layers.erase(std::unique(g.layers.begin(), g.layers.end()), g.layers.end());
+  g.bounds.assign(2 * g.groups() + 1, 0);
+  for (Chunk& c : chunks)
+    for (size_t code = 0; code < c.codes.size(); ++code) {
+      const auto layer = std::lower_bound(g.layers.begin(), g.layers.end(), c.layers[code / 2]);
+      c.segment.push_back((code % 2) * g.groups() + size_t(layer - g.layers.begin()));
+      g.bounds[c.segment[code] + 1] += size_t(c.codes[code].nodes);
     }
-#pragma omp critical
-    layers.insert(layers.end(), mine.begin(), mine.end());
-  }
-  std::sort(layers.begin(), layers.end());
-  layers.erase(std::unique(layers.begin(), layers.end()), layers.end());
-  for (int layer : layers) names.push_back(layer == kOtherLayer ? "other" : fmt::format("n{}", layer));
-#pragma omp parallel for schedule(static, 4096)
-  for (uint32_t i = 1; i < n; ++i)
-    if (group[i] != -1)
-      group[i] = int32_t(std::lower_bound(layers.begin(), layers.end(), group[i]) - layers.begin());
-  return group;
+  std::partial_sum(g.bounds.begin(), g.bounds.end(), g.bounds.begin());
+  std::vector<size_t> at(g.bounds.begin(), g.bounds.end() - 1);
+  for (Chunk& c : chunks)
+    for (size_t code = 0; code < c.codes.size(); ++code) {
+      c.next.push_back(at[c.segment[code]]);
+      at[c.segment[code]] += size_t(c.codes[code].nodes);
+    }
+  g.values.resize(g.bounds.back());  // written by the second pass, each chunk's places by its thread
 }
 
-// Node i's value beats the worst so far, w (0: none yet); ties keep the earlier node.
-bool worse(const NodeDeviations& d, uint32_t i, uint32_t w) { return w == 0 || d.value[i] > d.value[w]; }
-
-// Per key (net or group) of the nodes that `key` gives one (-1: skip): the count and the worst
-// node, in parallel over contiguous node ranges merged in order, so ties keep the first node as
-// a serial pass would.
-template <class Key>
-void count_and_worst(uint32_t n, size_t keys, Key key, const NodeDeviations& d, std::vector<int64_t>& count,
-                     std::vector<uint32_t>& worst) {
-  count.assign(keys, 0);
-  worst.assign(keys, 0);
-  const int threads = omp_get_max_threads();
-  std::vector<std::vector<int64_t>> counts(size_t(threads), std::vector<int64_t>(keys, 0));
-  std::vector<std::vector<uint32_t>> worsts(size_t(threads), std::vector<uint32_t>(keys, 0));
-#pragma omp parallel
-  {
-    std::vector<int64_t>& c = counts[size_t(omp_get_thread_num())];
-    std::vector<uint32_t>& w = worsts[size_t(omp_get_thread_num())];
-#pragma omp for schedule(static) nowait
-    for (uint32_t i = 1; i < n; ++i) {
-      const int64_t k = key(i);
-      if (k < 0) continue;
-      ++c[size_t(k)];
-      if (worse(d, i, w[size_t(k)])) w[size_t(k)] = i;
-    }
-  }
-  for (int t = 0; t < threads; ++t)
-    for (size_t k = 0; k < keys; ++k) {
-      count[k] += counts[size_t(t)][k];
-      const uint32_t i = worsts[size_t(t)][k];
-      if (i != 0 && worse(d, i, worst[k])) worst[k] = i;
-    }
-}
-
-std::vector<NetSummary> summarize_nets(const Netlist& netlist, const NodeDeviations& d) {
-  std::vector<NetSummary> nets;
-  for (const SuppliedNet& net : d.nets) nets.push_back({net, 0, 0, {}});
-  std::vector<int64_t> count;
-  std::vector<uint32_t> worst;  // 0: none yet
-  count_and_worst(
-      netlist.node_count(), d.nets.size(),
-      [&](uint32_t i) { return d.kind[i] == NetKind::None ? int64_t(-1) : int64_t(d.net[i]); }, d, count, worst);
-  for (size_t k = 0; k < nets.size(); ++k) {
-    nets[k].nodes = count[k];
-    if (worst[k]) {
-      nets[k].worst = d.value[worst[k]];
-      nets[k].worst_node = std::string(netlist.node_names[worst[k]]);
-    }
-  }
-  std::stable_sort(nets.begin(), nets.end(), [](const NetSummary& a, const NetSummary& b) { return a.worst > b.worst; });
-  return nets;
+// The second pass over a chunk: its counted nodes' values to their places.
+void place_values(const NodeDeviations& d, Chunk& c, const int32_t* code, double* values) {
+  for (uint32_t i = c.begin; i < c.end; ++i)
+    if (code[i] >= 0) values[c.next[size_t(code[i])]++] = d.value[i];
 }
 
 DeviationStats& stats_of(IrDropGroup& g, NetKind kind) { return kind == NetKind::Supply ? g.drop : g.bounce; }
 
-// One kind's values (drop or bounce), group by group, ready for the mean and percentiles.
-struct KindValues {
-  NetKind kind = NetKind::None;
-  std::vector<int64_t> begin;  // group g's values are values[begin[g], begin[g + 1])
-  std::vector<double> values;
-};
-
-// Drop (kind Supply) or bounce (Ground): each group's and the whole set's count and worst node
-// (into r), and the values for their distributions. The values go into one array, group by group
-// and in node order within a group (a counting sort, each thread placing one contiguous node
-// range), so per-group and overall percentiles share it.
-KindValues gather_kind(const Netlist& netlist, const NodeDeviations& d, const std::vector<int32_t>& group, NetKind kind,
-                       IrDropReport& r) {
-  const uint32_t n = netlist.node_count();
-  const size_t groups = r.layers.size();
-  auto key = [&](uint32_t i) { return d.kind[i] == kind ? int64_t(group[i]) : int64_t(-1); };
-  std::vector<int64_t> count;
-  std::vector<uint32_t> worst;  // 0: none yet
-  count_and_worst(n, groups, key, d, count, worst);
-  uint32_t worst_all = 0;  // ties: the first node in netlist order, as for nets
-  for (uint32_t w : worst)
-    if (w != 0 && (worst_all == 0 || d.value[w] > d.value[worst_all] || (d.value[w] == d.value[worst_all] && w < worst_all)))
-      worst_all = w;
-  KindValues out;
-  out.kind = kind;
-  std::vector<int64_t>& begin = out.begin;
-  begin.assign(groups + 1, 0);
-  std::partial_sum(count.begin(), count.end(), begin.begin() + 1);
-  std::vector<double>& values = out.values;
-  assign_touched(values, size_t(begin.back()));
-  // next[c * groups + g]: where chunk c of the nodes puts its next value of group g.
-  const std::ptrdiff_t chunks = omp_get_max_threads();
-  std::vector<int64_t> next(size_t(chunks) * groups, 0);
-  auto chunk_begin = [n, chunks](std::ptrdiff_t c) { return 1 + uint32_t(uint64_t(n - 1) * uint64_t(c) / uint64_t(chunks)); };
-#pragma omp parallel for schedule(static, 1)
-  for (std::ptrdiff_t c = 0; c < chunks; ++c)
-    for (uint32_t i = chunk_begin(c); i < chunk_begin(c + 1); ++i)
-      if (key(i) >= 0) ++next[size_t(c) * groups + size_t(key(i))];
-  for (size_t g = 0; g < groups; ++g) {
-    int64_t at = begin[g];
-    for (std::ptrdiff_t c = 0; c < chunks; ++c) {
-      const int64_t here = next[size_t(c) * groups + g];
-      next[size_t(c) * groups + g] = at;
-      at += here;
-    }
-  }
-#pragma omp parallel for schedule(static, 1)
-  for (std::ptrdiff_t c = 0; c < chunks; ++c)
-    for (uint32_t i = chunk_begin(c); i < chunk_begin(c + 1); ++i)
-      if (key(i) >= 0) values[size_t(next[size_t(c) * groups + size_t(key(i))]++)] = d.value[i];
-  auto name_worst = [&](DeviationStats& s, uint32_t worst_node, int64_t nodes) {
-    s.nodes = nodes;
-    if (s.nodes == 0) return;
-    s.worst = d.value[worst_node];
-    s.worst_node = std::string(netlist.node_names[worst_node]);
+// Mean and percentiles of each kind's groups and of each kind's whole set (its groups' values in
+// group order): the means fixed-order sums (the same bits for any thread count), the percentiles
+// exact order statistics, all from one select_ranks over the array.
+void fill_distributions(const GroupedValues& g, IrDropReport& r) {
+  std::vector<RankQuery> queries;
+  std::vector<DeviationStats*> stats;  // per query
+  auto add = [&](DeviationStats& s, size_t first, size_t end) {
+    const size_t count = g.bounds[end] - g.bounds[first];
+    if (count == 0) return;
+    const double* values = g.values.data() + g.bounds[first];
+    s.mean = fixed_order_sum(int64_t(count), [values](int64_t i) { return values[i]; }) / double(count);
+    queries.push_back({first, end, {nearest_rank(count, 0.50), nearest_rank(count, 0.90), nearest_rank(count, 0.99)}});
+    stats.push_back(&s);
   };
-  name_worst(stats_of(r.all, kind), worst_all, begin.back());
-  for (size_t g = 0; g < groups; ++g) name_worst(stats_of(r.layers[g], kind), worst[g], begin[g + 1] - begin[g]);
-  return out;
-}
-
-// Every distribution of both kinds: the whole set's (all its groups' values, in group order and
-// node order within a group) and each group's.
-void fill_distributions(const std::vector<KindValues>& kinds, IrDropReport& r) {
-  for (const KindValues& k : kinds) {
-    fill_distribution(stats_of(r.all, k.kind), k.values.data(), k.values.size());
-    for (size_t g = 0; g < r.layers.size(); ++g)
-      fill_distribution(stats_of(r.layers[g], k.kind), k.values.data() + k.begin[g], size_t(k.begin[g + 1] - k.begin[g]));
+  for (NetKind kind : {NetKind::Supply, NetKind::Ground}) {
+    const size_t first = kind_index(kind) * g.groups();
+    add(stats_of(r.all, kind), first, first + g.groups());
+    for (size_t k = 0; k < g.groups(); ++k) add(stats_of(r.layers[k], kind), first + k, first + k + 1);
+  }
+  if (queries.empty()) return;  // no counted node: no segment either
+  const std::vector<std::vector<double>> p = select_ranks(g.values.data(), g.bounds, queries);
+  for (size_t q = 0; q < queries.size(); ++q) {
+    stats[q]->p50 = p[q][0];
+    stats[q]->p90 = p[q][1];
+    stats[q]->p99 = p[q][2];
   }
 }
 
 }  // namespace
 
+// Two passes over the nodes, each thread over one contiguous run: the first finds every counted
+// node's layer (from its name, once) and tallies counts and worst nodes per net, layer and kind;
+// the second lays the values out group by group for the distributions. Runs merged in node order
+// give what one serial pass would, ties keeping the first node.
 IrDropReport summarize_ir_drop(const Netlist& netlist, const NodeDeviations& d) {
   IrDropReport r;
   r.all.name = "all";
-  int64_t uncounted = 0;
-#pragma omp parallel for schedule(static, 4096) reduction(+ : uncounted)
-  for (uint32_t i = 1; i < netlist.node_count(); ++i) uncounted += d.kind[i] == NetKind::None;
-  r.uncounted = uncounted;
   for (const SuppliedNet& net : d.nets) {
     (net.supply == 0.0 ? r.ground_nets : r.supply_nets) += 1;
     r.mixed_supply_nets += net.mixed;
   }
-  r.nets = summarize_nets(netlist, d);
-  std::vector<std::string> names;
-  const std::vector<int32_t> group = layer_groups(netlist, d, names);
-  for (auto& name : names) r.layers.push_back({std::move(name), {}, {}});
-  std::vector<KindValues> kinds;
-  for (NetKind kind : {NetKind::Supply, NetKind::Ground}) kinds.push_back(gather_kind(netlist, d, group, kind, r));
-  fill_distributions(kinds, r);
+  const uint32_t n = netlist.node_count();
+  FillVector<int32_t> code(n);  // nodes [1, n): written by the first pass, each run by its thread
+  std::vector<Chunk> chunks;
+  GroupedValues g;
+#pragma omp parallel
+  {
+    const uint32_t team = uint32_t(omp_get_num_threads()), me = uint32_t(omp_get_thread_num());
+#pragma omp single
+    chunks.resize(team);
+    Chunk& c = chunks[me];
+    c.begin = 1 + uint32_t(uint64_t(n - 1) * me / team);
+    c.end = 1 + uint32_t(uint64_t(n - 1) * (me + 1) / team);
+    tally(netlist, d, c, code.data());
+#pragma omp barrier
+#pragma omp single
+    place_chunks(chunks, g);
+    place_values(d, c, code.data(), g.values.data());
+  }
+
+  std::vector<Tally> nets(d.nets.size()), segments(g.bounds.size() - 1);
+  for (const Chunk& c : chunks) {
+    r.uncounted += c.uncounted;
+    for (size_t k = 0; k < nets.size(); ++k) nets[k].add(d, c.nets[k]);
+    for (size_t k = 0; k < c.codes.size(); ++k) segments[c.segment[k]].add(d, c.codes[k]);
+  }
+  auto name_worst = [&](DeviationStats& s, const Tally& t) {
+    s.nodes = t.nodes;
+    if (s.nodes == 0) return;
+    s.worst = d.value[t.worst];
+    s.worst_node = std::string(netlist.node_names[t.worst]);
+  };
+  for (size_t k = 0; k < nets.size(); ++k) {
+    NetSummary net{d.nets[k], nets[k].nodes, 0, {}};
+    if (nets[k].worst) {
+      net.worst = d.value[nets[k].worst];
+      net.worst_node = std::string(netlist.node_names[nets[k].worst]);
+    }
+    r.nets.push_back(std::move(net));
+  }
+  std::stable_sort(r.nets.begin(), r.nets.end(), [](const NetSummary& a, const NetSummary& b) { return a.worst > b.worst; });
+  for (int layer : g.layers) r.layers.push_back({layer == kOtherLayer ? "other" : fmt::format("n{}", layer), {}, {}});
+  for (NetKind kind : {NetKind::Supply, NetKind::Ground}) {
+    Tally all;  // ties between groups: the first node in netlist order, as for nets
+    for (size_t k = 0; k < g.groups(); ++k) {
+      const Tally& t = segments[kind_index(kind) * g.groups() + k];
+      name_worst(stats_of(r.layers[k], kind), t);
+      all.nodes += t.nodes;
+      if (t.worst != 0 && (all.worst == 0 || d.value[t.worst] > d.value[all.worst] ||
+                           (d.value[t.worst] == d.value[all.worst] && t.worst < all.worst)))
+        all.worst = t.worst;
+    }
+    name_worst(stats_of(r.all, kind), all);
+  }
+  fill_distributions(g, r);
   return r;
 }
 

@@ -41,8 +41,8 @@ SupplyNets supply_nets(const Netlist& netlist);
 // Per netlist node (index = node id): its net's kind, its drop or bounce in volts, and its net.
 // kind None: ground, pad nodes, and nodes of nets with no pad.
 struct NodeDeviations {
-  std::vector<NetKind> kind;
-  std::vector<double> value;
+  FillVector<NetKind> kind;
+  FillVector<double> value;
   FillVector<uint32_t> net;  // index into nets; meaningful where kind is not None
   std::vector<SuppliedNet> nets;
 };
