@@ -44,6 +44,19 @@ void* operator new(std::size_t bytes) {
   }
 }
 
-// The array and nothrow forms' defaults call these two.
+// The array forms' defaults call these two.
 void operator delete(void* p) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+
+// The nothrow forms' defaults call the ones above too, but a sanitizer's runtime defines every
+// form this file leaves out: under AddressSanitizer its nothrow new (std::stable_sort's buffer in
+// the IR-drop summary) then met this file's delete, a mismatch it aborts on. Defined here, every
+// block comes from allocate() and goes back through free().
+void* operator new(std::size_t bytes, const std::nothrow_t&) noexcept {
+  try {
+    return ::operator new(bytes);
+  } catch (const std::bad_alloc&) {
+    return nullptr;
+  }
+}
+void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
