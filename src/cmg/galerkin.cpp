@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cstddef>
-#include <memory>
 #include <utility>
+#include <vector>
+
+#include <omp.h>
 
 #include "cmg/counting_sort.hpp"
 #include "cmg/row_schedule.hpp"
@@ -63,19 +65,37 @@ CsrMatrix galerkin_coarse(const CsrMatrix& A, const std::vector<int32_t>& cluste
   }
   prefix_sum(bound);
 
-  // Each coarse row gathered into its upper-bound slot, sorted, duplicates merged.
-  // Scratch as large as A: left uninitialized, so its pages are first touched by the parallel loop
-  // below instead of being zeroed by one thread.
-  const std::unique_ptr<int32_t[]> tcol(new int32_t[static_cast<size_t>(bound[nc])]);
-  const std::unique_ptr<double[]> tval(new double[static_cast<size_t>(bound[nc])]);
+  // Each coarse row gathered into its thread's scratch, sorted, its duplicates merged, and appended
+  // to that thread's merged rows; then copied into A_c in row order. Only merged rows are held, as
+  // large as A_c together, where a scratch as large as A's entries held every gathered row before
+  // (on level 0 that scratch and the fine Laplacian were the hierarchy build's peak).
+  const size_t threads = static_cast<size_t>(omp_get_max_threads());
+  std::vector<FillVector<int32_t>> scratch_col(threads), merged_col(threads);
+  std::vector<FillVector<double>> scratch_val(threads), merged_val(threads);
+  // Twice a thread's share of the gathered entries (an upper bound of the merged ones, with the
+  // diagonals): address space only until written, and room enough that a thread's rows are not
+  // moved to grow unless the schedule gives it far more than its share (then they are, correctly).
+  const size_t share = 2 * ((static_cast<size_t>(bound[nc]) + nc) / threads + 1);
+  for (size_t t = 0; t < threads; ++t) {
+    merged_col[t].reserve(share);
+    merged_val[t].reserve(share);
+  }
+  // Row c's merged entries: at merged_*[place[c] >> kOffsetBits][place[c] & offset mask].
+  constexpr unsigned kOffsetBits = 40;
+  FillVector<uint64_t> place(nc);  // written for every cluster below
   FillVector<int32_t> length(nc + 1);  // length[c + 1] written for every cluster c below
   length[0] = 0;
   // The hub's row (the ground vertex's cluster) first, beside the others: its gather and sort
   // are a thread's work for tens of milliseconds on large grids.
   auto gathered = [&bound](int32_t c) { return bound[c + 1] - bound[c]; };
   for_each_row_long_first(clusters, gathered, [&](int32_t c) {
-    int32_t* col = tcol.get() + bound[c];
-    double* val = tval.get() + bound[c];
+    const size_t t = static_cast<size_t>(omp_get_thread_num());
+    FillVector<int32_t>& scol = scratch_col[t];
+    FillVector<double>& sval = scratch_val[t];
+    const size_t room = static_cast<size_t>(gathered(c)) + 1;  // the gathered entries and the diagonal
+    if (scol.size() < room) scol.resize(room), sval.resize(room);
+    int32_t* col = scol.data();
+    double* val = sval.data();
     int32_t len = 0;
     for (int32_t m = member_ptr[c]; m < member_ptr[c + 1]; ++m) {
       const int32_t v = members[m];
@@ -109,6 +129,9 @@ CsrMatrix galerkin_coarse(const CsrMatrix& A, const std::vector<int32_t>& cluste
     }
     col[at] = c;
     val[at] = -off_sum;
+    place[c] = (uint64_t(t) << kOffsetBits) | merged_col[t].size();
+    merged_col[t].insert(merged_col[t].end(), col, col + out + 1);
+    merged_val[t].insert(merged_val[t].end(), val, val + out + 1);
     length[c + 1] = out + 1;
   });
 
@@ -120,9 +143,10 @@ CsrMatrix galerkin_coarse(const CsrMatrix& A, const std::vector<int32_t>& cluste
   Ac.val.resize(Ac.col.size());
 #pragma omp parallel for schedule(static, 4096)
   for (int32_t c = 0; c < clusters; ++c) {
+    const size_t t = place[c] >> kOffsetBits, from = place[c] & ((uint64_t(1) << kOffsetBits) - 1);
     const int32_t len = Ac.ptr[c + 1] - Ac.ptr[c];
-    std::copy(tcol.get() + bound[c], tcol.get() + bound[c] + len, Ac.col.begin() + Ac.ptr[c]);
-    std::copy(tval.get() + bound[c], tval.get() + bound[c] + len, Ac.val.begin() + Ac.ptr[c]);
+    std::copy_n(merged_col[t].data() + from, len, Ac.col.data() + Ac.ptr[c]);
+    std::copy_n(merged_val[t].data() + from, len, Ac.val.data() + Ac.ptr[c]);
   }
   make_exactly_symmetric(Ac);
   return Ac;
