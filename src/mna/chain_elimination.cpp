@@ -160,9 +160,15 @@ class RangeWalk {
 // their steps gathered into e.steps in level and range order, with the group and level offsets.
 void eliminate_levels(WorkGraph& g, const uint8_t* pinned, int32_t n, EliminatedSystem& e) {
   const int64_t base = std::max(kMinRangeUnknowns, (int64_t(n) + kBaseRanges - 1) / kBaseRanges);
-  // Per thread, room for every step (address space only until written; one block, so that
-  // pgsim's huge pages back it, where a block per range would fault in 4 KB pages).
-  std::vector<Steps> steps(static_cast<size_t>(omp_get_max_threads()));
+  // Per thread, one block of room for twice its share of the steps (address space only until
+  // written; one block, so that pgsim's huge pages back it, where a block per range would fault in
+  // 4 KB pages). A thread that takes more ranges than that grows its block, correctly: ranges
+  // keep offsets, not pointers. Room for every step on every thread would reserve threads x n
+  // steps of address space, which a host that limits address space (ulimit -v) or commits
+  // strictly may refuse for a large grid.
+  const size_t threads = static_cast<size_t>(omp_get_max_threads());
+  const size_t share = threads == 1 ? size_t(n) : 2 * (size_t(n) / threads + 1);
+  std::vector<Steps> steps(threads);
   std::vector<std::vector<RangeResult>> levels;
   for (int64_t span = base;; span *= 2) {
     const int64_t ranges = std::max<int64_t>(1, (int64_t(n) + span - 1) / span);
@@ -174,7 +180,7 @@ void eliminate_levels(WorkGraph& g, const uint8_t* pinned, int32_t n, Eliminated
       RangeResult& out = level[size_t(r)];
       out.thread = omp_get_thread_num();
       Steps& mine = steps[size_t(out.thread)];
-      if (mine.capacity() < size_t(n)) mine.reserve(size_t(n));  // each unknown is eliminated once
+      if (mine.capacity() < share) mine.reserve(share);
       out.first = int64_t(mine.size());
       RangeWalk walk(g, pinned, lo, hi, mine, out.deferred);
       if (below == nullptr) {
