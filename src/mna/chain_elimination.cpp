@@ -265,8 +265,8 @@ EliminatedSystem eliminate_chains(const CsrMatrix& G, const std::vector<double>&
   eliminate_levels(g, pinned != nullptr ? pinned->data() : nullptr, n, out);
 
   // The kept system, in the original order: kept unknown v gets the number of kept unknowns before it.
-  std::vector<int32_t> new_index;
-  assign_touched(new_index, un);
+  FillVector<int32_t> new_index;
+  size_for_overwrite(new_index, un);
 #pragma omp parallel for schedule(static, 4096)
   for (int32_t v = 0; v < n; ++v) new_index[v] = g.alive[v] ? 1 : 0;
   prefix_sum(new_index);
@@ -283,7 +283,8 @@ EliminatedSystem eliminate_chains(const CsrMatrix& G, const std::vector<double>&
   }
   CsrMatrix& S = out.G;
   S.rows = m;
-  assign_touched(S.ptr, static_cast<size_t>(m) + 1);
+  size_for_overwrite(S.ptr, static_cast<size_t>(m) + 1);  // row lengths, then their offsets
+  S.ptr[0] = 0;
   assign_touched(out.b, static_cast<size_t>(m));
 #pragma omp parallel for schedule(static, 4096)
   for (int32_t r = 0; r < m; ++r) {
@@ -292,8 +293,9 @@ EliminatedSystem eliminate_chains(const CsrMatrix& G, const std::vector<double>&
     out.b[r] = g.rhs[v];
   }
   prefix_sum(S.ptr);
-  assign_touched(S.col, static_cast<size_t>(S.ptr[m]));
-  assign_touched(S.val, S.col.size());
+  // Every entry written below: a kept row's live slots number its degree, and its diagonal follows.
+  size_for_overwrite(S.col, static_cast<size_t>(S.ptr[m]));
+  size_for_overwrite(S.val, S.col.size());
 #pragma omp parallel for schedule(static, 4096)
   for (int32_t r = 0; r < m; ++r) {
     const int32_t v = out.kept[r];
@@ -309,12 +311,8 @@ EliminatedSystem eliminate_chains(const CsrMatrix& G, const std::vector<double>&
     S.col[at] = r;
     S.val[at] = diag;
     ++at;
-    // Rewritten slots broke the column order: sort the (short) row.
-    for (int32_t i = S.ptr[r] + 1; i < at; ++i)
-      for (int32_t j = i; j > S.ptr[r] && S.col[j - 1] > S.col[j]; --j) {
-        std::swap(S.col[j - 1], S.col[j]);
-        std::swap(S.val[j - 1], S.val[j]);
-      }
+    // Rewritten slots broke the column order.
+    sort_row(S.col.data() + S.ptr[r], S.val.data() + S.ptr[r], at - S.ptr[r]);
   }
   return out;
 }
