@@ -21,11 +21,12 @@ int32_t ConcurrentUnionFind::find(int32_t x) {
     const int32_t p = load(parent_[static_cast<size_t>(x)]);
     if (p == x) return x;
     const int32_t gp = load(parent_[static_cast<size_t>(p)]);
-    // Point x at its grandparent, unless another thread moved it meanwhile (parents only ever
-    // move towards the root, so either way the path stays valid).
-    int32_t expected = p;
-    __atomic_compare_exchange_n(&parent_[static_cast<size_t>(x)], &expected, gp, false, __ATOMIC_RELAXED,
-                                __ATOMIC_RELAXED);
+    if (gp == p) return p;
+    // Point x at its grandparent (path halving). A plain store, not a compare-and-swap: x is not a
+    // root, and a non-root's parent only ever holds one of its ancestors (only roots are linked,
+    // by unite()'s compare-and-swap), so whatever another thread wrote there meanwhile, gp is as
+    // valid. A locked write on every step made each find claim its path's cache lines.
+    __atomic_store_n(&parent_[static_cast<size_t>(x)], gp, __ATOMIC_RELAXED);
     x = gp;
   }
 }
