@@ -192,6 +192,32 @@ TEST_CASE("numbers equal std::from_chars bit for bit", "[parser]") {
   }
 }
 
+TEST_CASE("numbers at the edges of the plain-number path equal std::from_chars bit for bit", "[parser]") {
+  // parse_spice_value reads digits[.digits][e[+-]digits] with at most 19 digits, at most 2^53,
+  // and a power of ten within 22 by itself, and any other number with fast_float: both sides of
+  // each of those limits, and forms that path leaves to fast_float.
+  for (const char* text : {"9007199254740992", "9007199254740993", "9007199254740991e-22", "9007199254740993e-22",
+                           "1234567890123456789", "12345678901234567890", "0.0000000000000000001", "1.0000000000000000001",
+                           "4.9e22", "4.9e23", "4.9e-22", "4.9e-23", "1e22", "1e23", "1e-22", "1e-23", "123.456e20",
+                           "123.456e21", "0.1", "0.3", "-0", "-0.0e5", "0e-400", "1.", ".5", "1.e5", "-.5e-3", "1E+05",
+                           "00000000000000000001", "7.000000e-01", "1e0000000000000000003", "2.5e-01", "1.950737e-01"}) {
+    double expected = 0;
+    const auto r = std::from_chars(text, text + std::strlen(text), expected);
+    INFO(text);
+    REQUIRE(r.ec == std::errc());
+    REQUIRE(*r.ptr == '\0');
+    const auto got = parse_spice_value(text);
+    REQUIRE(got.has_value());
+    CHECK(std::memcmp(&*got, &expected, sizeof expected) == 0);
+  }
+  // An exponent mark with no exponent is a unit letter, as fast_float reads it; a scale follows the number.
+  CHECK(*parse_spice_value("1e") == 1.0);
+  CHECK(*parse_spice_value("2.5ex") == 2.5);
+  CHECK(*parse_spice_value("1.5e-3k") == 1.5);
+  CHECK_FALSE(parse_spice_value("1e-").has_value());
+  CHECK_FALSE(parse_spice_value("1e+x").has_value());
+}
+
 TEST_CASE("elements and node ids keep netlist order across includes and many lines", "[parser]") {
   // The parser enters elements a few lines after reading them (to overlap table look-ups):
   // the result must be as if each were entered at once.
