@@ -90,6 +90,22 @@ TEST_CASE("continuation lines, inline comments and .end", "[parser]") {
   CHECK(nl.elements[1].where.line == 4);
 }
 
+TEST_CASE("a line's end and its comments as the tokenizer meets them", "[parser]") {
+  // The tokenizer finds a line's end in the scan that splits it: CR LF ends, a last line without
+  // '\n', a '$' inside a token, control bytes in a comment (not read) and in a '*' line (only NUL refused).
+  Netlist nl = parse(std::string("R1 a$b c 1 ; \x02 not read\r\n* a \x03 comment\r\nR2 C 0 2 $ \x04\nR3 c\n+ 0 ; \x05\n+ 3"));
+  REQUIRE(nl.elements.size() == 3);
+  CHECK(nl.node_names[1] == "a$b");
+  CHECK(nl.node_names[2] == "c");
+  CHECK(nl.elements[1].plus == 2);
+  CHECK(nl.elements[1].value == 2.0);
+  CHECK(nl.elements[2].value == 3.0);
+  CHECK(nl.elements[2].where.line == 4);
+  CHECK_THAT(parse_error(std::string("R1 a b 1\nR2 a b 1 \x02\n")), Catch::Contains("mem.sp:2:") && Catch::Contains("0x02"));
+  CHECK_THAT(parse_error(std::string("R1 a b 1\nR2 a\n+ b\x7f 1\n")), Catch::Contains("mem.sp:2:") && Catch::Contains("0x7f"));
+  CHECK_THAT(parse_error(std::string("R1 a b 1\n* x\0y\n", 15)), Catch::Contains("mem.sp:2:") && Catch::Contains("0x00"));
+}
+
 TEST_CASE(".include is read relative to the including file", "[parser]") {
   test::TempDir dir;
   std::filesystem::create_directories(dir.file("sub"));
