@@ -90,6 +90,22 @@ TEST_CASE("continuation lines, inline comments and .end", "[parser]") {
   CHECK(nl.elements[1].where.line == 4);
 }
 
+TEST_CASE("a line's end and its comments as the tokenizer meets them", "[parser]") {
+  // The tokenizer finds a line's end in the scan that splits it: CR LF ends, a last line without
+  // '\n', a '$' inside a token, control bytes in a comment (not read) and in a '*' line (only NUL refused).
+  Netlist nl = parse(std::string("R1 a$b c 1 ; \x02 not read\r\n* a \x03 comment\r\nR2 C 0 2 $ \x04\nR3 c\n+ 0 ; \x05\n+ 3"));
+  REQUIRE(nl.elements.size() == 3);
+  CHECK(nl.node_names[1] == "a$b");
+  CHECK(nl.node_names[2] == "c");
+  CHECK(nl.elements[1].plus == 2);
+  CHECK(nl.elements[1].value == 2.0);
+  CHECK(nl.elements[2].value == 3.0);
+  CHECK(nl.elements[2].where.line == 4);
+  CHECK_THAT(parse_error(std::string("R1 a b 1\nR2 a b 1 \x02\n")), Catch::Contains("mem.sp:2:") && Catch::Contains("0x02"));
+  CHECK_THAT(parse_error(std::string("R1 a b 1\nR2 a\n+ b\x7f 1\n")), Catch::Contains("mem.sp:2:") && Catch::Contains("0x7f"));
+  CHECK_THAT(parse_error(std::string("R1 a b 1\n* x\0y\n", 15)), Catch::Contains("mem.sp:2:") && Catch::Contains("0x00"));
+}
+
 TEST_CASE(".include is read relative to the including file", "[parser]") {
   test::TempDir dir;
   std::filesystem::create_directories(dir.file("sub"));
@@ -190,6 +206,32 @@ TEST_CASE("numbers equal std::from_chars bit for bit", "[parser]") {
     INFO(text);
     REQUIRE(std::memcmp(&*got, &expected, sizeof expected) == 0);
   }
+}
+
+TEST_CASE("numbers at the edges of the plain-number path equal std::from_chars bit for bit", "[parser]") {
+  // parse_spice_value reads digits[.digits][e[+-]digits] with at most 19 digits, at most 2^53,
+  // and a power of ten within 22 by itself, and any other number with fast_float: both sides of
+  // each of those limits, and forms that path leaves to fast_float.
+  for (const char* text : {"9007199254740992", "9007199254740993", "9007199254740991e-22", "9007199254740993e-22",
+                           "1234567890123456789", "12345678901234567890", "0.0000000000000000001", "1.0000000000000000001",
+                           "4.9e22", "4.9e23", "4.9e-22", "4.9e-23", "1e22", "1e23", "1e-22", "1e-23", "123.456e20",
+                           "123.456e21", "0.1", "0.3", "-0", "-0.0e5", "0e-400", "1.", ".5", "1.e5", "-.5e-3", "1E+05",
+                           "00000000000000000001", "7.000000e-01", "1e0000000000000000003", "2.5e-01", "1.950737e-01"}) {
+    double expected = 0;
+    const auto r = std::from_chars(text, text + std::strlen(text), expected);
+    INFO(text);
+    REQUIRE(r.ec == std::errc());
+    REQUIRE(*r.ptr == '\0');
+    const auto got = parse_spice_value(text);
+    REQUIRE(got.has_value());
+    CHECK(std::memcmp(&*got, &expected, sizeof expected) == 0);
+  }
+  // An exponent mark with no exponent is a unit letter, as fast_float reads it; a scale follows the number.
+  CHECK(*parse_spice_value("1e") == 1.0);
+  CHECK(*parse_spice_value("2.5ex") == 2.5);
+  CHECK(*parse_spice_value("1.5e-3k") == 1.5);
+  CHECK_FALSE(parse_spice_value("1e-").has_value());
+  CHECK_FALSE(parse_spice_value("1e+x").has_value());
 }
 
 TEST_CASE("elements and node ids keep netlist order across includes and many lines", "[parser]") {

@@ -76,7 +76,18 @@ struct Failure {
 
 // Per-thread scratch, kept from chunk to chunk so that no chunk allocates (and page-faults) it anew.
 struct Scratch {
-  std::vector<uint32_t> slots;      // the chunk's node-name index: name index + 1, 0 when empty
+  // The chunk's node-name index: a name's index + 1 (0 when empty) beside the upper 32 bits of
+  // its hash, so that a probe passes other names without loading their hashes.
+  struct Slot {
+    uint32_t index;
+    uint32_t tag;
+  };
+  std::vector<Slot> slots;
+  // `count` empty slots (a memset: filling slot by slot with {0, 0} was a loop of stores).
+  void empty_slots(size_t count) {
+    slots.resize(count);
+    std::memset(static_cast<void*>(slots.data()), 0, count * sizeof(Slot));
+  }
   std::vector<uint64_t> hashes;  // hash of each node name (ChunkNames::names entry)
 };
 
@@ -86,12 +97,14 @@ class ChunkParser {
   void parse(const char* p, const char* end, bool file_start);
 
  private:
-  void tokenize(const char* p, const char* end);
+  const char* tokenize(const char* p, const char* end);
   void parse_line();
   void element(char letter);
   // The number in an element's value field: the token, or what follows the `R=` of OpenROAD's form.
+  static std::optional<double> value_of(ElementKind kind, std::string_view name, std::string_view token);
   static std::string_view value_text(ElementKind kind, std::string_view name, std::string_view token);
   uint32_t node(std::string_view name);
+  uint32_t lookup(std::string_view name);
   void grow_index();
   void dot_command();
   [[noreturn]] static void fail(std::string message) { throw Failure{std::move(message)}; }
@@ -112,35 +125,47 @@ class ChunkParser {
   ChunkResult& out_;
   Scratch& scratch_;
   size_t mask_;  // scratch_.slots.size() - 1
+  std::string_view last_name_;  // the node name last looked up, and its index
+  uint32_t last_index_ = 0;
   std::vector<std::string_view> tokens_;
   uint32_t line_ = 0;  // the logical line's first physical line
   bool stop_ = false;
 };
 
 ChunkParser::ChunkParser(ChunkResult& out, Scratch& scratch, size_t bytes) : out_(out), scratch_(scratch) {
-  // Room for a node name every 32 bytes at most half full (IBM-style lines are ~40 bytes with
-  // two nodes, most of them seen twice); grown when a chunk has more.
+  // Room for a node name every 16 bytes at most half full (IBM-style lines are ~40 bytes with two
+  // nodes; a pgsim-gen grid has a name new to its chunk every 29 bytes, which room for one every
+  // 32 made each chunk grow the index once); grown when a chunk has more.
   size_t slots = 64;
-  while (slots < bytes / 16) slots *= 2;
-  scratch_.slots.assign(slots, 0);
+  while (slots < bytes / 8) slots *= 2;
+  scratch_.empty_slots(slots);
   mask_ = slots - 1;
   scratch_.hashes.clear();
 }
 
-// Splits [p, end) into whitespace-separated tokens, stopping at a ';' comment or a '$'
-// comment that starts a token. Rejects control characters (binary input).
-void ChunkParser::tokenize(const char* p, const char* end) {
+// Splits the line at p into whitespace-separated tokens, stopping at a ';' comment or a '$'
+// comment that starts a token, and returns the line's end (its '\n', or `end`). The line's end is
+// found by the same scan that splits it, not by a search of its own first: each byte of a line
+// without a comment is read once. Rejects control characters (binary input) before a comment.
+const char* ChunkParser::tokenize(const char* p, const char* end) {
   const uint8_t* cls = kByteClasses.of;
   while (p < end) {
     const uint8_t c = cls[static_cast<unsigned char>(*p)];
-    if (c == kSpace) { ++p; continue; }
-    if (c == kSemicolon || *p == '$') return;
-    if (c == kControl) bad_byte(*p);
-    const char* start = p;
-    p = skip_plain(p + 1, end);
-    if (p < end && cls[static_cast<unsigned char>(*p)] == kControl) bad_byte(*p);
-    tokens_.emplace_back(start, static_cast<size_t>(p - start));
+    if (c == kSpace) {
+      ++p;
+    } else if (c == kPlain && *p != '$') {
+      const char* start = p;
+      p = skip_plain(p + 1, end);  // at a blank, ';', '\n' or another control character: the loop judges it
+      tokens_.emplace_back(start, static_cast<size_t>(p - start));
+    } else if (*p == '\n') {
+      return p;
+    } else if (c == kControl) {
+      bad_byte(*p);
+    } else {
+      return line_end(p, end);  // a comment: the rest of the line is not read
+    }
   }
+  return end;
 }
 
 void ChunkParser::parse(const char* p, const char* end, bool file_start) {
@@ -148,22 +173,25 @@ void ChunkParser::parse(const char* p, const char* end, bool file_start) {
   uint32_t line = 0;
   try {
     while (p < end && !stop_) {
-      const char* eol = line_end(p, end);
       line_ = ++line;
       out_.stop = p;
       tokens_.clear();
-      const char* s = skip_blanks(p, eol);
-      if (s < eol && *s == '+') fail("continuation line '+' with no line before it to continue");
-      if (s < eol && *s != '*') tokenize(s, eol);
-      else if (s < eol && std::memchr(s, '\0', static_cast<size_t>(eol - s))) bad_byte('\0');
+      const char* s = skip_blanks(p, end);
+      if (s < end && *s == '+') fail("continuation line '+' with no line before it to continue");
+      const char* eol;
+      if (s < end && *s == '*') {
+        eol = line_end(s, end);
+        if (std::memchr(s, '\0', static_cast<size_t>(eol - s))) bad_byte('\0');
+      } else {
+        eol = tokenize(s, end);
+      }
       p = eol < end ? eol + 1 : end;
       // Continuation lines ('+' first) extend this logical line.
       while (p < end) {
         const char* q = skip_blanks(p, end);
         if (q >= end || *q != '+') break;
-        const char* ceol = line_end(q, end);
         ++line;
-        tokenize(q + 1, ceol);
+        const char* ceol = tokenize(q + 1, end);
         p = ceol < end ? ceol + 1 : end;
       }
       if (!tokens_.empty()) parse_line();
@@ -210,7 +238,7 @@ void ChunkParser::element(char letter) {
   std::optional<Waveform> waveform;
   if (is_source && tokens_.size() > vi + has_value)
     waveform = spec([&] { return parse_source_spec(tokens_, vi + has_value); });
-  auto value = has_value ? parse_spice_value(value_text(kind, name, tokens_[vi]))
+  auto value = has_value ? value_of(kind, name, tokens_[vi])
                          : std::optional<double>(waveform ? waveform->first_value() : 0.0);
   if (!value) fail("element " + shown(name) + ": " + shown(tokens_[vi]) + " is not a finite number");
   if (tokens_.size() > vi + 1) {
@@ -237,6 +265,14 @@ void ChunkParser::element(char letter) {
   const uint32_t p = node(plus), m = node(minus);
   out_.elements.push_back({*value, line_, p, m, kind});
   out_.element_names.push_back({static_cast<uint32_t>(name.data() - out_.text), static_cast<uint32_t>(name.size())});
+  out_.element_name_bytes += name.size();
+}
+
+// The token read as a number first: parse_spice_value takes only letters after a number, so a
+// token with an '=' never reads as one, and a plain number is not searched for an '=' first.
+std::optional<double> ChunkParser::value_of(ElementKind kind, std::string_view name, std::string_view token) {
+  if (std::optional<double> value = parse_spice_value(token)) return value;
+  return parse_spice_value(value_text(kind, name, token));
 }
 
 std::string_view ChunkParser::value_text(ElementKind kind, std::string_view name, std::string_view token) {
@@ -257,31 +293,42 @@ std::string_view ChunkParser::value_text(ElementKind kind, std::string_view name
 // The index of node `name` among the chunk's node names, added at its first occurrence.
 uint32_t ChunkParser::node(std::string_view name) {
   if (name.size() == 3 && iequals(name, "gnd")) return ChunkElement::kGround;  // "0" is the table's id 0
+  // A wire is mostly written as a chain of segments, each line starting at the node where the
+  // line before ended (ibmpg1: 59% of element lines, a pgsim-gen grid: 68%): that node, the last
+  // one looked up, is compared first, without a hash or a probe. The same match as the index's.
+  if (name.size() == last_name_.size() && NameTable::same(name, last_name_)) return last_index_;
+  last_name_ = name;
+  last_index_ = lookup(name);
+  return last_index_;
+}
+
+uint32_t ChunkParser::lookup(std::string_view name) {
   const uint64_t h = NameTable::hash(name);
+  const auto tag = static_cast<uint32_t>(h >> 32);
   std::vector<uint64_t>& hashes = scratch_.hashes;
   for (size_t s = h & mask_;; s = (s + 1) & mask_) {
-    const uint32_t v = scratch_.slots[s];
-    if (v == 0) {
+    const Scratch::Slot slot = scratch_.slots[s];
+    if (slot.index == 0) {
       const auto index = static_cast<uint32_t>(hashes.size());
-      scratch_.slots[s] = index + 1;
+      scratch_.slots[s] = {index + 1, tag};
       out_.nodes.names.push_back({static_cast<uint32_t>(name.data() - out_.text), static_cast<uint32_t>(name.size())});
       hashes.push_back(h);
       if (2 * hashes.size() > scratch_.slots.size()) grow_index();
       return index;
     }
-    if (hashes[v - 1] == h && NameTable::same(out_.node_name(v - 1), name)) return v - 1;
+    if (slot.tag == tag && NameTable::same(out_.node_name(slot.index - 1), name)) return slot.index - 1;
   }
 }
 
 void ChunkParser::grow_index() {
-  std::vector<uint32_t>& slots = scratch_.slots;
-  slots.assign(2 * slots.size(), 0);
+  std::vector<Scratch::Slot>& slots = scratch_.slots;
+  scratch_.empty_slots(2 * slots.size());
   mask_ = slots.size() - 1;
   const std::vector<uint64_t>& hashes = scratch_.hashes;
   for (uint32_t i = 0; i < hashes.size(); ++i) {
     size_t s = hashes[i] & mask_;
-    while (slots[s]) s = (s + 1) & mask_;
-    slots[s] = i + 1;
+    while (slots[s].index) s = (s + 1) & mask_;
+    slots[s] = {i + 1, static_cast<uint32_t>(hashes[i] >> 32)};
   }
 }
 
@@ -341,6 +388,7 @@ void parse_chunk(const char* begin, const char* end, bool file_start, ChunkResul
   r.text = begin;
   r.elements.clear();
   r.element_names.clear();
+  r.element_name_bytes = 0;
   r.nodes.names.clear();
   r.events.clear();
   r.transient = TransientInputs();

@@ -81,6 +81,7 @@ struct ChunkResult {
   // Element names are not interned: one per element, in element order (duplicates are found
   // after the parse, parser/duplicate_names.hpp).
   std::vector<ChunkName> element_names;
+  uint64_t element_name_bytes = 0;  // their sizes summed, for their place in the table's arena
   ChunkNames nodes;
   std::vector<ChunkEvent> events;
   // Source waveforms (element indices within the chunk), .tran and .print (lines within the

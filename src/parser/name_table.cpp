@@ -114,11 +114,6 @@ void NameTable::extend(uint32_t count, uint64_t bytes) {
   offsets_.resize(offsets_.size() + count);
 }
 
-void NameTable::place(uint32_t id, uint64_t offset, std::string_view name) {
-  std::memcpy(arena_.data() + offset, name.data(), name.size());
-  offsets_[id + 1] = offset + name.size();
-}
-
 void NameTable::rehash(Shard& shard, size_t slot_count) {
   std::vector<Slot> old(slot_count);
   old.swap(shard.slots);

@@ -107,7 +107,10 @@ class NameTable {
   void extend(uint32_t count, uint64_t bytes);
   // Writes name `id` (size() - count <= id < size()) at arena offset `offset`: each new name must
   // start where the one before it ends, the first at the old arena end.
-  void place(uint32_t id, uint64_t offset, std::string_view name);
+  void place(uint32_t id, uint64_t offset, std::string_view name) {
+    copy_name(arena_.data() + offset, name.data(), name.size());
+    offsets_[id + 1] = offset + name.size();
+  }
   uint64_t arena_bytes() const { return offsets_.back(); }
 
  private:
@@ -121,6 +124,32 @@ class NameTable {
     const uint64_t gt_z = (low7 + (0x7f - 'Z') * ones) & high;  // byte > 'Z'
     const uint64_t upper = ge_a & ~gt_z & ascii;
     return w | (upper >> 2);  // 0x80 >> 2 == 0x20, the case bit
+  }
+  // Copies n bytes by loads and stores of at most 8 bytes, inline: a name is a few words, and a
+  // library memcpy of variable size is a call per name (place() runs once per element). Writes
+  // [dst, dst + n) only: the bytes after a name may be another thread's (the last word overlaps
+  // the one before it rather than running past the name).
+  static void copy_name(char* dst, const char* src, size_t n) {
+    if (n >= 8) {
+      for (size_t i = 0; i + 8 < n; i += 8) std::memcpy(dst + i, src + i, 8);
+      std::memcpy(dst + n - 8, src + n - 8, 8);
+    } else if (n >= 4) {
+      copy_ends<uint32_t>(dst, src, n);
+    } else if (n >= 2) {
+      copy_ends<uint16_t>(dst, src, n);
+    } else if (n == 1) {
+      *dst = *src;
+    }
+  }
+  // n bytes, sizeof(Word) <= n <= 2 * sizeof(Word): the first and the last word, loaded before
+  // either is stored.
+  template <class Word>
+  static void copy_ends(char* dst, const char* src, size_t n) {
+    Word first, last;
+    std::memcpy(&first, src, sizeof(Word));
+    std::memcpy(&last, src + n - sizeof(Word), sizeof(Word));
+    std::memcpy(dst, &first, sizeof(Word));
+    std::memcpy(dst + n - sizeof(Word), &last, sizeof(Word));
   }
   struct Slot {
     uint32_t tag = 0;      // the hash's upper 32 bits

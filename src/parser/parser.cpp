@@ -61,6 +61,8 @@ constexpr size_t kDefaultChunkBytes = 1u << 18;
 constexpr size_t kChunksPerThread = 8;
 constexpr uint32_t kParallelNames = 1u << 16;  // fewer names are interned on one thread
 constexpr size_t kAhead = 8;  // names ahead that a table lookup's next load is started, to overlap cache misses
+constexpr size_t kRing = 32;  // names in that pipeline at once (3 kAhead), rounded up to a power of two
+static_assert(kRing > 3 * kAhead && (kRing & (kRing - 1)) == 0);
 
 // Runs f(i) for i in [0, n), on all threads when `parallel` (small work is not worth waking them);
 // the first exception is rethrown here.
@@ -129,6 +131,33 @@ struct RunNames {
   }
 };
 
+// The node names of NameTable shard `shard` in chunks[0, count), in file order: each chunk's group
+// of the shard (ChunkNames::by_shard) in turn.
+class ShardNames {
+ public:
+  ShardNames(const ChunkResult* chunks, size_t count, size_t shard) : chunks_(chunks), count_(count), shard_(shard) {
+    if (count_ > 0) k_ = chunks_[0].nodes.shard_begin[shard_];
+    skip_ended();
+  }
+  bool done() const { return c_ == count_; }
+  const ChunkNames::Entry& entry() const { return chunks_[c_].nodes.by_shard[k_]; }
+  size_t chunk() const { return c_; }  // in the run
+  void next() {
+    ++k_;
+    skip_ended();
+  }
+
+ private:
+  // Moves past chunks whose group has no names left.
+  void skip_ended() {
+    while (c_ < count_ && k_ == chunks_[c_].nodes.shard_begin[shard_ + 1])
+      if (++c_ < count_) k_ = chunks_[c_].nodes.shard_begin[shard_];
+  }
+  const ChunkResult* chunks_;
+  size_t count_, shard_, c_ = 0;
+  uint32_t k_ = 0;
+};
+
 class Parser {
  public:
   // `deferred`: a part's parse; warnings go there instead of the log.
@@ -181,12 +210,6 @@ class Parser {
     uint32_t key;
   };
   std::vector<First> firsts_[NameTable::kShards];
-  // Per shard, the run's node names to look up, in file order.
-  struct Lookup {
-    ChunkNames::Entry name;
-    uint32_t chunk;  // in the run
-  };
-  std::vector<Lookup> lookups_[NameTable::kShards];
   // Unknown control lines warned about (once per command, in file order), each with the number
   // of elements before it, held until flush_warnings() places the duplicate names among them.
   std::vector<std::pair<uint64_t, ParseWarning>> controls_;
@@ -412,29 +435,35 @@ void Parser::intern(RunNames& run, size_t count, bool parallel) {
     const NameTable::Resolver resolver{&RunNames::name, &run};
     std::vector<First>& firsts = firsts_[s];
     firsts.clear();
-    // The shard's names in file order, then looked up in a software pipeline: each stage's loads
-    // are issued kAhead names before the next stage needs them (NameTable::prefetch says why).
-    std::vector<Lookup>& queue = lookups_[s];
-    queue.clear();
-    for (size_t c = 0; c < count; ++c) {
-      const ChunkNames& n = chunks[c].nodes;
-      for (uint32_t k = n.shard_begin[s]; k < n.shard_begin[s + 1]; ++k)
-        queue.push_back({n.by_shard[k], static_cast<uint32_t>(c)});
-    }
-    const size_t m = queue.size();
-    for (size_t i = 0; i < m + 3 * kAhead; ++i) {
-      if (i < m) {
-        nodes.prefetch(queue[i].name.hash);
-        __builtin_prefetch(chunks[queue[i].chunk].text + queue[i].name.name.offset);
+    // The shard's names in file order, looked up in a software pipeline: each stage's loads are
+    // issued kAhead names before the next stage needs them (NameTable::prefetch says why). The
+    // chunks' groups of the shard are walked once, in place, and the names in the pipeline kept
+    // in a small ring, rather than copied first into one array (32 bytes a name written and read
+    // back) for the stages to index.
+    struct Pending {
+      const ChunkNames::Entry* name;
+      size_t chunk;
+    };
+    Pending ring[kRing];
+    ShardNames walk(chunks, count, s);
+    size_t entered = 0;  // names that entered the pipeline: name i enters at step i, is looked up at step i + 3 kAhead
+    for (size_t i = 0; !walk.done() || i < entered + 3 * kAhead; ++i) {
+      if (!walk.done()) {
+        const ChunkNames::Entry& e = walk.entry();
+        ring[i % kRing] = {&e, walk.chunk()};
+        nodes.prefetch(e.hash);
+        __builtin_prefetch(chunks[walk.chunk()].text + e.name.offset);
+        walk.next();
+        ++entered;
       }
-      if (i >= kAhead && i - kAhead < m) nodes.prefetch_place(queue[i - kAhead].name.hash);
-      if (i >= 2 * kAhead && i - 2 * kAhead < m) nodes.prefetch_text(queue[i - 2 * kAhead].name.hash, resolver);
-      if (i < 3 * kAhead) continue;
-      const ChunkNames::Entry& e = queue[i - 3 * kAhead].name;
-      const size_t c = queue[i - 3 * kAhead].chunk;
-      const uint32_t key = run.base[c] + e.index;
-      const uint32_t id = nodes.lookup_or_reserve(chunks[c].view(e.name), e.hash, key, resolver);
-      chunks[c].nodes.ids[e.index] = id;
+      if (i >= kAhead && i - kAhead < entered) nodes.prefetch_place(ring[(i - kAhead) % kRing].name->hash);
+      if (i >= 2 * kAhead && i - 2 * kAhead < entered) nodes.prefetch_text(ring[(i - 2 * kAhead) % kRing].name->hash, resolver);
+      if (i < 3 * kAhead || i - 3 * kAhead >= entered) continue;
+      const Pending& p = ring[(i - 3 * kAhead) % kRing];
+      const ChunkNames::Entry& e = *p.name;
+      const uint32_t key = run.base[p.chunk] + e.index;
+      const uint32_t id = nodes.lookup_or_reserve(chunks[p.chunk].view(e.name), e.hash, key, resolver);
+      chunks[p.chunk].nodes.ids[e.index] = id;
       if (id == NameTable::npos) firsts.push_back({e.hash, key});
     }
   });
@@ -449,7 +478,7 @@ void Parser::intern(RunNames& run, size_t count, bool parallel) {
     Firsts& f = base[c + 1];
     const ChunkResult& r = chunks[c];
     f.names[0] = static_cast<uint32_t>(r.element_names.size());
-    for (const ChunkName& name : r.element_names) f.bytes[0] += name.size;
+    f.bytes[0] = r.element_name_bytes;
     for (size_t i = 0; i < r.nodes.ids.size(); ++i)
       if (r.nodes.ids[i] == NameTable::npos) ++f.names[1], f.bytes[1] += r.nodes.names[i].size;
   });

@@ -144,8 +144,11 @@ const Waveform* TransientInputs::waveform_of(uint32_t element) const {
 }
 
 bool is_source_spec(std::string_view token) {
+  // Every source's value field is asked this: a number (the common case) is told by its first byte.
+  if (token.empty() || !((token[0] >= 'a' && token[0] <= 'z') || (token[0] >= 'A' && token[0] <= 'Z'))) return false;
   std::string_view word = token.substr(0, std::min(token.find('('), token.size()));
-  for (std::string_view k : {"ac", "pwl", "pulse", "sin", "exp", "sffm", "am", "trnoise", "trrandom"})
+  static constexpr std::string_view kKinds[] = {"ac", "pwl", "pulse", "sin", "exp", "sffm", "am", "trnoise", "trrandom"};
+  for (std::string_view k : kKinds)
     if (iequals(word, k)) return true;
   return false;
 }
