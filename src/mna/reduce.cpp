@@ -20,8 +20,8 @@
 namespace pgsim {
 namespace {
 
-std::string element_label(const Netlist& nl, const Element& e) {
-  return shown(nl.element_names[e.name]) + " (" + nl.where(e.where) + ")";
+std::string element_label(const Netlist& nl, uint32_t k) {
+  return shown(nl.element_names[k]) + " (" + nl.where(nl.elements[k].where()) + ")";
 }
 
 // Sorts a short range in place (rows of a grid hold a handful of entries), a long one with std::sort.
@@ -43,7 +43,7 @@ void sort_range(T* first, T* last, Less less) {
   for (size_t i = 0; i <= bad; ++i) edges.push_back(merge_edge(nl.elements[merging[i]]));
   const DisagreeingLoop loop = find_disagreeing_loop(edges, nl.node_count(), bad);
   std::vector<std::string> labels;
-  for (size_t k : loop.members) labels.push_back(element_label(nl, nl.elements[merging[k]]));
+  for (size_t k : loop.members) labels.push_back(element_label(nl, merging[k]));
   throw InputError(loop_message(loop, labels));
 }
 

@@ -327,6 +327,8 @@ bool Parser::parse_block(const char* text, size_t size, uint32_t file, uint32_t&
 void Parser::include(const ChunkEvent& event, uint32_t file, uint32_t line, int depth) {
   if (depth + 1 >= kMaxIncludeDepth)
     throw Located{file, line, ".include nested more than " + std::to_string(kMaxIncludeDepth) + " deep (a file that includes itself?)"};
+  if (nl_.files.size() >= Netlist::kMaxFiles)  // Element::file's width
+    throw Located{file, line, ".include: more than " + std::to_string(Netlist::kMaxFiles) + " files in one netlist"};
   std::filesystem::path path(event.text);
   if (path.is_relative()) path = std::filesystem::path(nl_.files[file]).parent_path() / path;
   // Opening or reading the file fails at the .include line (errors in its text have their own place).
@@ -383,12 +385,12 @@ uint32_t Parser::enter(ChunkResult* chunks, size_t count, uint32_t file, uint32_
     for (size_t k = 0; k < r.elements.size(); ++k) {
       const ChunkElement& ce = r.elements[k];
       Element& e = nl_.elements[element_base[c] + k];
-      e.kind = ce.kind;
-      e.name = static_cast<uint32_t>(element_base[c] + k);  // element names are not interned: one each
+      e.kind = ce.kind;  // its name: element_names[element_base[c] + k]
       e.plus = node(ce.plus);
       e.minus = node(ce.minus);
       e.value = ce.value;
-      e.where = {file, line_bases[c] + ce.line};
+      e.line = line_bases[c] + ce.line;
+      e.file = static_cast<uint16_t>(file);  // below Netlist::kMaxFiles (include())
     }
   });
   for (size_t c = 0; c < count; ++c) {
@@ -504,7 +506,7 @@ void Parser::flush_warnings() {
     }
     controls_before(d.element);
     rules_.count_duplicate();
-    warn({ParseWarning::Kind::DuplicateName, nl_.elements[d.element].where, nl_.elements[d.first].where,
+    warn({ParseWarning::Kind::DuplicateName, nl_.elements[d.element].where(), nl_.elements[d.first].where(),
           std::string(nl_.element_names[d.element])});
   }
   controls_before(UINT64_MAX);
