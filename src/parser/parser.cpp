@@ -563,6 +563,43 @@ char element_letter(ElementKind kind) {
 
 Netlist::Netlist() { node_names.intern("0"); }
 
+std::string_view Netlist::element_name(uint32_t k) const {
+  if (!names_thinned) return element_names[k];
+  return element_names[uint32_t(std::lower_bound(named_elements.begin(), named_elements.end(), k) - named_elements.begin())];
+}
+
+void Netlist::keep_element_names(FillVector<uint32_t> keep) {
+  const std::ptrdiff_t n = std::ptrdiff_t(keep.size());
+  NameTable kept;
+  // Each thread copies one range of the kept names (static schedules over the same range: the
+  // same ranges in both loops) to where the names before its range end.
+  std::vector<uint64_t> start(size_t(omp_get_max_threads()) + 1, 0);  // [t + 1]: thread t's bytes, then offsets
+#pragma omp parallel
+  {
+    const size_t me = size_t(omp_get_thread_num());
+    uint64_t bytes = 0;
+#pragma omp for schedule(static)
+    for (std::ptrdiff_t i = 0; i < n; ++i) bytes += element_names[keep[size_t(i)]].size();
+    start[me + 1] = bytes;
+#pragma omp barrier
+#pragma omp single
+    {
+      for (size_t t = 1; t < start.size(); ++t) start[t] += start[t - 1];
+      kept.extend(uint32_t(n), start.back());
+    }
+    uint64_t at = start[me];
+#pragma omp for schedule(static)
+    for (std::ptrdiff_t i = 0; i < n; ++i) {
+      const std::string_view name = element_names[keep[size_t(i)]];
+      kept.place(uint32_t(i), at, name);
+      at += name.size();
+    }
+  }
+  element_names = std::move(kept);
+  named_elements = std::move(keep);
+  names_thinned = true;
+}
+
 std::string Netlist::where(const SourceLocation& loc) const {
   return files[loc.file] + ":" + std::to_string(loc.line);
 }
