@@ -116,10 +116,12 @@ CmgHierarchy build_cmg_hierarchy(const CsrMatrix& G, const CmgOptions& options, 
                    raw.size() - 1, raw.back().rows, c.count, raw.back().rows);
       break;
     }
-    raw.push_back(galerkin_coarse(raw.back(), c.cluster_of, c.count));
     // Level 0 is made again from G in its final numbering (below): its Laplacian, as large as G,
-    // is not held while the coarser levels are built.
-    if (raw.size() == 2) raw[0] = CsrMatrix();
+    // is freed as soon as level 1 is gathered from it (not held while A_c's arrays and the coarser
+    // levels are made).
+    CsrMatrix coarse = raw.size() == 1 ? galerkin_coarse(std::move(raw[0]), c.cluster_of, c.count)
+                                       : galerkin_coarse(raw.back(), c.cluster_of, c.count);
+    raw.push_back(std::move(coarse));
     t.levels.back().galerkin = phase.lap();
     clusterings.push_back(std::move(c));
   }
