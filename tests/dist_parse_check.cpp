@@ -98,12 +98,12 @@ void check_parse(const std::string& path, const Netlist& serial, const std::vect
   for (uint64_t k = 0; k < count && before + k < serial.elements.size(); ++k) {
     const Element& a = rn.elements[k];
     const Element& b = serial.elements[before + k];
-    const std::string wa = rn.where(a.where), wb = serial.where(b.where);
+    const std::string wa = rn.where(a.where()), wb = serial.where(b.where());
     if (a.kind != b.kind || a.plus != b.plus || a.minus != b.minus || std::memcmp(&a.value, &b.value, sizeof a.value) != 0 ||
-        wa != wb || rn.element_names[a.name] != serial.element_names[b.name]) {
+        wa != wb || rn.element_names[uint32_t(k)] != serial.element_names[uint32_t(before + k)]) {
       fail("%s: element %llu is %s %u %u %.17g at %s, serial %s %u %u %.17g at %s", c, (unsigned long long)(before + k),
-           std::string(rn.element_names[a.name]).c_str(), a.plus, a.minus, a.value, wa.c_str(),
-           std::string(serial.element_names[b.name]).c_str(), b.plus, b.minus, b.value, wb.c_str());
+           std::string(rn.element_names[uint32_t(k)]).c_str(), a.plus, a.minus, a.value, wa.c_str(),
+           std::string(serial.element_names[uint32_t(before + k)]).c_str(), b.plus, b.minus, b.value, wb.c_str());
       break;
     }
   }

@@ -66,9 +66,12 @@ RankNetlist split_netlist(const Netlist& nl, int rank, int ranks) {
       ++next;
     }
     if (k >= cut(rank) && k < cut(rank + 1)) {
-      Element mine = e;
-      mine.name = part.element_names.intern(nl.element_names[e.name]);
-      part.elements.push_back(mine);
+      // One name per element, duplicates too: element k of the part is named element_names[k].
+      const std::string_view name = nl.element_names[uint32_t(k)];
+      const uint64_t at = part.element_names.arena_bytes();
+      part.element_names.extend(1, name.size());
+      part.element_names.place(part.element_names.size() - 1, at, name);
+      part.elements.push_back(e);
     }
   }
   if (cut(rank) == elements) part.first_node = next;

@@ -108,6 +108,24 @@ TEST_CASE("the renumbered Laplacian is permute_symmetric of the Laplacian, bit f
   omp_set_num_threads(before);
 }
 
+TEST_CASE("galerkin_coarse of a fine level given away frees it and makes the same level", "[cmg]") {
+  const test::GridSystem sys = grid(120, 4);
+  const EliminatedSystem e = eliminate_chains(sys.G, sys.b);
+  CsrMatrix L = sdd_to_laplacian(e.G);
+  const Clustering c = cluster_vertices(L);
+  REQUIRE(c.count < L.rows);
+  const CsrMatrix expected = galerkin_coarse(L, c.cluster_of, c.count);
+  REQUIRE(L.nnz() > 0);  // the const overload leaves the fine level alone
+  const CsrMatrix Ac = galerkin_coarse(std::move(L), c.cluster_of, c.count);
+  CHECK(L.rows == 0);
+  CHECK(L.col.empty());
+  CHECK(L.val.empty());
+  CHECK(Ac.rows == expected.rows);
+  CHECK(Ac.ptr == expected.ptr);
+  CHECK(Ac.col == expected.col);
+  CHECK(Ac.val == expected.val);
+}
+
 TEST_CASE("clustering cuts long paths and keeps heavy pairs together", "[cmg]") {
   // A path of 40 vertices with equal weights: clusters are runs of consecutive vertices of
   // 2 to kMaxHeight + 1 vertices.

@@ -344,6 +344,30 @@ TEST_CASE("reduce() names the first disagreeing loop in element order for any th
   for (int threads : {2, 3, 8}) CHECK(reduce_error_with_threads(nl, threads) == serial);
 }
 
+TEST_CASE("keep_merging_names keeps the names of voltage sources and shorts, and reduce() reports the same", "[mna]") {
+  const std::string text = "Va1 a1 a2 0.5\n" + mixed_grid(5) + "Rs b1 b3 0\nLs b3 b2 1n\nVb1 b1 b2 0.3\nRb b1 0 1\n" +
+                           "Vb2 b1 b2 0.4\nVa2 a1 a2 0.6\n";
+  const Netlist full = parse_netlist_text(text, "mixed.sp");
+  const std::string expected = reduce_error_with_threads(full, 1);
+  // The loop Vb1, Ls, Rs (a source, an inductor and a short) closes first.
+  CHECK_THAT(expected, Catch::Contains("'Vb1' (mixed.sp:") && Catch::Contains("'Ls' (mixed.sp:") &&
+                           Catch::Contains("'Rs' (mixed.sp:"));
+  Netlist nl = parse_netlist_text(text, "mixed.sp");
+  keep_merging_names(nl);
+  std::vector<uint32_t> merging;  // voltage sources, 0-ohm resistors and (DC) inductors
+  for (uint32_t k = 0; k < full.elements.size(); ++k) {
+    const Element& e = full.elements[k];
+    if (e.kind == ElementKind::VoltageSource || e.kind == ElementKind::Inductor ||
+        (e.kind == ElementKind::Resistor && e.value == 0))
+      merging.push_back(k);
+  }
+  REQUIRE(merging.size() >= 5);
+  REQUIRE(std::vector<uint32_t>(nl.named_elements.begin(), nl.named_elements.end()) == merging);
+  CHECK(nl.element_names.size() == merging.size());
+  for (uint32_t k : merging) CHECK(nl.element_name(k) == full.element_names[k]);
+  for (int threads : {1, 2, 3, 8}) CHECK(reduce_error_with_threads(nl, threads) == expected);
+}
+
 TEST_CASE("the factorisation's own solve (LdlSolve) matches CHOLMOD's on one thread and on several", "[direct]") {
   // A long two-layer strip: 19,200 unknowns, a simplicial factor of 160,707 entries (ibmpg1t's
   // step system has 164,688), enough for 8 threads' shares. A square grid this size would get a

@@ -79,7 +79,7 @@ TEST_CASE("elements, ground names and case-insensitive nodes", "[parser]") {
   CHECK(nl.elements[3].value == Approx(1e-3));
   CHECK(nl.elements[4].kind == ElementKind::Capacitor);
   CHECK(nl.elements[5].kind == ElementKind::Inductor);
-  CHECK(nl.elements[5].where.line == 7);
+  CHECK(nl.elements[5].where().line == 7);
 }
 
 TEST_CASE("continuation lines, inline comments and .end", "[parser]") {
@@ -87,7 +87,7 @@ TEST_CASE("continuation lines, inline comments and .end", "[parser]") {
   REQUIRE(nl.elements.size() == 2);
   CHECK(nl.elements[0].value == Approx(5));
   CHECK(nl.elements[1].value == Approx(7));
-  CHECK(nl.elements[1].where.line == 4);
+  CHECK(nl.elements[1].where().line == 4);
 }
 
 TEST_CASE("a line's end and its comments as the tokenizer meets them", "[parser]") {
@@ -115,7 +115,7 @@ TEST_CASE(".include is read relative to the including file", "[parser]") {
   Netlist nl = parse_netlist(top);
   REQUIRE(nl.elements.size() == 3);
   CHECK(nl.files.size() == 3);
-  CHECK(nl.where(nl.elements[2].where) == dir.file("sub/deeper.sp") + ":1");
+  CHECK(nl.where(nl.elements[2].where()) == dir.file("sub/deeper.sp") + ":1");
 }
 
 TEST_CASE("parse errors carry file:line and the offending text", "[parser]") {
@@ -148,6 +148,23 @@ TEST_CASE("a file that includes itself stops with an error", "[parser]") {
   test::TempDir dir;
   std::string top = dir.write("loop.sp", "R1 a 0 1\n.include loop.sp\n");
   CHECK_THROWS_WITH(parse_netlist(top), Catch::Contains("nested"));
+}
+
+TEST_CASE("a netlist reads at most Netlist::kMaxFiles files (an element's file index is 16 bits)", "[parser]") {
+  test::TempDir dir;
+  dir.write("part.sp", "R1 a 0 1\n");
+  std::string includes;
+  for (size_t i = 1; i < Netlist::kMaxFiles; ++i) includes += ".include part.sp\n";
+  // The top file and kMaxFiles - 1 includes: the last file's elements keep their index.
+  const Netlist nl = parse_netlist(dir.write("most.sp", includes + "V1 a 0 1\n"));
+  REQUIRE(nl.files.size() == Netlist::kMaxFiles);
+  CHECK(nl.where(nl.elements[Netlist::kMaxFiles - 2].where()) == dir.file("part.sp") + ":1");
+  CHECK(nl.elements[Netlist::kMaxFiles - 2].file == Netlist::kMaxFiles - 1);
+  CHECK(nl.where(nl.elements.back().where()) == dir.file("most.sp") + ":" + std::to_string(Netlist::kMaxFiles));
+  // One more include is refused at its line.
+  const std::string top = dir.write("over.sp", includes + ".include part.sp\n");
+  CHECK_THROWS_WITH(parse_netlist(top), top + ":" + std::to_string(Netlist::kMaxFiles) +
+                                            ": .include: more than 65536 files in one netlist");
 }
 
 TEST_CASE("very long tokens are shortened in messages", "[parser]") {
@@ -259,12 +276,11 @@ TEST_CASE("elements and node ids keep netlist order across includes and many lin
   }
   REQUIRE(nl.node_count() == first_seen.size());
   for (uint32_t id = 0; id < nl.node_count(); ++id) CHECK(nl.node_names[id] == first_seen[id]);
-  CHECK(nl.where(nl.elements[20].where) == dir.file("top.sp") + ":21");
-  CHECK(nl.where(nl.elements[21].where) == dir.file("part.sp") + ":1");
-  CHECK(nl.where(nl.elements[51].where) == dir.file("top.sp") + ":23");
+  CHECK(nl.where(nl.elements[20].where()) == dir.file("top.sp") + ":21");
+  CHECK(nl.where(nl.elements[21].where()) == dir.file("part.sp") + ":1");
+  CHECK(nl.where(nl.elements[51].where()) == dir.file("top.sp") + ":23");
   // Element names are not merged: a duplicate keeps its own entry (and spelling), named by its index.
-  CHECK(nl.element_names[nl.elements[70].name] == "R0");
-  CHECK(nl.elements[70].name == 70);
+  CHECK(nl.element_names[70] == "R0");
   CHECK(nl.element_names.size() == nl.elements.size());
   CHECK(nl.elements[70].value == 5);
 }

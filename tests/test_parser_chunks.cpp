@@ -33,9 +33,11 @@ std::string outcome(const std::string& path, const ParseOptions& options) {
     const Netlist nl = parse_netlist(path, options);
     for (uint32_t i = 0; i < nl.node_count(); ++i) s += "node " + std::string(nl.node_names[i]) + "\n";
     for (uint32_t i = 0; i < nl.element_names.size(); ++i) s += "name " + std::string(nl.element_names[i]) + "\n";
-    for (const Element& e : nl.elements)
-      s += "element " + std::string(1, element_letter(e.kind)) + " " + std::to_string(e.name) + " " +
-           std::to_string(e.plus) + " " + std::to_string(e.minus) + " " + exact(e.value) + " " + nl.where(e.where) + "\n";
+    for (size_t k = 0; k < nl.elements.size(); ++k) {  // element k is named element_names[k]
+      const Element& e = nl.elements[k];
+      s += "element " + std::string(1, element_letter(e.kind)) + " " + std::to_string(k) + " " +
+           std::to_string(e.plus) + " " + std::to_string(e.minus) + " " + exact(e.value) + " " + nl.where(e.where()) + "\n";
+    }
     for (const std::string& w : nl.warnings) s += "warning " + w + "\n";
     const TransientInputs& t = nl.transient;
     for (const SourceWaveform& w : t.waveforms) {
@@ -231,10 +233,10 @@ TEST_CASE("node and element ids follow first appearance, case-insensitively, for
       for (uint32_t i = 0; i < names.size(); ++i) REQUIRE(nl.element_names[i] == names[i]);
       REQUIRE(nl.elements.size() == elements.size());
       for (size_t k = 0; k < elements.size(); ++k) {
-        REQUIRE(nl.elements[k].name == elements[k][0]);
+        REQUIRE(elements[k][0] == k);  // element k is named element_names[k]
         REQUIRE(nl.elements[k].plus == elements[k][1]);
         REQUIRE(nl.elements[k].minus == elements[k][2]);
-        REQUIRE(nl.elements[k].where.line == k + 1);
+        REQUIRE(nl.elements[k].where().line == k + 1);
       }
       REQUIRE(!nl.warnings.empty());
       CHECK_THAT(nl.warnings.back(), Catch::Contains(std::to_string(duplicates) + " elements in all share a name"));

@@ -61,6 +61,7 @@ dist::RankStats one_rank(const CsrMatrix& G, const RunReport& rep) {
 void release_elements(Netlist& netlist) {
   decltype(netlist.elements)().swap(netlist.elements);
   netlist.element_names = NameTable();
+  decltype(netlist.named_elements)().swap(netlist.named_elements);
 }
 
 RunReport run(const Options& opt, RunData* data) {
@@ -111,7 +112,8 @@ RunReport run(const Options& opt, RunData* data) {
   // Nothing after this looks a node up by name (outputs read names by id): the index (about 20 B
   // per node) is freed before reduce and the solver's setup make theirs.
   netlist.node_names.drop_index();
-  log_memory("name index dropped", rep.nodes);
+  keep_merging_names(netlist);  // the only element names reduce() may show
+  log_memory("name index dropped and element names thinned", rep.nodes);
 
   keep.system = reduce(netlist);
   ReducedSystem& sys = keep.system;

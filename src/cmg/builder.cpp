@@ -116,10 +116,12 @@ CmgHierarchy build_cmg_hierarchy(const CsrMatrix& G, const CmgOptions& options, 
                    raw.size() - 1, raw.back().rows, c.count, raw.back().rows);
       break;
     }
-    raw.push_back(galerkin_coarse(raw.back(), c.cluster_of, c.count));
     // Level 0 is made again from G in its final numbering (below): its Laplacian, as large as G,
-    // is not held while the coarser levels are built.
-    if (raw.size() == 2) raw[0] = CsrMatrix();
+    // is freed as soon as level 1 is gathered from it (not held while A_c's arrays and the coarser
+    // levels are made).
+    CsrMatrix coarse = raw.size() == 1 ? galerkin_coarse(std::move(raw[0]), c.cluster_of, c.count)
+                                       : galerkin_coarse(raw.back(), c.cluster_of, c.count);
+    raw.push_back(std::move(coarse));
     t.levels.back().galerkin = phase.lap();
     clusterings.push_back(std::move(c));
   }
@@ -141,13 +143,17 @@ CmgHierarchy build_cmg_hierarchy(const CsrMatrix& G, const CmgOptions& options, 
 #pragma omp parallel for schedule(static, 4096)
     for (int32_t v = 0; v < static_cast<int32_t>(key.size()); ++v) key[v] = new_of_old[cluster_of[v]];
     counting_sort(key, clusterings[l].count, h.levels[l].cluster_ptr, new_of_old);
+    // Read no more: freed before the level's permuted copy is made (level 0's is the build's peak).
+    FillVector<int32_t>().swap(key);
+    clusterings[l] = Clustering();
     t.levels[l].renumber = phase.lap();
     // Level 0 from G itself (its raw Laplacian was freed once level 1 was made), the others moved in.
     h.levels[l].A = l == 0 ? sdd_to_laplacian(G, new_of_old) : permute_symmetric(std::move(raw[l]), new_of_old);
     t.levels[l].permute = phase.lap();
   }
-  h.level0_of_unknown.assign(new_of_old.begin(), new_of_old.begin() + G.rows);
   h.level0_ground = new_of_old[static_cast<size_t>(G.rows)];
+  new_of_old.pop_back();  // the ground's: the rest are the unknowns', moved, not copied
+  h.level0_of_unknown = std::move(new_of_old);
 
   for (size_t l = 0; l < levels; ++l) {
     CmgLevel& level = h.levels[l];

@@ -45,9 +45,8 @@ void make_exactly_symmetric(CsrMatrix& A) {
   }
 }
 
-}  // namespace
-
-CsrMatrix galerkin_coarse(const CsrMatrix& A, const std::vector<int32_t>& cluster_of, int32_t clusters) {
+// galerkin_coarse: release, when not null, is A, freed once the coarse rows are gathered.
+CsrMatrix coarse_level(const CsrMatrix& A, const std::vector<int32_t>& cluster_of, int32_t clusters, CsrMatrix* release) {
   const size_t nc = static_cast<size_t>(clusters);
   // Members of each cluster in increasing order and an upper bound of each coarse row's length.
   FillVector<int32_t> member_ptr, rank;
@@ -134,6 +133,11 @@ CsrMatrix galerkin_coarse(const CsrMatrix& A, const std::vector<int32_t>& cluste
     merged_val[t].insert(merged_val[t].end(), val, val + out + 1);
     length[c + 1] = out + 1;
   });
+  // Only the merged rows are read from here on: what gathered them is freed before A_c is made.
+  if (release != nullptr) *release = CsrMatrix();
+  for (FillVector<int32_t>* v : {&member_ptr, &rank, &members, &bound}) FillVector<int32_t>().swap(*v);
+  for (FillVector<int32_t>& v : scratch_col) FillVector<int32_t>().swap(v);
+  for (FillVector<double>& v : scratch_val) FillVector<double>().swap(v);
 
   CsrMatrix Ac;
   Ac.rows = clusters;
@@ -150,6 +154,16 @@ CsrMatrix galerkin_coarse(const CsrMatrix& A, const std::vector<int32_t>& cluste
   }
   make_exactly_symmetric(Ac);
   return Ac;
+}
+
+}  // namespace
+
+CsrMatrix galerkin_coarse(const CsrMatrix& A, const std::vector<int32_t>& cluster_of, int32_t clusters) {
+  return coarse_level(A, cluster_of, clusters, nullptr);
+}
+
+CsrMatrix galerkin_coarse(CsrMatrix&& A, const std::vector<int32_t>& cluster_of, int32_t clusters) {
+  return coarse_level(A, cluster_of, clusters, &A);
 }
 
 CsrMatrix permute_symmetric(CsrMatrix A, const std::vector<int32_t>& new_of_old) {

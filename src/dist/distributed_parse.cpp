@@ -334,7 +334,7 @@ std::vector<std::string> log_warnings(const NetlistPart& part, bool counts, bool
 std::optional<std::string> transient_place(const NetlistPart& part, uint32_t line_offset) {
   const TransientInputs& t = part.netlist.transient;
   std::vector<SourceLocation> places;
-  for (const SourceWaveform& w : t.waveforms) places.push_back(part.netlist.elements[w.element].where);
+  for (const SourceWaveform& w : t.waveforms) places.push_back(part.netlist.elements[w.element].where());
   if (t.tran) places.push_back({t.tran->file, t.tran->line});
   for (const PrintedNode& p : t.printed) places.push_back({p.file, p.line});
   if (places.empty()) return std::nullopt;
@@ -421,7 +421,7 @@ RankNetlist parse_distributed(const std::string& path, MPI_Comm comm, const Pars
     Element& e = el[k];
     e.plus = numbering.global[e.plus];
     e.minus = numbering.global[e.minus];
-    if (e.where.file == 0) e.where.line += line_offset;
+    if (e.file == 0) e.line += line_offset;
   }
   out.first_node = numbering.first_node;
   out.total_nodes = numbering.total_nodes;

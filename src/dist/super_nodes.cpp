@@ -163,8 +163,8 @@ std::vector<RoutedEdge> route_edges(std::vector<MergeEdge> edges, std::vector<ui
   std::vector<std::string> labels(index.size());
   for (size_t i = 0; i < labels.size(); ++i) {
     if (index[i] < my_base || index[i] - my_base >= my_merging.size()) continue;
-    const Element& e = nl.elements[my_merging[index[i] - my_base]];
-    labels[i] = shown(nl.element_names[e.name]) + " (" + nl.where(e.where) + ")";
+    const uint32_t k = my_merging[index[i] - my_base];
+    labels[i] = shown(nl.element_names[k]) + " (" + nl.where(nl.elements[k].where()) + ")";
   }
   throw InputError(loop_message(loop, merge_known_strings(labels, comm)));
 }

@@ -293,6 +293,10 @@ EliminatedSystem eliminate_chains(const CsrMatrix& G, const std::vector<double>&
     out.b[r] = g.rhs[v];
   }
   prefix_sum(S.ptr);
+  // Degrees and right-hand sides are read no more: freed before S's largest arrays are made (the
+  // end of the elimination is its peak of host memory).
+  FillVector<int32_t>().swap(g.degree);
+  FillVector<double>().swap(g.rhs);
   // Every entry written below: a kept row's live slots number its degree, and its diagonal follows.
   size_for_overwrite(S.col, static_cast<size_t>(S.ptr[m]));
   size_for_overwrite(S.val, S.col.size());

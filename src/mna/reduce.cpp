@@ -22,8 +22,8 @@
 namespace pgsim {
 namespace {
 
-std::string element_label(const Netlist& nl, const Element& e) {
-  return shown(nl.element_names[e.name]) + " (" + nl.where(e.where) + ")";
+std::string element_label(const Netlist& nl, uint32_t k) {
+  return shown(nl.element_name(k)) + " (" + nl.where(nl.elements[k].where()) + ")";
 }
 
 // Sorts a short range in place (rows of a grid hold a handful of entries), a long one with std::sort.
@@ -45,26 +45,27 @@ void sort_range(T* first, T* last, Less less) {
   for (size_t i = 0; i <= bad; ++i) edges.push_back(merge_edge(nl.elements[merging[i]]));
   const DisagreeingLoop loop = find_disagreeing_loop(edges, nl.node_count(), bad);
   std::vector<std::string> labels;
-  for (size_t k : loop.members) labels.push_back(element_label(nl, nl.elements[merging[k]]));
+  for (size_t k : loop.members) labels.push_back(element_label(nl, merging[k]));
   throw InputError(loop_message(loop, labels));
 }
 
 // The merging elements (voltage sources and shorts) in element order: each thread filters one
 // contiguous range of elements (static schedule: ranges in thread order) and copies its list to
-// its place, so no thread appends every list (at 7.2M nodes, 2.2M vias) alone.
-FillVector<uint32_t> merging_elements(const Netlist& nl, const Companion* companion) {
+// its place, so no thread appends every list (at 7.2M nodes, 2.2M vias) alone. has_source: whether
+// any element is a voltage or current source.
+FillVector<uint32_t> merging_elements(const Netlist& nl, const Companion* companion, bool& has_source) {
   const std::ptrdiff_t elements = std::ptrdiff_t(nl.elements.size());
   std::vector<size_t> start(size_t(omp_get_max_threads()) + 1, 0);  // [t + 1]: thread t's count, then offsets
   FillVector<uint32_t> merging;
-  bool has_source = false;
-#pragma omp parallel reduction(|| : has_source)
+  bool any_source = false;
+#pragma omp parallel reduction(|| : any_source)
   {
     const int me = omp_get_thread_num();
     std::vector<uint32_t> mine;
 #pragma omp for schedule(static) nowait
     for (std::ptrdiff_t k = 0; k < elements; ++k) {
       const Element& e = nl.elements[size_t(k)];
-      if (e.kind == ElementKind::VoltageSource || e.kind == ElementKind::CurrentSource) has_source = true;
+      if (e.kind == ElementKind::VoltageSource || e.kind == ElementKind::CurrentSource) any_source = true;
       if (e.kind == ElementKind::VoltageSource || is_short(e, companion)) mine.push_back(uint32_t(k));
     }
     start[size_t(me) + 1] = mine.size();
@@ -76,7 +77,7 @@ FillVector<uint32_t> merging_elements(const Netlist& nl, const Companion* compan
     }
     std::copy(mine.begin(), mine.end(), merging.begin() + std::ptrdiff_t(start[size_t(me)]));
   }
-  if (!has_source) throw InputError(no_sources_message(nl.files[0]));
+  has_source = any_source;
   return merging;
 }
 
@@ -88,7 +89,9 @@ FillVector<uint32_t> merging_elements(const Netlist& nl, const Companion* compan
 // flattened: sets.root(v) is the smallest node of v's super-node, 0 for the ground's.
 PotentialUnionFind merge_super_nodes(const Netlist& nl, const Companion* companion, ConcurrentUnionFind& sets) {
   const uint32_t n_nodes = nl.node_count();
-  const FillVector<uint32_t> merging = merging_elements(nl, companion);
+  bool has_source = false;
+  const FillVector<uint32_t> merging = merging_elements(nl, companion, has_source);
+  if (!has_source) throw InputError(no_sources_message(nl.files[0]));
   const std::ptrdiff_t m = std::ptrdiff_t(merging.size());
 
   // Any order gives the same sets: dynamic, so that a slow thread leaves no tail.
@@ -426,6 +429,11 @@ std::string no_sources_message(const std::string& top_file) {
 std::string floating_message(int64_t nodes, std::string_view node_name) {
   return "floating part of the circuit: " + std::to_string(nodes) + " node(s), among them " + shown(node_name) +
          ", have no resistive path to ground or to a voltage source";
+}
+
+void keep_merging_names(Netlist& nl) {
+  bool has_source = false;  // reduce() says when there is none
+  nl.keep_element_names(merging_elements(nl, nullptr, has_source));
 }
 
 ReducedSystem reduce(const Netlist& nl, const Companion* companion) {

@@ -17,24 +17,36 @@ char element_letter(ElementKind kind);
 // Where an element was written, for messages. Trivial (no default member values), so that the
 // parser's resize of Netlist::elements leaves them unwritten until it fills them.
 struct SourceLocation {
-  uint32_t file;  // index into Netlist::files
+  uint32_t file;  // index into Netlist::files (below kMaxFiles)
   uint32_t line;
 };
 
+// Element k's name is Netlist::element_names[k] (element names are not interned: one each). 24
+// bytes, the netlist's largest array (85M elements at 50M nodes): the file index is 16 bits (the
+// parser refuses more files) beside the kind, where a SourceLocation and a name id made it 32.
 struct Element {
-  ElementKind kind;
-  uint32_t name;   // id in Netlist::element_names
   uint32_t plus;   // node ids; 0 is ground
   uint32_t minus;
   double value;    // ohms, volts or amperes (farads/henries are kept but unused at DC)
-  SourceLocation where;
+  uint32_t line;   // where(): where it was written
+  uint16_t file;
+  ElementKind kind;
+
+  SourceLocation where() const { return {file, line}; }
 };
+static_assert(sizeof(Element) == 24, "Element: the netlist's largest array, packed");
 
 struct Netlist {
   static constexpr uint32_t ground = 0;
+  // Files a netlist may read, the top one and its includes (Element::file is 16 bits).
+  static constexpr size_t kMaxFiles = size_t(1) << 16;
 
   NameTable node_names;     // id 0 is ground ("0"); "gnd" maps to it too
+  // Element k's name is element_names[k]; once keep_element_names() has thinned them, element
+  // named_elements[i]'s is element_names[i]. element_name() reads either.
   NameTable element_names;
+  FillVector<uint32_t> named_elements;  // ascending; empty until thinned
+  bool names_thinned = false;
   FillVector<Element> elements;
   std::vector<std::string> files;  // the top file first, then every .include
   std::vector<std::string> warnings;  // as logged while parsing, in file order
@@ -44,6 +56,12 @@ struct Netlist {
   Netlist();
   uint32_t node_count() const { return node_names.size(); }
   std::string where(const SourceLocation& loc) const;  // "file:line"
+  // Element k's name: k must be named (every element is until keep_element_names()).
+  std::string_view element_name(uint32_t k) const;
+  // Frees every element name but those of the elements in `keep` (ascending element indices),
+  // which element_name() reads from then on: the names are the netlist's second largest part
+  // (about 29 B per node at 50M nodes), held through reduce() only for its messages.
+  void keep_element_names(FillVector<uint32_t> keep);
 };
 
 struct ParseOptions {

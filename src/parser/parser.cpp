@@ -350,6 +350,8 @@ bool Parser::parse_block(const char* text, size_t size, uint32_t file, uint32_t&
 void Parser::include(const ChunkEvent& event, uint32_t file, uint32_t line, int depth) {
   if (depth + 1 >= kMaxIncludeDepth)
     throw Located{file, line, ".include nested more than " + std::to_string(kMaxIncludeDepth) + " deep (a file that includes itself?)"};
+  if (nl_.files.size() >= Netlist::kMaxFiles)  // Element::file's width
+    throw Located{file, line, ".include: more than " + std::to_string(Netlist::kMaxFiles) + " files in one netlist"};
   std::filesystem::path path(event.text);
   if (path.is_relative()) path = std::filesystem::path(nl_.files[file]).parent_path() / path;
   // Opening or reading the file fails at the .include line (errors in its text have their own place).
@@ -406,12 +408,12 @@ uint32_t Parser::enter(ChunkResult* chunks, size_t count, uint32_t file, uint32_
     for (size_t k = 0; k < r.elements.size(); ++k) {
       const ChunkElement& ce = r.elements[k];
       Element& e = nl_.elements[element_base[c] + k];
-      e.kind = ce.kind;
-      e.name = static_cast<uint32_t>(element_base[c] + k);  // element names are not interned: one each
+      e.kind = ce.kind;  // its name: element_names[element_base[c] + k]
       e.plus = node(ce.plus);
       e.minus = node(ce.minus);
       e.value = ce.value;
-      e.where = {file, line_bases[c] + ce.line};
+      e.line = line_bases[c] + ce.line;
+      e.file = static_cast<uint16_t>(file);  // below Netlist::kMaxFiles (include())
     }
   });
   for (size_t c = 0; c < count; ++c) {
@@ -533,7 +535,7 @@ void Parser::flush_warnings() {
     }
     controls_before(d.element);
     rules_.count_duplicate();
-    warn({ParseWarning::Kind::DuplicateName, nl_.elements[d.element].where, nl_.elements[d.first].where,
+    warn({ParseWarning::Kind::DuplicateName, nl_.elements[d.element].where(), nl_.elements[d.first].where(),
           std::string(nl_.element_names[d.element])});
   }
   controls_before(UINT64_MAX);
@@ -589,6 +591,43 @@ char element_letter(ElementKind kind) {
 }
 
 Netlist::Netlist() { node_names.intern("0"); }
+
+std::string_view Netlist::element_name(uint32_t k) const {
+  if (!names_thinned) return element_names[k];
+  return element_names[uint32_t(std::lower_bound(named_elements.begin(), named_elements.end(), k) - named_elements.begin())];
+}
+
+void Netlist::keep_element_names(FillVector<uint32_t> keep) {
+  const std::ptrdiff_t n = std::ptrdiff_t(keep.size());
+  NameTable kept;
+  // Each thread copies one range of the kept names (static schedules over the same range: the
+  // same ranges in both loops) to where the names before its range end.
+  std::vector<uint64_t> start(size_t(omp_get_max_threads()) + 1, 0);  // [t + 1]: thread t's bytes, then offsets
+#pragma omp parallel
+  {
+    const size_t me = size_t(omp_get_thread_num());
+    uint64_t bytes = 0;
+#pragma omp for schedule(static)
+    for (std::ptrdiff_t i = 0; i < n; ++i) bytes += element_names[keep[size_t(i)]].size();
+    start[me + 1] = bytes;
+#pragma omp barrier
+#pragma omp single
+    {
+      for (size_t t = 1; t < start.size(); ++t) start[t] += start[t - 1];
+      kept.extend(uint32_t(n), start.back());
+    }
+    uint64_t at = start[me];
+#pragma omp for schedule(static)
+    for (std::ptrdiff_t i = 0; i < n; ++i) {
+      const std::string_view name = element_names[keep[size_t(i)]];
+      kept.place(uint32_t(i), at, name);
+      at += name.size();
+    }
+  }
+  element_names = std::move(kept);
+  named_elements = std::move(keep);
+  names_thinned = true;
+}
 
 std::string Netlist::where(const SourceLocation& loc) const {
   return files[loc.file] + ":" + std::to_string(loc.line);

@@ -60,7 +60,7 @@ std::vector<double> inductor_dc_currents(const Netlist& nl, const std::vector<do
     const Element& e = nl.elements[k];
     if (e.kind != ElementKind::Inductor) current[k] = 0.0;
     else if (!resolved[k] && e.plus != e.minus)
-      throw InputError(nl.where(e.where) + ": inductor '" + std::string(nl.element_names[e.name]) +
+      throw InputError(nl.where(e.where()) + ": inductor '" + std::string(nl.element_names[k]) +
                        "' lies in a loop of inductors, voltage sources and shorts, so its DC current "
                        "(the transient's starting point) is not determined");
   }

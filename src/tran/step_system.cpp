@@ -50,7 +50,7 @@ void add_timed_voltages(StepSystem& sys, const Netlist& nl, const Companion& com
     try {
       per_volt = reduce(unit, &companion);
     } catch (const InputError& e) {  // a loop of sources: agreeing at t = 0, not once this one moves
-      throw InputError(nl.where(source.where) + ": voltage source '" + std::string(nl.element_names[source.name]) +
+      throw InputError(nl.where(source.where()) + ": voltage source '" + std::string(nl.element_names[w.element]) +
                        "' has a waveform but lies in a loop of voltage sources and shorts, which its moving value "
                        "would break (with only it at 1 V: " + e.what() + ")");
     }

@@ -60,9 +60,11 @@ std::string outcome(const std::string& text, const pgsim::ParseOptions& options)
   try {
     const pgsim::Netlist nl = pgsim::parse_netlist_text(text, "fuzz.sp", options);
     for (uint32_t i = 0; i < nl.node_count(); ++i) s.append(nl.node_names[i]).push_back('\n');
-    for (const pgsim::Element& e : nl.elements)
-      s += std::to_string(e.name) + " " + std::to_string(e.plus) + " " + std::to_string(e.minus) + " " +
-           std::to_string(e.value) + " " + nl.where(e.where) + "\n";
+    for (size_t k = 0; k < nl.elements.size(); ++k) {
+      const pgsim::Element& e = nl.elements[k];
+      s += std::to_string(k) + " " + std::string(nl.element_names[uint32_t(k)]) + " " + std::to_string(e.plus) + " " +
+           std::to_string(e.minus) + " " + std::to_string(e.value) + " " + nl.where(e.where()) + "\n";
+    }
     for (const std::string& w : nl.warnings) s += w + "\n";
   } catch (const pgsim::InputError& e) {
     s = e.what();
