@@ -7,7 +7,9 @@
 #include <stdexcept>
 
 #include "dist/record_exchange.hpp"
+#include "mna/prefix_sum.hpp"
 #include "mna/stopwatch.hpp"
+#include "mna/touched_vector.hpp"
 
 namespace pgsim::dist {
 namespace {
@@ -22,36 +24,54 @@ struct SplitRows {
 
 SplitRows split(const DistributedRows& rows) {
   const int32_t n = rows.rows.rows, first = int32_t(rows.first_row);
+  const CsrMatrix& A = rows.rows;
+  const auto local = [&](int32_t j) { return j >= first && j - first < n; };
   SplitRows s;
   s.local.rows = s.cut.rows = n;
-  s.pinned.assign(size_t(n), 0);
-  s.local.ptr.reserve(size_t(n) + 1);
-  s.cut.ptr.reserve(size_t(n) + 1);
-  s.local.col.reserve(rows.rows.col.size());
-  s.local.val.reserve(rows.rows.col.size());
+  s.pinned.resize(size_t(n));
+  // Row lengths of both halves, their offsets, then each row written at its place: all threads.
+  size_for_overwrite(s.local.ptr, size_t(n) + 1);
+  size_for_overwrite(s.cut.ptr, size_t(n) + 1);
+  s.local.ptr[0] = s.cut.ptr[0] = 0;
+#pragma omp parallel for schedule(static, 4096)
   for (int32_t u = 0; u < n; ++u) {
-    for (int32_t k = rows.rows.ptr[size_t(u)]; k < rows.rows.ptr[size_t(u) + 1]; ++k) {
-      const int32_t j = rows.rows.col[size_t(k)];
-      CsrMatrix& to = j >= first && j - first < n ? s.local : s.cut;
-      to.col.push_back(&to == &s.local ? j - first : j);
-      to.val.push_back(rows.rows.val[size_t(k)]);
+    int32_t own = 0;
+    for (int32_t k = A.ptr[size_t(u)]; k < A.ptr[size_t(u) + 1]; ++k) own += local(A.col[size_t(k)]);
+    s.local.ptr[size_t(u) + 1] = own;
+    s.cut.ptr[size_t(u) + 1] = A.ptr[size_t(u) + 1] - A.ptr[size_t(u)] - own;
+    s.pinned[size_t(u)] = own < A.ptr[size_t(u) + 1] - A.ptr[size_t(u)];
+  }
+  prefix_sum(s.local.ptr);
+  prefix_sum(s.cut.ptr);
+  size_for_overwrite(s.local.col, size_t(s.local.ptr[size_t(n)]));
+  size_for_overwrite(s.local.val, s.local.col.size());
+  size_for_overwrite(s.cut.col, size_t(s.cut.ptr[size_t(n)]));
+  size_for_overwrite(s.cut.val, s.cut.col.size());
+#pragma omp parallel for schedule(static, 4096)
+  for (int32_t u = 0; u < n; ++u) {
+    int32_t l = s.local.ptr[size_t(u)], c = s.cut.ptr[size_t(u)];
+    for (int32_t k = A.ptr[size_t(u)]; k < A.ptr[size_t(u) + 1]; ++k) {
+      const int32_t j = A.col[size_t(k)];
+      if (local(j)) s.local.col[size_t(l)] = j - first, s.local.val[size_t(l++)] = A.val[size_t(k)];
+      else s.cut.col[size_t(c)] = j, s.cut.val[size_t(c++)] = A.val[size_t(k)];
     }
-    s.local.ptr.push_back(int32_t(s.local.col.size()));
-    s.cut.ptr.push_back(int32_t(s.cut.col.size()));
-    s.pinned[size_t(u)] = s.cut.ptr[size_t(u) + 1] > s.cut.ptr[size_t(u)];
   }
   return s;
 }
 
 // Steps 4 and 5 on `rows`, rank q holding rows [row_begin[q], row_begin[q + 1]).
+// times (-v): the split, the elimination, the block.
 void eliminate_and_split(RankSystem& sys, DistributedRows rows, const std::vector<int64_t>& row_begin, int ranks,
-                         MPI_Comm comm) {
+                         MPI_Comm comm, double times[3]) {
+  Stopwatch watch;
   const int32_t n = rows.rows.rows;
   SplitRows s = split(rows);
   std::vector<double> b = std::move(rows.b);
   rows = DistributedRows{};
+  times[0] = watch.lap();
 
   sys.elimination = eliminate_chains(s.local, b, &s.pinned);
+  times[1] = watch.lap();
   s.local = CsrMatrix{};
   std::vector<double>().swap(b);
   EliminatedSystem& e = sys.elimination;
@@ -116,6 +136,7 @@ void eliminate_and_split(RankSystem& sys, DistributedRows rows, const std::vecto
   blk.b = std::move(e.b);
   e.G = CsrMatrix{};
   e.b = {};
+  times[2] = watch.lap();
 }
 
 }  // namespace
@@ -140,18 +161,23 @@ RankSystem reduce_distributed(const RankNetlist& nl, MPI_Comm comm, bool reparti
   sys.b_norm = std::sqrt(global[1]);
   std::vector<int64_t> row_begin(sys.unknown_begin.begin(), sys.unknown_begin.end());
   // A system of fewer rows than ranks is no work to share: it stays where the parse put it.
+  double planned = 0;
   if (repartition && nl.ranks > 1 && rows.global_rows >= nl.ranks) {
     RowMigration plan = plan_migration(rows, comm);
+    planned = step.lap();
     rows = migrate(std::move(rows), plan, comm);
     row_begin = plan.new_offset;
     sys.migration = std::move(plan);
   }
   const double moved = step.lap();
-  eliminate_and_split(sys, std::move(rows), row_begin, nl.ranks, comm);
+  double parts[3];
+  eliminate_and_split(sys, std::move(rows), row_begin, nl.ranks, comm, parts);
   if (nl.rank == 0)
     spdlog::debug("distributed reduction on rank 0: super-nodes {:.3f} s ({:.0f} MB held, {} links across ranks), stamp and floating check "
-                  "{:.3f} s, repartition {:.3f} s, chain elimination and block {:.3f} s",
-                  merged, double(sys.super_nodes.bytes()) / 1e6, sys.super_nodes.links(), stamped, moved, step.lap());
+                  "{:.3f} s, repartition {:.3f} s (plan {:.3f} s, rows moved {:.3f} s), chain elimination and block {:.3f} s "
+                  "(split {:.3f} s, elimination {:.3f} s, block {:.3f} s)",
+                  merged, double(sys.super_nodes.bytes()) / 1e6, sys.super_nodes.links(), stamped, planned + moved, planned,
+                  moved, step.lap(), parts[0], parts[1], parts[2]);
   return sys;
 }
 

@@ -88,18 +88,29 @@ std::vector<T> gather_to(int root, const std::vector<T>& mine, MPI_Comm comm) {
 }
 
 // All-to-all: `send` holds the records for rank 0, then rank 1, ... (send_counts[q] for q).
-// Returns the records received, grouped by source rank in rank order, each group in the order
-// it was sent; recv_counts[q]: how many came from q.
-template <class T>
-std::vector<T> all_to_all(const std::vector<T>& send, const std::vector<int>& send_counts, MPI_Comm comm,
-                          std::vector<int>& recv_counts) {
+// `received` becomes the records received, grouped by source rank in rank order, each group in
+// the order it was sent; recv_counts[q]: how many came from q. Either vector may be a FillVector
+// (parser/default_init.hpp): one received into a FillVector is not zeroed first, so it can become
+// an array of its own (a CsrMatrix's) without a copy.
+template <class T, class SendAlloc, class RecvAlloc>
+void all_to_all(const std::vector<T, SendAlloc>& send, const std::vector<int>& send_counts, MPI_Comm comm,
+                std::vector<int>& recv_counts, std::vector<T, RecvAlloc>& received) {
   const RecordType<T> type;
   recv_counts.assign(send_counts.size(), 0);
   MPI_Alltoall(send_counts.data(), 1, MPI_INT, recv_counts.data(), 1, MPI_INT, comm);
   const std::vector<int> sdispls = displacements(send_counts), rdispls = displacements(recv_counts);
-  std::vector<T> received(size_t(rdispls.back()) + size_t(recv_counts.back()));
+  std::vector<T, RecvAlloc>().swap(received);
+  received.resize(size_t(rdispls.back()) + size_t(recv_counts.back()));
   MPI_Alltoallv(send.data(), send_counts.data(), sdispls.data(), type.get(), received.data(), recv_counts.data(),
                 rdispls.data(), type.get(), comm);
+}
+
+// The same, the records received returned as a std::vector.
+template <class T, class SendAlloc>
+std::vector<T> all_to_all(const std::vector<T, SendAlloc>& send, const std::vector<int>& send_counts, MPI_Comm comm,
+                          std::vector<int>& recv_counts) {
+  std::vector<T> received;
+  all_to_all(send, send_counts, comm, recv_counts, received);
   return received;
 }
 

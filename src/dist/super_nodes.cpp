@@ -1,6 +1,7 @@
 #include "dist/super_nodes.hpp"
 
 #include <omp.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cstring>
@@ -10,6 +11,8 @@
 #include "mna/concurrent_union_find.hpp"
 #include "mna/reduce.hpp"
 #include "mna/source_loop.hpp"
+#include "mna/stopwatch.hpp"
+#include "parser/default_init.hpp"
 #include "parser/input_error.hpp"
 #include "parser/shown.hpp"
 
@@ -117,20 +120,43 @@ std::vector<uint32_t> set_firsts(const std::vector<MergeEdge>& edges, uint32_t t
 // (ranks in rank order, each in its element order).
 std::vector<RoutedEdge> route_edges(std::vector<MergeEdge> edges, std::vector<uint32_t> first, uint32_t base,
                                     const NodeOwners& owner, MPI_Comm comm) {
-  std::vector<int> counts(owner.first.size(), 0);
-  std::vector<int> to(edges.size());
-#pragma omp parallel for schedule(static, 65536)
-  for (std::ptrdiff_t i = 0; i < std::ptrdiff_t(edges.size()); ++i) to[size_t(i)] = owner(first[size_t(i)]);
-  for (int q : to) ++counts[size_t(q)];
-  const std::vector<int> displs = displacements(counts);
-  std::vector<size_t> fill(displs.begin(), displs.end());
-  std::vector<RoutedEdge> send(edges.size());
-  for (size_t i = 0; i < edges.size(); ++i)
-    send[fill[size_t(to[i])]++] = {base + uint32_t(i), edges[i].plus, edges[i].minus, uint32_t(edges[i].is_short), edges[i].forced};
+  // In parallel, order kept: thread t counts, then writes, the t-th contiguous range of edges,
+  // after those of threads before it for each destination.
+  const auto ranks = owner.first.size();
+  const int threads = omp_get_max_threads();
+  const auto m = std::ptrdiff_t(edges.size());
+  std::vector<size_t> at(size_t(threads) * ranks, 0);  // [thread][rank]: a count, then where it writes
+  std::vector<int> counts(ranks, 0);
+  FillVector<RoutedEdge> send;  // every record written once, by the thread that routes it
+#pragma omp parallel num_threads(threads)
+  {
+    const auto t = size_t(omp_get_thread_num());
+    const auto from = std::ptrdiff_t(size_t(m) * t / size_t(threads)), to = std::ptrdiff_t(size_t(m) * (t + 1) / size_t(threads));
+    size_t* mine = &at[t * ranks];
+    for (std::ptrdiff_t i = from; i < to; ++i) ++mine[size_t(owner(first[size_t(i)]))];
+#pragma omp barrier
+#pragma omp single
+    {
+      size_t next = 0;
+      for (size_t q = 0; q < ranks; ++q) {
+        const size_t begin = next;
+        for (size_t u = 0; u < size_t(threads); ++u) {
+          const size_t n = at[u * ranks + q];
+          at[u * ranks + q] = next;
+          next += n;
+        }
+        counts[q] = record_count(next - begin);
+      }
+      send.resize(next);
+    }
+    for (std::ptrdiff_t i = from; i < to; ++i) {
+      const MergeEdge& e = edges[size_t(i)];
+      send[mine[size_t(owner(first[size_t(i)]))]++] = {base + uint32_t(i), e.plus, e.minus, uint32_t(e.is_short), e.forced};
+    }
+  }
   // Only the send buffer travels: the rest is freed before the exchange's receive buffer exists.
   std::vector<MergeEdge>().swap(edges);
   std::vector<uint32_t>().swap(first);
-  std::vector<int>().swap(to);
   std::vector<int> recv_counts;
   return all_to_all(send, counts, comm, recv_counts);
 }
@@ -197,25 +223,46 @@ std::vector<NodeAnswer> merge_sets(const RankNetlist& nl, const std::vector<uint
   const auto first = [&](uint32_t i) { return uint32_t(sets.root(int32_t(i))); };
   PotentialUnionFind uf(m);
   size_t bad_here = received.size();
+  const int max_team = omp_get_max_threads();
+  // [s * max_team + t]: of thread s's range (of received elements, then of members), in order,
+  // what thread t merges (indices into received) and what it finds (members, t < s): as
+  // reduce()'s merge_super_nodes, so no thread reads every element or every member.
+  std::vector<std::vector<uint32_t>> to_merge(size_t(max_team) * size_t(max_team));
+  std::vector<std::vector<uint32_t>> handed(size_t(max_team) * size_t(max_team));
 #pragma omp parallel reduction(min : bad_here)
   {
-    const auto team = uint64_t(omp_get_num_threads()), me = uint64_t(omp_get_thread_num());
-    const auto mine = [&](uint32_t i) { return uint64_t(first(i)) * team / m == me; };
+    // Thread t owns the sets whose first member r has floor(r team / m) = t: r in
+    // [first_owned(t), first_owned(t + 1)), first_owned(t) = ceil(m t / team).
+    const int team = omp_get_num_threads(), me = omp_get_thread_num();
+    const auto thread_of = [&](uint32_t i) { return size_t(uint64_t(first(i)) * uint64_t(team) / m); };
+    const auto first_owned = [&](int t) { return uint32_t((uint64_t(m) * uint64_t(t) + uint64_t(team) - 1) / uint64_t(team)); };
+#pragma omp for schedule(static)
+    for (std::ptrdiff_t i = 0; i < n; ++i)
+      to_merge[size_t(me) * size_t(max_team) + thread_of(received[size_t(i)].plus)].push_back(uint32_t(i));
     std::vector<uint32_t> path;
     size_t my_bad = received.size();
-    for (size_t i = 0; i < received.size(); ++i) {
-      const RoutedEdge& e = received[i];
-      if (!mine(e.plus)) continue;
-      bool merged = false;
-      double implied = 0;
-      if (disagrees({e.plus, e.minus, e.forced, e.is_short != 0}, uf, path, merged, implied)) {
-        my_bad = i;  // this thread's sets are left as they are: the run ends with the error
-        break;
+    for (int s = 0; s < team && my_bad == received.size(); ++s)
+      for (uint32_t i : to_merge[size_t(s) * size_t(max_team) + size_t(me)]) {
+        const RoutedEdge& e = received[i];
+        bool merged = false;
+        double implied = 0;
+        if (disagrees({e.plus, e.minus, e.forced, e.is_short != 0}, uf, path, merged, implied)) {
+          my_bad = i;  // this thread's sets are left as they are: the run ends with the error
+          break;
+        }
       }
+    // Each set's members found in increasing order: this thread's range of members read once,
+    // those of a set begun in an earlier range handed to its owner, who finds them after its own.
+    const uint32_t mine_from = first_owned(me), mine_to = first_owned(me + 1);
+    for (uint32_t v = mine_from; v < mine_to; ++v) {
+      const uint32_t root = first(v);
+      if (root < mine_from) handed[size_t(me) * size_t(max_team) + thread_of(root)].push_back(v);
+      else if (my_bad == received.size()) uf.find(v, path);
     }
+#pragma omp barrier
     if (my_bad == received.size())
-      for (uint32_t i = 0; i < m; ++i)
-        if (mine(i)) uf.find(i, path);
+      for (int s = me + 1; s < team; ++s)
+        for (uint32_t v : handed[size_t(s) * size_t(max_team) + size_t(me)]) uf.find(v, path);
     bad_here = std::min(bad_here, my_bad);
   }
   uint64_t bad = bad_here < received.size() ? received[bad_here].index : UINT64_MAX;
@@ -246,6 +293,7 @@ std::vector<NodeAnswer> merge_sets(const RankNetlist& nl, const std::vector<uint
 }  // namespace
 
 SuperNodes::SuperNodes(const RankNetlist& nl, MPI_Comm comm) : range_first_(nl.first_node), range_count_(nl.owned()) {
+  Stopwatch watch;  // -v: the steps' times, logged by rank 0
   // This rank's merging elements in element order, and whether any rank has a source.
   // Each thread filters one contiguous range of elements (static schedule); joined in thread order.
   std::vector<std::vector<uint32_t>> of_thread(static_cast<size_t>(omp_get_max_threads()));
@@ -275,10 +323,14 @@ SuperNodes::SuperNodes(const RankNetlist& nl, MPI_Comm comm) : range_first_(nl.f
   if (total >= UINT32_MAX) throw InputError("the netlist has more than 2^32 voltage sources and shorts, beyond this build's index width");
   const NodeOwners owner{all_gather(std::vector<uint32_t>{nl.first_node}, comm)};
 
+  const double filtered = watch.lap();
   std::vector<uint32_t> first = set_firsts(my_edges, nl.total_nodes, owner, nl.rank, comm, links_);
-  std::vector<NodeAnswer> answers =
-      merge_sets(nl, my_merging, uint32_t(base), route_edges(std::move(my_edges), std::move(first), uint32_t(base), owner, comm),
-                 owner, comm);
+  const double found = watch.lap();
+  std::vector<RoutedEdge> routed = route_edges(std::move(my_edges), std::move(first), uint32_t(base), owner, comm);
+  const double sent = watch.lap();
+  const size_t merged_here = routed.size();
+  std::vector<NodeAnswer> answers = merge_sets(nl, my_merging, uint32_t(base), std::move(routed), owner, comm);
+  const double merged = watch.lap();
 
   // Step 3: this rank's nodes. Not first: a member of ground's set, or not its set's smallest.
   const auto a = std::ptrdiff_t(answers.size());
@@ -341,7 +393,12 @@ SuperNodes::SuperNodes(const RankNetlist& nl, MPI_Comm comm) : range_first_(nl.f
     }
   }
   std::vector<NodeAnswer>().swap(answers);
+  const double numbered = watch.lap();
   fetch_foreign(nl, owner.first, comm);
+  if (nl.rank == 0)
+    spdlog::debug("super-nodes on rank 0: merging elements {:.3f} s ({} of its own), sets {:.3f} s, routed {:.3f} s, merged "
+                  "{:.3f} s ({} elements, {} member nodes answered), numbered {:.3f} s, stamped nodes of other ranks {:.3f} s ({})",
+                  filtered, my_merging.size(), found, sent, merged, merged_here, size_t(a), numbered, watch.lap(), foreign_.size());
 }
 
 void SuperNodes::fetch_foreign(const RankNetlist& nl, const std::vector<uint32_t>& first_nodes, MPI_Comm comm) {
