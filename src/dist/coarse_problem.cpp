@@ -1,5 +1,7 @@
 #include "dist/coarse_problem.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include <Eigen/Dense>
 #include <Eigen/SparseCholesky>
 #include <Eigen/SparseCore>
@@ -9,6 +11,9 @@
 #include <string>
 #include <utility>
 
+#include "mna/prefix_sum.hpp"
+#include "mna/stopwatch.hpp"
+#include "mna/touched_vector.hpp"
 #include "pcg/triangular.hpp"
 
 namespace pgsim::dist {
@@ -46,34 +51,58 @@ std::vector<int32_t> halo_values(const RankBlock& block, const std::vector<int32
 }
 
 // Rows of G Z for this rank's rows: row i holds, per coarse unknown c, the sum of G_ij over
-// the columns j (own or halo) that belong to c; columns ascending.
+// the columns j (own or halo) that belong to c; columns ascending. Rows on all threads, in two
+// passes (lengths, then entries), each row summed as one thread would.
 CsrMatrix rows_of_gz(const RankBlock& block, const std::vector<int32_t>& own, const std::vector<int32_t>& halo) {
+  const CsrMatrix& A = block.interior;
+  const CsrMatrix& B = block.boundary;
   CsrMatrix gz;
   gz.rows = block.rows();
-  gz.ptr.assign(static_cast<size_t>(gz.rows) + 1, 0);
-  std::vector<std::pair<int32_t, double>> row;
-  size_t next_boundary = 0;
-  for (int32_t i = 0; i < gz.rows; ++i) {
+  // Row i's (coarse unknown, G_ij) pairs, sorted (by unknown, then value: the order they are summed in).
+  const auto gather = [&](int32_t i, std::vector<std::pair<int32_t, double>>& row) {
     row.clear();
-    const CsrMatrix& A = block.interior;
     for (int32_t k = A.ptr[i]; k < A.ptr[i + 1]; ++k)
       if (own[A.col[k]] >= 0) row.emplace_back(own[A.col[k]], A.val[k]);
-    if (next_boundary < block.boundary_rows.size() && block.boundary_rows[next_boundary] == i) {
-      const CsrMatrix& B = block.boundary;
-      const auto kb = static_cast<int32_t>(next_boundary++);
+    const auto at = std::lower_bound(block.boundary_rows.begin(), block.boundary_rows.end(), i);
+    if (at != block.boundary_rows.end() && *at == i) {
+      const auto kb = static_cast<int32_t>(at - block.boundary_rows.begin());
       for (int32_t k = B.ptr[kb]; k < B.ptr[kb + 1]; ++k)
         if (halo[B.col[k]] >= 0) row.emplace_back(halo[B.col[k]], B.val[k]);
     }
     std::sort(row.begin(), row.end());
-    for (size_t k = 0; k < row.size(); ++k) {
-      if (k > 0 && row[k].first == row[k - 1].first) {
-        gz.val.back() += row[k].second;
-      } else {
-        gz.col.push_back(row[k].first);
-        gz.val.push_back(row[k].second);
+  };
+  size_for_overwrite(gz.ptr, static_cast<size_t>(gz.rows) + 1);
+  gz.ptr[0] = 0;
+#pragma omp parallel
+  {
+    std::vector<std::pair<int32_t, double>> row;
+#pragma omp for schedule(static, 4096)
+    for (int32_t i = 0; i < gz.rows; ++i) {
+      gather(i, row);
+      int32_t distinct = 0;
+      for (size_t k = 0; k < row.size(); ++k) distinct += k == 0 || row[k].first != row[k - 1].first;
+      gz.ptr[i + 1] = distinct;
+    }
+  }
+  prefix_sum(gz.ptr);
+  size_for_overwrite(gz.col, static_cast<size_t>(gz.ptr[gz.rows]));
+  size_for_overwrite(gz.val, gz.col.size());
+#pragma omp parallel
+  {
+    std::vector<std::pair<int32_t, double>> row;
+#pragma omp for schedule(static, 4096)
+    for (int32_t i = 0; i < gz.rows; ++i) {
+      gather(i, row);
+      int32_t at = gz.ptr[i] - 1;
+      for (size_t k = 0; k < row.size(); ++k) {
+        if (k > 0 && row[k].first == row[k - 1].first) {
+          gz.val[at] += row[k].second;
+        } else {
+          gz.col[++at] = row[k].first;
+          gz.val[at] = row[k].second;
+        }
       }
     }
-    gz.ptr[i + 1] = static_cast<int32_t>(gz.col.size());
   }
   return gz;
 }
@@ -129,10 +158,12 @@ CoarseProblem::CoarseProblem(const RankBlock& block, const CoarseSpace& space, M
   to_int(static_cast<size_t>(global_count_), "coarse unknowns");
   first_ = displs_[rank];
 
+  Stopwatch watch;  // -v: the steps' times, logged by rank 0
   unknown_of_row_ = space.unknown_of_row;
   for (int32_t& u : unknown_of_row_)
     if (u >= 0) u += first_;
   gz_ = rows_of_gz(block, unknown_of_row_, halo_values(block, unknown_of_row_, comm));
+  const double gz_seconds = watch.lap();
 
   // This rank's rows of E = Z^T (G Z), lower triangle: row c sums the G Z rows of c's rows,
   // merged here (a rank's rows of G Z repeat each column many times). The ranks' rows of E are
@@ -160,8 +191,17 @@ CoarseProblem::CoarseProblem(const RankBlock& block, const CoarseSpace& space, M
   MPI_Allgatherv(my_rows.data(), mine, MPI_INT32_T, rows.data(), entries.data(), at.data(), MPI_INT32_T, comm);
   MPI_Allgatherv(my_cols.data(), mine, MPI_INT32_T, cols.data(), entries.data(), at.data(), MPI_INT32_T, comm);
   MPI_Allgatherv(my_vals.data(), mine, MPI_DOUBLE, vals.data(), entries.data(), at.data(), MPI_DOUBLE, comm);
+  const double e_seconds = watch.lap();
+  const auto log = [&](double factor_seconds) {
+    if (rank == 0)
+      spdlog::debug("coarse problem on rank 0: rows of G Z {:.3f} s, E's rows and gather {:.3f} s ({} entries), factor {:.3f} s",
+                    gz_seconds, e_seconds, total, factor_seconds);
+  };
 
-  if (global_count_ == 0) return;  // no coarse unknown anywhere (every row tied to a pad)
+  if (global_count_ == 0) {  // no coarse unknown anywhere (every row tied to a pad)
+    log(0.0);
+    return;
+  }
   std::vector<Eigen::Triplet<double, int64_t>> lower;
   lower.reserve(total);
   for (size_t k = 0; k < total; ++k) lower.emplace_back(rows[k], cols[k], vals[k]);
@@ -171,6 +211,7 @@ CoarseProblem::CoarseProblem(const RankBlock& block, const CoarseSpace& space, M
   if (factor_->llt.info() != Eigen::Success)
     throw std::runtime_error("coarse correction: the coarse matrix (" + std::to_string(global_count_) +
                              " unknowns) is not positive definite");
+  log(watch.lap());
 }
 
 CoarseProblem::~CoarseProblem() = default;
