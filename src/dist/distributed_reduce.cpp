@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "dist/record_exchange.hpp"
+#include "mna/host_memory.hpp"
 #include "mna/prefix_sum.hpp"
 #include "mna/stopwatch.hpp"
 #include "mna/touched_vector.hpp"
@@ -147,10 +148,13 @@ RankSystem reduce_distributed(const RankNetlist& nl, MPI_Comm comm, bool reparti
   sys.owned_nodes = nl.owned();
   sys.block.rank = nl.rank;
   Stopwatch step;  // -v: the steps' times on rank 0
+  double peak[4];  // -v: the peak host bytes after each step (VmHWM)
   sys.super_nodes = SuperNodes(nl, comm);
   const double merged = step.lap();
+  peak[0] = double(host_memory().peak);
   OwnedRows owned = stamp_owned_rows(nl, sys.super_nodes, comm);
   const double stamped = step.lap();
+  peak[1] = double(host_memory().peak);
   sys.unknown_begin = owned.unknown_begin;
   DistributedRows rows{owned.first_unknown, owned.unknown_begin.back(), std::move(owned.G), std::move(owned.b)};
   owned = OwnedRows{};
@@ -170,23 +174,29 @@ RankSystem reduce_distributed(const RankNetlist& nl, MPI_Comm comm, bool reparti
     sys.migration = std::move(plan);
   }
   const double moved = step.lap();
+  peak[2] = double(host_memory().peak);
   double parts[3];
   eliminate_and_split(sys, std::move(rows), row_begin, nl.ranks, comm, parts);
+  peak[3] = double(host_memory().peak);
   if (nl.rank == 0)
     spdlog::debug("distributed reduction on rank 0: super-nodes {:.3f} s ({:.0f} MB held, {} links across ranks), stamp and floating check "
                   "{:.3f} s, repartition {:.3f} s (plan {:.3f} s, rows moved {:.3f} s), chain elimination and block {:.3f} s "
-                  "(split {:.3f} s, elimination {:.3f} s, block {:.3f} s)",
+                  "(split {:.3f} s, elimination {:.3f} s, block {:.3f} s); peak host memory after each step {:.0f}, {:.0f}, "
+                  "{:.0f}, {:.0f} MB",
                   merged, double(sys.super_nodes.bytes()) / 1e6, sys.super_nodes.links(), stamped, planned + moved, planned,
-                  moved, step.lap(), parts[0], parts[1], parts[2]);
+                  moved, step.lap(), parts[0], parts[1], parts[2], peak[0] / 1e6, peak[1] / 1e6, peak[2] / 1e6, peak[3] / 1e6);
   return sys;
 }
 
 std::vector<double> owned_voltages(const RankSystem& sys, const std::vector<double>& x_block, MPI_Comm comm) {
   const SuperNodes& sn = sys.super_nodes;
   const int32_t first = sys.first_unknown(), n = sys.unknowns();
+  Stopwatch watch;  // -v: the steps' times, logged by rank 0
   std::vector<double> x;
   sys.elimination.recover(x_block, x);
+  const double recovered = watch.lap();
   if (sys.migration) x = return_values(x, *sys.migration, comm);  // over this rank's unknowns again
+  const double returned = watch.lap();
 
   // Every owned node's unknown (looked up in parallel), and the unknowns of other ranks that some
   // take their voltage from, ascending (so grouped by owner): asked of their owners in one
@@ -196,9 +206,16 @@ std::vector<double> owned_voltages(const RankSystem& sys, const std::vector<doub
 #pragma omp parallel for schedule(static, 4096)
   for (std::ptrdiff_t i = 0; i < nodes; ++i) unknown[size_t(i)] = sn.unknown_of(sys.first_node + uint32_t(i));
   const auto elsewhere = [&](int32_t u) { return u >= 0 && (u < first || u - first >= n); };
-  std::vector<int32_t> remote;
-  for (int32_t u : unknown)
-    if (elsewhere(u)) remote.push_back(u);
+  std::vector<int32_t> remote;  // collected per thread (any order: sorted next)
+#pragma omp parallel
+  {
+    std::vector<int32_t> mine;
+#pragma omp for schedule(static, 65536) nowait
+    for (std::ptrdiff_t i = 0; i < nodes; ++i)
+      if (elsewhere(unknown[size_t(i)])) mine.push_back(unknown[size_t(i)]);
+#pragma omp critical
+    remote.insert(remote.end(), mine.begin(), mine.end());
+  }
   std::sort(remote.begin(), remote.end());
   remote.erase(std::unique(remote.begin(), remote.end()), remote.end());
   const auto ranks = sys.unknown_begin.size() - 1;
@@ -219,6 +236,9 @@ std::vector<double> owned_voltages(const RankSystem& sys, const std::vector<doub
     else if (u >= 0) xu = x[size_t(u - first)];
     v[size_t(i)] = sn.offset_of(sys.first_node + uint32_t(i)) + xu;
   }
+  if (sys.block.rank == 0)
+    spdlog::debug("voltages on rank 0: eliminated unknowns recovered {:.3f} s, values returned to their rows' first ranks "
+                  "{:.3f} s, node voltages {:.3f} s ({} values of other ranks)", recovered, returned, watch.lap(), remote.size());
   return v;
 }
 
