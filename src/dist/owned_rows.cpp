@@ -58,27 +58,34 @@ void contributions(const Element& e, const SuperNodes& sn, Emit emit) {
 // The contributions to this rank's rows, grouped by local row, each row's in element order:
 // those received from lower ranks, this rank's own, then those received from higher ranks.
 //
-// This rank's own (nearly all of them) are written straight to their row's place as they are
-// computed (a counting sort by row), so each row's are contiguous when the rows are assembled;
-// there their `row` field holds the contribution's place in this rank's element order instead,
-// by which each row's few are sorted back into that order. Those received (elements of other
-// ranks that stamp this rank's rows) are grouped by row through an index.
+// This rank's own (nearly all of them) are held as the numbers of the elements that stamp each
+// row (4 bytes per element end, ascending: element order), and their contributions computed
+// again when the row is assembled, as reduce() does: a contribution record is 24 bytes, and
+// the rank's held them all at once beside its netlist, its peak. Those received (elements of
+// other ranks that stamp this rank's rows) are records, grouped by row through an index.
 struct RowContributions {
-  FillVector<Contribution> local;
-  FillVector<int32_t> local_ptr;  // row u's own: local[local_ptr[u] .. local_ptr[u + 1])
+  const RankNetlist* nl = nullptr;
+  const SuperNodes* sn = nullptr;
+  int32_t first_row = 0;
+  FillVector<uint32_t> local;     // row u's own elements, ascending: local[local_ptr[u] .. local_ptr[u + 1])
+  FillVector<int32_t> local_ptr;
   std::vector<Contribution> received;
   size_t lower = 0;                      // received from lower ranks: received[0 .. lower)
   FillVector<int32_t> received_ptr;      // empty when none was received
   FillVector<uint32_t> received_order;   // row u's: received[received_order[received_ptr[u] .. received_ptr[u + 1])], ascending
 
-  // f(c) for each of row u's contributions, in element order.
-  template <class F>
-  void for_each(size_t u, F f) const {
+  // Row u's contributions into `row`, in element order.
+  void collect(size_t u, std::vector<Contribution>& row) const {
+    row.clear();
     int32_t p = 0, end = 0;
     if (!received_ptr.empty()) p = received_ptr[u], end = received_ptr[u + 1];
-    for (; p < end && received_order[size_t(p)] < lower; ++p) f(received[received_order[size_t(p)]]);
-    for (int32_t k = local_ptr[u]; k < local_ptr[u + 1]; ++k) f(local[size_t(k)]);
-    for (; p < end; ++p) f(received[received_order[size_t(p)]]);
+    for (; p < end && received_order[size_t(p)] < lower; ++p) row.push_back(received[received_order[size_t(p)]]);
+    const int32_t global = first_row + int32_t(u);
+    for (int32_t k = local_ptr[u]; k < local_ptr[u + 1]; ++k)
+      contributions(nl->elements[local[size_t(k)]], *sn, [&](const Contribution& c) {
+        if (c.row == global) row.push_back(c);
+      });
+    for (; p < end; ++p) row.push_back(received[received_order[size_t(p)]]);
   }
 };
 
@@ -99,7 +106,7 @@ void sort_by_key(T* first, T* last, Key key) {
 struct StampTimes {
   Stopwatch watch;
   double contributions = 0, exchange = 0, by_row = 0, assemble = 0, floating = 0;
-  uint64_t sent = 0, kept = 0;  // contributions sent to other ranks, and kept for this rank's rows
+  uint64_t sent = 0, kept = 0;  // contributions sent to other ranks; elements listed for this rank's rows
 };
 
 RowContributions exchange_contributions(const RankNetlist& nl, const SuperNodes& sn, const OwnedRows& out,
@@ -108,14 +115,15 @@ RowContributions exchange_contributions(const RankNetlist& nl, const SuperNodes&
   const auto n = size_t(out.rows());
   const int32_t first_row = out.first_unknown;
   RowContributions rc;
+  rc.nl = &nl, rc.sn = &sn, rc.first_row = first_row;
   // In parallel, order kept: thread t takes the t-th contiguous range of elements, counts its
-  // contributions per destination (and this rank's own per row), then writes them: those for
-  // other ranks after those of threads before it, this rank's own to their row.
+  // contributions per other rank (and its elements per row of this rank's), then writes them:
+  // those for other ranks after those of threads before it, its elements' numbers to their rows.
   const int threads = omp_get_max_threads();
-  const auto destinations = ranks + 1;  // the ranks, then this rank's own (kept apart from the send buffer)
-  std::vector<size_t> count(size_t(threads) * destinations, 0);  // [thread][destination], then where it writes
+  std::vector<size_t> count(size_t(threads) * ranks, 0);  // [thread][rank], then where it writes
   const size_t elements = nl.elements.size();
-  const auto destination = [&](const Contribution& c) {
+  if (elements > UINT32_MAX) throw InputError("a rank holds more than 2^32 elements, beyond this build's index width");
+  const auto other_rank = [&](const Contribution& c) {
     const int q = owner_of_row(out.unknown_begin, c.row);
     return q == nl.rank ? ranks : size_t(q);
   };
@@ -123,52 +131,47 @@ RowContributions exchange_contributions(const RankNetlist& nl, const SuperNodes&
     from = elements * t / size_t(threads), to = elements * (t + 1) / size_t(threads);
   };
   assign_parallel(rc.local_ptr, n + 1, 0);  // row u's count at [u], summed to row ends, filled downwards
-#pragma omp parallel num_threads(threads)
+  int64_t own = 0;
+#pragma omp parallel num_threads(threads) reduction(+ : own)
   {
     const auto t = size_t(omp_get_thread_num());
     size_t from, to;
     range(t, from, to);
-    size_t* mine = &count[t * destinations];
-    for (size_t k = from; k < to; ++k)
+    size_t* mine = &count[t * ranks];
+    for (size_t k = from; k < to; ++k) {
+      int32_t last = -1;  // an element is listed once per row (a current source within one unknown stamps it twice)
       contributions(nl.elements[k], sn, [&](const Contribution& c) {
-        const size_t q = destination(c);
-        ++mine[q];
-        if (q == ranks) __atomic_fetch_add(&rc.local_ptr[size_t(c.row - first_row)], 1, __ATOMIC_RELAXED);
+        const size_t q = other_rank(c);
+        if (q < ranks) {
+          ++mine[q];
+        } else if (c.row != last) {
+          __atomic_fetch_add(&rc.local_ptr[size_t(c.row - first_row)], 1, __ATOMIC_RELAXED);
+          ++own;
+        }
+        last = c.row;
       });
-  }
-  std::vector<int> send_counts(ranks, 0);
-  size_t at = 0;  // the send buffer: destination by destination, thread by thread within one
-  for (size_t q = 0; q < destinations; ++q) {
-    if (q == ranks) at = 0;  // this rank's own: their place in element order
-    const size_t begin = at;
-    for (size_t u = 0; u < size_t(threads); ++u) {
-      const size_t c = count[u * destinations + q];
-      count[u * destinations + q] = at;
-      at += c;
     }
-    if (q < ranks) send_counts[q] = record_count(at - begin);
   }
-  if (at > size_t(INT32_MAX)) throw InputError("a rank's rows have more than 2^31 element ends, beyond this build's index width");
+  if (own > INT32_MAX) throw InputError("a rank's rows have more than 2^31 element ends, beyond this build's index width");
+  const std::vector<int> send_counts = send_places(count, ranks);
   prefix_sum(rc.local_ptr);
   FillVector<Contribution> send(size_t(std::accumulate(send_counts.begin(), send_counts.end(), int64_t(0))));
-  rc.local.resize(at);
+  rc.local.resize(size_t(own));
 #pragma omp parallel num_threads(threads)
   {
     const auto t = size_t(omp_get_thread_num());
     size_t from, to;
     range(t, from, to);
-    size_t* mine = &count[t * destinations];
-    for (size_t k = from; k < to; ++k)
-      contributions(nl.elements[k], sn, [&](Contribution c) {
-        const size_t q = destination(c);
-        if (q < ranks) {
-          send[mine[q]++] = c;
-          return;
-        }
-        const size_t u = size_t(c.row - first_row);
-        c.row = int32_t(mine[ranks]++);
-        rc.local[size_t(__atomic_sub_fetch(&rc.local_ptr[u], 1, __ATOMIC_RELAXED))] = c;
+    size_t* mine = &count[t * ranks];
+    for (size_t k = from; k < to; ++k) {
+      int32_t last = -1;
+      contributions(nl.elements[k], sn, [&](const Contribution& c) {
+        const size_t q = other_rank(c);
+        if (q < ranks) send[mine[q]++] = c;
+        else if (c.row != last) rc.local[size_t(__atomic_sub_fetch(&rc.local_ptr[size_t(c.row - first_row)], 1, __ATOMIC_RELAXED))] = uint32_t(k);
+        last = c.row;
       });
+    }
   }
   times.contributions = times.watch.lap();
   times.sent = send.size(), times.kept = rc.local.size();
@@ -182,7 +185,7 @@ RowContributions exchange_contributions(const RankNetlist& nl, const SuperNodes&
 #pragma omp parallel for schedule(static, 4096)
   for (std::ptrdiff_t u = 0; u < std::ptrdiff_t(n); ++u)
     sort_by_key(rc.local.data() + rc.local_ptr[size_t(u)], rc.local.data() + rc.local_ptr[size_t(u) + 1],
-                [](const Contribution& c) { return c.row; });
+                [](uint32_t k) { return k; });
   // The received, grouped by row: a counting sort with atomic increments (any order within a
   // row), then each row's few indices sorted back into the order received.
   const auto received = std::ptrdiff_t(rc.received.size());
@@ -205,12 +208,11 @@ RowContributions exchange_contributions(const RankNetlist& nl, const SuperNodes&
   return rc;
 }
 
-// Row u's conductances to unknowns (neighbour, g), sorted by neighbour, element order among equals.
-void sorted_couplings(const RowContributions& rc, size_t u, std::vector<std::pair<int32_t, double>>& row) {
+// A row's conductances to unknowns (neighbour, g), sorted by neighbour, element order among equals.
+void sorted_couplings(const std::vector<Contribution>& cs, std::vector<std::pair<int32_t, double>>& row) {
   row.clear();
-  rc.for_each(u, [&](const Contribution& c) {
+  for (const Contribution& c : cs)
     if (c.neighbour >= 0) row.push_back({c.neighbour, c.g});
-  });
   sort_by_key(row.data(), row.data() + row.size(), [](const std::pair<int32_t, double>& x) { return x.first; });
 }
 
@@ -225,22 +227,23 @@ void assemble(const RowContributions& rc, OwnedRows& out, std::vector<uint8_t>& 
   std::vector<double> diag(static_cast<size_t>(n));
 #pragma omp parallel
   {
+    std::vector<Contribution> cs;
     std::vector<std::pair<int32_t, double>> row;
 #pragma omp for schedule(dynamic, 4096)
     for (int32_t u = 0; u < n; ++u) {
+      rc.collect(size_t(u), cs);
       double d = 0, b = 0;
-      rc.for_each(size_t(u), [&](const Contribution& c) {  // conductances first
-        if (c.neighbour == kCurrent) return;
+      for (const Contribution& c : cs) {  // conductances first
+        if (c.neighbour == kCurrent) continue;
         d += c.g;
         b += c.delta;
         if (c.neighbour == kFixed) anchored[size_t(u)] = 1;
-      });
-      rc.for_each(size_t(u), [&](const Contribution& c) {  // then current sources
+      }
+      for (const Contribution& c : cs)  // then current sources
         if (c.neighbour == kCurrent) b += c.delta;
-      });
       diag[size_t(u)] = d;
       out.b[size_t(u)] = b;
-      sorted_couplings(rc, size_t(u), row);
+      sorted_couplings(cs, row);
       int32_t length = 1;
       for (size_t i = 0; i < row.size(); ++i) length += i == 0 || row[i].first != row[i - 1].first;
       G.ptr[size_t(u) + 1] = length;
@@ -256,10 +259,12 @@ void assemble(const RowContributions& rc, OwnedRows& out, std::vector<uint8_t>& 
   G.val.resize(size_t(nnz));
 #pragma omp parallel
   {
+    std::vector<Contribution> cs;
     std::vector<std::pair<int32_t, double>> row;
 #pragma omp for schedule(dynamic, 4096)
     for (int32_t u = 0; u < n; ++u) {
-      sorted_couplings(rc, size_t(u), row);
+      rc.collect(size_t(u), cs);
+      sorted_couplings(cs, row);
       const int32_t global = out.first_unknown + u;
       int32_t at = G.ptr[size_t(u)];
       bool diagonal_placed = false;
@@ -413,7 +418,7 @@ OwnedRows stamp_owned_rows(const RankNetlist& nl, const SuperNodes& sn, MPI_Comm
   check_floating(out, anchored, nl, sn, comm);
   times.floating = times.watch.lap();
   if (nl.rank == 0)
-    spdlog::debug("stamp on rank 0: contributions {:.3f} s ({} kept, {} sent), exchange {:.3f} s, grouped by row {:.3f} s, "
+    spdlog::debug("stamp on rank 0: contributions {:.3f} s ({} element ends of its rows, {} contributions sent), exchange {:.3f} s, grouped by row {:.3f} s, "
                   "rows assembled {:.3f} s, floating check {:.3f} s",
                   times.contributions, times.kept, times.sent, times.exchange, times.by_row, times.assemble, times.floating);
   return out;

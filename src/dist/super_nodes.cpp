@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <numeric>
 #include <stdexcept>
 
 #include "dist/record_exchange.hpp"
@@ -26,10 +27,10 @@ struct NodeOwners {
     return node == 0 ? 0 : int(std::upper_bound(first.begin(), first.end(), node) - first.begin()) - 1;
   }
   // Records for the owners of their nodes, `node_of(record)` ascending: each owner's are one run.
-  template <class T, class NodeOf>
-  std::vector<int> counts(const std::vector<T>& records, NodeOf node_of) const {
+  template <class Records, class NodeOf>
+  std::vector<int> counts(const Records& records, NodeOf node_of) const {
     std::vector<int> n(first.size(), 0);
-    for (const T& r : records) ++n[size_t((*this)(node_of(r)))];
+    for (const auto& r : records) ++n[size_t((*this)(node_of(r)))];
     return n;
   }
 };
@@ -47,7 +48,7 @@ struct RoutedEdge {  // a merging element, sent to the rank merging its set
 };
 struct NodeAnswer {  // a member node's super-node, from the rank that merged it to the node's owner
   uint32_t node, first;  // first: the set's first node; 0: ground's set (fixed)
-  uint32_t size, unused = 0;
+  uint32_t size, unused;  // unused: 0 (trivial, so FillVectors of answers are not zeroed first)
   double offset;
 };
 struct NodeValue {  // a node's unknown and offset, to a rank that stamps it
@@ -118,7 +119,7 @@ std::vector<uint32_t> set_firsts(const std::vector<MergeEdge>& edges, uint32_t t
 
 // Step 2: each merging element to the rank owning its set's first node; received in element order
 // (ranks in rank order, each in its element order).
-std::vector<RoutedEdge> route_edges(std::vector<MergeEdge> edges, std::vector<uint32_t> first, uint32_t base,
+FillVector<RoutedEdge> route_edges(std::vector<MergeEdge> edges, std::vector<uint32_t> first, uint32_t base,
                                     const NodeOwners& owner, MPI_Comm comm) {
   // In parallel, order kept: thread t counts, then writes, the t-th contiguous range of edges,
   // after those of threads before it for each destination.
@@ -137,17 +138,8 @@ std::vector<RoutedEdge> route_edges(std::vector<MergeEdge> edges, std::vector<ui
 #pragma omp barrier
 #pragma omp single
     {
-      size_t next = 0;
-      for (size_t q = 0; q < ranks; ++q) {
-        const size_t begin = next;
-        for (size_t u = 0; u < size_t(threads); ++u) {
-          const size_t n = at[u * ranks + q];
-          at[u * ranks + q] = next;
-          next += n;
-        }
-        counts[q] = record_count(next - begin);
-      }
-      send.resize(next);
+      counts = send_places(at, ranks);
+      send.resize(size_t(std::accumulate(counts.begin(), counts.end(), int64_t(0))));
     }
     for (std::ptrdiff_t i = from; i < to; ++i) {
       const MergeEdge& e = edges[size_t(i)];
@@ -158,14 +150,16 @@ std::vector<RoutedEdge> route_edges(std::vector<MergeEdge> edges, std::vector<ui
   std::vector<MergeEdge>().swap(edges);
   std::vector<uint32_t>().swap(first);
   std::vector<int> recv_counts;
-  return all_to_all(send, counts, comm, recv_counts);
+  FillVector<RoutedEdge> received;
+  all_to_all(send, counts, comm, recv_counts, received);
+  return received;
 }
 
 // The error for the disagreeing loop closed by the merging element of index `bad` (all ranks'
 // count): found again by the rank that merged its set (received[bad_here], its members relabelled
 // to `members` indices), each member's label from the rank whose element it is.
 [[noreturn]] void report_loop(const RankNetlist& nl, const std::vector<uint32_t>& my_merging, uint32_t my_base,
-                              const std::vector<RoutedEdge>& received, size_t bad_here, uint32_t members, uint64_t bad,
+                              const FillVector<RoutedEdge>& received, size_t bad_here, uint32_t members, uint64_t bad,
                               MPI_Comm comm) {
   int root = bad_here < received.size() && received[bad_here].index == bad ? nl.rank : nl.ranks;
   MPI_Allreduce(MPI_IN_PLACE, &root, 1, MPI_INT, MPI_MIN, comm);
@@ -197,8 +191,8 @@ std::vector<RoutedEdge> route_edges(std::vector<MergeEdge> edges, std::vector<ui
 
 // Step 2, the merging: received's sets merged in element order with reduce()'s union-find, then
 // every member node's answer (step 3) for its owner.
-std::vector<NodeAnswer> merge_sets(const RankNetlist& nl, const std::vector<uint32_t>& my_merging, uint32_t my_base,
-                                   std::vector<RoutedEdge> received, const NodeOwners& owner, MPI_Comm comm) {
+FillVector<NodeAnswer> merge_sets(const RankNetlist& nl, const std::vector<uint32_t>& my_merging, uint32_t my_base,
+                                  FillVector<RoutedEdge> received, const NodeOwners& owner, MPI_Comm comm) {
   const auto n = std::ptrdiff_t(received.size());
   NodeSubset members(0, nl.total_nodes);
 #pragma omp parallel for schedule(static, 65536)
@@ -268,7 +262,7 @@ std::vector<NodeAnswer> merge_sets(const RankNetlist& nl, const std::vector<uint
   uint64_t bad = bad_here < received.size() ? received[bad_here].index : UINT64_MAX;
   MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_UINT64_T, MPI_MIN, comm);
   if (bad != UINT64_MAX) report_loop(nl, my_merging, my_base, received, bad_here, m, bad, comm);
-  std::vector<RoutedEdge>().swap(received);
+  FillVector<RoutedEdge>().swap(received);
 
   // Per set: its size; ground's set (node 0 is member 0) is fixed and has no owner.
   const bool ground = m > 0 && node[0] == 0;
@@ -276,18 +270,21 @@ std::vector<NodeAnswer> merge_sets(const RankNetlist& nl, const std::vector<uint
 #pragma omp parallel for schedule(static, 65536)
   for (int64_t k = 0; k < int64_t(m); ++k) __atomic_fetch_add(&size[first(uint32_t(k))], 1u, __ATOMIC_RELAXED);
   const uint32_t skip = ground;
-  std::vector<NodeAnswer> answers(m - skip);
+  FillVector<NodeAnswer> answers(m - skip);
 #pragma omp parallel for schedule(static, 4096)
   for (int64_t k = skip; k < int64_t(m); ++k) {  // read-only: every path was flattened above
     const auto i = uint32_t(k), f = first(i);
     NodeAnswer& a = answers[i - skip];
     a.node = node[i];
     a.size = size[f];
+    a.unused = 0;
     a.first = ground && f == 0 ? 0 : node[f];
     a.offset = uf.offset(i) - uf.offset(f);
   }
   std::vector<int> recv_counts;
-  return all_to_all(answers, owner.counts(answers, [](const NodeAnswer& a) { return a.node; }), comm, recv_counts);
+  FillVector<NodeAnswer> received_answers;
+  all_to_all(answers, owner.counts(answers, [](const NodeAnswer& a) { return a.node; }), comm, recv_counts, received_answers);
+  return received_answers;
 }
 
 }  // namespace
@@ -326,10 +323,10 @@ SuperNodes::SuperNodes(const RankNetlist& nl, MPI_Comm comm) : range_first_(nl.f
   const double filtered = watch.lap();
   std::vector<uint32_t> first = set_firsts(my_edges, nl.total_nodes, owner, nl.rank, comm, links_);
   const double found = watch.lap();
-  std::vector<RoutedEdge> routed = route_edges(std::move(my_edges), std::move(first), uint32_t(base), owner, comm);
+  FillVector<RoutedEdge> routed = route_edges(std::move(my_edges), std::move(first), uint32_t(base), owner, comm);
   const double sent = watch.lap();
   const size_t merged_here = routed.size();
-  std::vector<NodeAnswer> answers = merge_sets(nl, my_merging, uint32_t(base), std::move(routed), owner, comm);
+  FillVector<NodeAnswer> answers = merge_sets(nl, my_merging, uint32_t(base), std::move(routed), owner, comm);
   const double merged = watch.lap();
 
   // Step 3: this rank's nodes. Not first: a member of ground's set, or not its set's smallest.
@@ -375,8 +372,15 @@ SuperNodes::SuperNodes(const RankNetlist& nl, MPI_Comm comm) : range_first_(nl.f
     if (x.first == 0) range_unknown_[x.node - range_first_] = -1;
     else if (x.first != x.node && in_range(x.first)) range_unknown_[x.node - range_first_] = unknowns_before(x.first);
   }
-  for (const NodeAnswer& x : answers)
-    if (x.first != 0 && !in_range(x.first)) asked.push_back(x.first);
+#pragma omp parallel
+  {
+    std::vector<uint32_t> mine;  // any order: sorted below
+#pragma omp for schedule(static, 65536) nowait
+    for (std::ptrdiff_t i = 0; i < a; ++i)
+      if (answers[size_t(i)].first != 0 && !in_range(answers[size_t(i)].first)) mine.push_back(answers[size_t(i)].first);
+#pragma omp critical
+    asked.insert(asked.end(), mine.begin(), mine.end());
+  }
   std::sort(asked.begin(), asked.end());
   asked.erase(std::unique(asked.begin(), asked.end()), asked.end());
   {
@@ -392,7 +396,7 @@ SuperNodes::SuperNodes(const RankNetlist& nl, MPI_Comm comm) : range_first_(nl.f
         range_unknown_[x.node - range_first_] = unknown[size_t(std::lower_bound(asked.begin(), asked.end(), x.first) - asked.begin())];
     }
   }
-  std::vector<NodeAnswer>().swap(answers);
+  FillVector<NodeAnswer>().swap(answers);
   const double numbered = watch.lap();
   fetch_foreign(nl, owner.first, comm);
   if (nl.rank == 0)
