@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <omp.h>
+
 #include <Eigen/Dense>
 #include <Eigen/SparseCholesky>
 #include <Eigen/SparseCore>
@@ -134,6 +136,52 @@ std::vector<Triple> rows_of_e(const std::vector<int32_t>& unknown_of_row, const 
   return merged;
 }
 
+// A^T, as transpose() (pcg/triangular.hpp) gives it (each row lists A's rows ascending), for an A
+// of few columns (coarse unknowns: thousands) and many rows: each thread counts, then places,
+// the entries of one contiguous range of A's rows, after the threads before it in every column.
+// Per-thread counts of every column are small only for few columns: else transpose().
+CsrMatrix transpose_to_coarse(const CsrMatrix& A, int32_t cols) {
+  const int threads = omp_get_max_threads();
+  if (int64_t(cols) * threads >= A.nnz()) return transpose(A, cols);
+  std::vector<int32_t> at(size_t(threads) * size_t(cols), 0);  // [thread][column]: a count, then where it writes
+  CsrMatrix B;
+  B.rows = cols;
+  size_for_overwrite(B.ptr, size_t(cols) + 1);
+  size_for_overwrite(B.col, A.col.size());
+  size_for_overwrite(B.val, A.col.size());
+  const auto range = [&](int t) {
+    return std::pair<int32_t, int32_t>(int32_t(int64_t(A.rows) * t / threads), int32_t(int64_t(A.rows) * (t + 1) / threads));
+  };
+#pragma omp parallel num_threads(threads)
+  {
+    const int t = omp_get_thread_num();
+    const auto [first, last] = range(t);
+    int32_t* mine = &at[size_t(t) * size_t(cols)];
+    for (int32_t k = A.ptr[first]; k < A.ptr[last]; ++k) ++mine[A.col[k]];
+#pragma omp barrier
+#pragma omp single
+    {
+      int32_t place = 0;
+      for (int32_t c = 0; c < cols; ++c) {
+        B.ptr[c] = place;
+        for (int u = 0; u < threads; ++u) {
+          const int32_t n = at[size_t(u) * size_t(cols) + size_t(c)];
+          at[size_t(u) * size_t(cols) + size_t(c)] = place;
+          place += n;
+        }
+      }
+      B.ptr[cols] = place;
+    }
+    for (int32_t i = first; i < last; ++i)
+      for (int32_t k = A.ptr[i]; k < A.ptr[i + 1]; ++k) {
+        const int32_t p = mine[A.col[k]]++;
+        B.col[p] = i;
+        B.val[p] = A.val[k];
+      }
+  }
+  return B;
+}
+
 int to_int(size_t n, const char* what) {
   if (n > size_t(std::numeric_limits<int>::max()))
     throw std::length_error(std::string("coarse correction: ") + what + " beyond 2^31 entries");
@@ -222,19 +270,23 @@ int64_t CoarseProblem::factor_nnz() const {
 }
 
 CsrMatrix CoarseProblem::z_transposed() const {
-  CsrMatrix Z;  // this rank's rows of Z; ptr starts as {0}
-  Z.rows = static_cast<int32_t>(unknown_of_row_.size());
-  for (int32_t c : unknown_of_row_) {
-    if (c >= 0) {
-      Z.col.push_back(c);
-      Z.val.push_back(1.0);
-    }
-    Z.ptr.push_back(static_cast<int32_t>(Z.col.size()));
-  }
-  return transpose(Z, static_cast<int32_t>(global_count_));
+  CsrMatrix Z;  // this rank's rows of Z: row i holds (unknown_of_row[i], 1) when it has a coarse unknown
+  const auto n = static_cast<int32_t>(unknown_of_row_.size());
+  Z.rows = n;
+  size_for_overwrite(Z.ptr, static_cast<size_t>(n) + 1);
+  Z.ptr[0] = 0;
+#pragma omp parallel for schedule(static, 65536)
+  for (int32_t i = 0; i < n; ++i) Z.ptr[i + 1] = unknown_of_row_[i] >= 0;
+  prefix_sum(Z.ptr);
+  size_for_overwrite(Z.col, static_cast<size_t>(Z.ptr[n]));
+  size_for_overwrite(Z.val, Z.col.size());
+#pragma omp parallel for schedule(static, 65536)
+  for (int32_t i = 0; i < n; ++i)
+    if (unknown_of_row_[i] >= 0) Z.col[Z.ptr[i]] = unknown_of_row_[i], Z.val[Z.ptr[i]] = 1.0;
+  return transpose_to_coarse(Z, static_cast<int32_t>(global_count_));
 }
 
-CsrMatrix CoarseProblem::gz_transposed() const { return transpose(gz_, static_cast<int32_t>(global_count_)); }
+CsrMatrix CoarseProblem::gz_transposed() const { return transpose_to_coarse(gz_, static_cast<int32_t>(global_count_)); }
 
 void CoarseProblem::solve(double* c) const {
   Eigen::Map<Eigen::VectorXd> v(c, global_count_);
