@@ -26,11 +26,17 @@ struct NodeOwners {
   int operator()(uint32_t node) const {
     return node == 0 ? 0 : int(std::upper_bound(first.begin(), first.end(), node) - first.begin()) - 1;
   }
-  // Records for the owners of their nodes, `node_of(record)` ascending: each owner's are one run.
+  // Records for the owners of their nodes, `node_of(record)` ascending: each owner's are one run,
+  // so its count is found by binary search (ground, node 0, is first and rank 0's).
   template <class Records, class NodeOf>
   std::vector<int> counts(const Records& records, NodeOf node_of) const {
     std::vector<int> n(first.size(), 0);
-    for (const auto& r : records) ++n[size_t((*this)(node_of(r)))];
+    const auto start = [&](size_t q) {  // the first record of rank q's run
+      if (q == 0) return records.begin();
+      if (q == first.size()) return records.end();
+      return std::partition_point(records.begin(), records.end(), [&](const auto& r) { return node_of(r) < first[q]; });
+    };
+    for (size_t q = 0; q < first.size(); ++q) n[q] = record_count(size_t(start(q + 1) - start(q)));
     return n;
   }
 };
