@@ -24,6 +24,7 @@
 #include "dist/two_level.hpp"
 #include "grid_system.hpp"
 #include "pcg/jacobi.hpp"
+#include "pcg/triangular.hpp"
 #include "test_util.hpp"
 
 using namespace pgsim;
@@ -135,6 +136,19 @@ int main(int argc, char** argv) {
       size = std::max(size, std::fabs(want[i]));
     }
     check(size > 0 && err <= 1e-12 * size, "the GPU path's sequence gives B r", err, size);
+    // The coarse operators' transposes, built on all threads, entry for entry transpose()'s.
+    const CsrMatrix gzt = problem.gz_transposed(), want_gzt = transpose(problem.gz(), int32_t(N));
+    check(gzt.ptr == want_gzt.ptr && gzt.col == want_gzt.col && gzt.val == want_gzt.val, "(G Z)^T is transpose(G Z)",
+          double(gzt.nnz()), double(want_gzt.nnz()));
+    CsrMatrix Z;  // this rank's rows of Z, one push at a time
+    Z.rows = int32_t(n);
+    for (const int32_t c : problem.unknown_of_row()) {
+      if (c >= 0) Z.col.push_back(c), Z.val.push_back(1.0);
+      Z.ptr.push_back(int32_t(Z.col.size()));
+    }
+    const CsrMatrix zt = problem.z_transposed(), want_zt = transpose(Z, int32_t(N));
+    check(zt.nnz() > 0 && zt.ptr == want_zt.ptr && zt.col == want_zt.col && zt.val == want_zt.val, "Z^T is transpose(Z)",
+          double(zt.nnz()), double(want_zt.nnz()));
   }
   int all_failures = 0;
   MPI_Allreduce(&failures, &all_failures, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);

@@ -94,15 +94,16 @@ RunReport run_distributed(const Options& opt, const dist::MpiSession& mpi) {
 
   dist::RankSystem sys;
   try {
-    sys = dist::reduce_distributed(netlist, MPI_COMM_WORLD);
+    // Once the rows are stamped only the owned node names are needed (the voltages file).
+    sys = dist::reduce_distributed(netlist, MPI_COMM_WORLD, true, [&] {
+      decltype(netlist.elements)().swap(netlist.elements);
+      netlist.element_names = NameTable();
+    });
   } catch (const InputError&) {
     throw;  // reduce()'s errors are thrown on every rank (distributed_reduce.hpp)
   } catch (const std::exception& e) {
     end_job(mpi, "the distributed reduction", e);
   }
-  // From here on only the owned node names are needed (the voltages file).
-  decltype(netlist.elements)().swap(netlist.elements);
-  netlist.element_names = NameTable();
   rep.time.reduce = phase.lap();
   rep.unknowns = sys.unknown_begin.back();
   rep.nnz = sys.reduced_nnz;

@@ -7,7 +7,10 @@
 #include <stdexcept>
 
 #include "dist/record_exchange.hpp"
+#include "mna/host_memory.hpp"
+#include "mna/prefix_sum.hpp"
 #include "mna/stopwatch.hpp"
+#include "mna/touched_vector.hpp"
 
 namespace pgsim::dist {
 namespace {
@@ -22,36 +25,54 @@ struct SplitRows {
 
 SplitRows split(const DistributedRows& rows) {
   const int32_t n = rows.rows.rows, first = int32_t(rows.first_row);
+  const CsrMatrix& A = rows.rows;
+  const auto local = [&](int32_t j) { return j >= first && j - first < n; };
   SplitRows s;
   s.local.rows = s.cut.rows = n;
-  s.pinned.assign(size_t(n), 0);
-  s.local.ptr.reserve(size_t(n) + 1);
-  s.cut.ptr.reserve(size_t(n) + 1);
-  s.local.col.reserve(rows.rows.col.size());
-  s.local.val.reserve(rows.rows.col.size());
+  s.pinned.resize(size_t(n));
+  // Row lengths of both halves, their offsets, then each row written at its place: all threads.
+  size_for_overwrite(s.local.ptr, size_t(n) + 1);
+  size_for_overwrite(s.cut.ptr, size_t(n) + 1);
+  s.local.ptr[0] = s.cut.ptr[0] = 0;
+#pragma omp parallel for schedule(static, 4096)
   for (int32_t u = 0; u < n; ++u) {
-    for (int32_t k = rows.rows.ptr[size_t(u)]; k < rows.rows.ptr[size_t(u) + 1]; ++k) {
-      const int32_t j = rows.rows.col[size_t(k)];
-      CsrMatrix& to = j >= first && j - first < n ? s.local : s.cut;
-      to.col.push_back(&to == &s.local ? j - first : j);
-      to.val.push_back(rows.rows.val[size_t(k)]);
+    int32_t own = 0;
+    for (int32_t k = A.ptr[size_t(u)]; k < A.ptr[size_t(u) + 1]; ++k) own += local(A.col[size_t(k)]);
+    s.local.ptr[size_t(u) + 1] = own;
+    s.cut.ptr[size_t(u) + 1] = A.ptr[size_t(u) + 1] - A.ptr[size_t(u)] - own;
+    s.pinned[size_t(u)] = own < A.ptr[size_t(u) + 1] - A.ptr[size_t(u)];
+  }
+  prefix_sum(s.local.ptr);
+  prefix_sum(s.cut.ptr);
+  size_for_overwrite(s.local.col, size_t(s.local.ptr[size_t(n)]));
+  size_for_overwrite(s.local.val, s.local.col.size());
+  size_for_overwrite(s.cut.col, size_t(s.cut.ptr[size_t(n)]));
+  size_for_overwrite(s.cut.val, s.cut.col.size());
+#pragma omp parallel for schedule(static, 4096)
+  for (int32_t u = 0; u < n; ++u) {
+    int32_t l = s.local.ptr[size_t(u)], c = s.cut.ptr[size_t(u)];
+    for (int32_t k = A.ptr[size_t(u)]; k < A.ptr[size_t(u) + 1]; ++k) {
+      const int32_t j = A.col[size_t(k)];
+      if (local(j)) s.local.col[size_t(l)] = j - first, s.local.val[size_t(l++)] = A.val[size_t(k)];
+      else s.cut.col[size_t(c)] = j, s.cut.val[size_t(c++)] = A.val[size_t(k)];
     }
-    s.local.ptr.push_back(int32_t(s.local.col.size()));
-    s.cut.ptr.push_back(int32_t(s.cut.col.size()));
-    s.pinned[size_t(u)] = s.cut.ptr[size_t(u) + 1] > s.cut.ptr[size_t(u)];
   }
   return s;
 }
 
 // Steps 4 and 5 on `rows`, rank q holding rows [row_begin[q], row_begin[q + 1]).
+// times (-v): the split, the elimination, the block.
 void eliminate_and_split(RankSystem& sys, DistributedRows rows, const std::vector<int64_t>& row_begin, int ranks,
-                         MPI_Comm comm) {
+                         MPI_Comm comm, double times[3]) {
+  Stopwatch watch;
   const int32_t n = rows.rows.rows;
   SplitRows s = split(rows);
   std::vector<double> b = std::move(rows.b);
   rows = DistributedRows{};
+  times[0] = watch.lap();
 
   sys.elimination = eliminate_chains(s.local, b, &s.pinned);
+  times[1] = watch.lap();
   s.local = CsrMatrix{};
   std::vector<double>().swap(b);
   EliminatedSystem& e = sys.elimination;
@@ -65,7 +86,8 @@ void eliminate_and_split(RankSystem& sys, DistributedRows rows, const std::vecto
   blk.first_row = blk.rank == 0 ? 0 : first_row;
   blk.global_rows = total;
   std::vector<int32_t> kept_index(size_t(n), -1);  // local unknown -> local kept row
-  for (size_t k = 0; k < e.kept.size(); ++k) kept_index[size_t(e.kept[k])] = int32_t(k);
+#pragma omp parallel for schedule(static, 65536)
+  for (std::ptrdiff_t k = 0; k < std::ptrdiff_t(e.kept.size()); ++k) kept_index[size_t(e.kept[size_t(k)])] = int32_t(k);
 
   // The halo in ascending unknown (= ascending new global) order, grouped by owner, and what each
   // neighbour needs of this rank: its rows coupled to the neighbour's (G is symmetric).
@@ -116,20 +138,25 @@ void eliminate_and_split(RankSystem& sys, DistributedRows rows, const std::vecto
   blk.b = std::move(e.b);
   e.G = CsrMatrix{};
   e.b = {};
+  times[2] = watch.lap();
 }
 
 }  // namespace
 
-RankSystem reduce_distributed(const RankNetlist& nl, MPI_Comm comm, bool repartition) {
+RankSystem reduce_distributed(const RankNetlist& nl, MPI_Comm comm, bool repartition, const std::function<void()>& stamped) {
   RankSystem sys;
   sys.first_node = nl.first_node;
   sys.owned_nodes = nl.owned();
   sys.block.rank = nl.rank;
   Stopwatch step;  // -v: the steps' times on rank 0
+  double peak[4];  // -v: the peak host bytes after each step (VmHWM)
   sys.super_nodes = SuperNodes(nl, comm);
   const double merged = step.lap();
+  peak[0] = double(host_memory().peak);
   OwnedRows owned = stamp_owned_rows(nl, sys.super_nodes, comm);
-  const double stamped = step.lap();
+  if (stamped) stamped();
+  const double stamp_seconds = step.lap();
+  peak[1] = double(host_memory().peak);
   sys.unknown_begin = owned.unknown_begin;
   DistributedRows rows{owned.first_unknown, owned.unknown_begin.back(), std::move(owned.G), std::move(owned.b)};
   owned = OwnedRows{};
@@ -140,27 +167,38 @@ RankSystem reduce_distributed(const RankNetlist& nl, MPI_Comm comm, bool reparti
   sys.b_norm = std::sqrt(global[1]);
   std::vector<int64_t> row_begin(sys.unknown_begin.begin(), sys.unknown_begin.end());
   // A system of fewer rows than ranks is no work to share: it stays where the parse put it.
+  double planned = 0;
   if (repartition && nl.ranks > 1 && rows.global_rows >= nl.ranks) {
     RowMigration plan = plan_migration(rows, comm);
+    planned = step.lap();
     rows = migrate(std::move(rows), plan, comm);
     row_begin = plan.new_offset;
     sys.migration = std::move(plan);
   }
   const double moved = step.lap();
-  eliminate_and_split(sys, std::move(rows), row_begin, nl.ranks, comm);
+  peak[2] = double(host_memory().peak);
+  double parts[3];
+  eliminate_and_split(sys, std::move(rows), row_begin, nl.ranks, comm, parts);
+  peak[3] = double(host_memory().peak);
   if (nl.rank == 0)
     spdlog::debug("distributed reduction on rank 0: super-nodes {:.3f} s ({:.0f} MB held, {} links across ranks), stamp and floating check "
-                  "{:.3f} s, repartition {:.3f} s, chain elimination and block {:.3f} s",
-                  merged, double(sys.super_nodes.bytes()) / 1e6, sys.super_nodes.links(), stamped, moved, step.lap());
+                  "{:.3f} s, repartition {:.3f} s (plan {:.3f} s, rows moved {:.3f} s), chain elimination and block {:.3f} s "
+                  "(split {:.3f} s, elimination {:.3f} s, block {:.3f} s); peak host memory after each step {:.0f}, {:.0f}, "
+                  "{:.0f}, {:.0f} MB",
+                  merged, double(sys.super_nodes.bytes()) / 1e6, sys.super_nodes.links(), stamp_seconds, planned + moved, planned,
+                  moved, step.lap(), parts[0], parts[1], parts[2], peak[0] / 1e6, peak[1] / 1e6, peak[2] / 1e6, peak[3] / 1e6);
   return sys;
 }
 
 std::vector<double> owned_voltages(const RankSystem& sys, const std::vector<double>& x_block, MPI_Comm comm) {
   const SuperNodes& sn = sys.super_nodes;
   const int32_t first = sys.first_unknown(), n = sys.unknowns();
+  Stopwatch watch;  // -v: the steps' times, logged by rank 0
   std::vector<double> x;
   sys.elimination.recover(x_block, x);
+  const double recovered = watch.lap();
   if (sys.migration) x = return_values(x, *sys.migration, comm);  // over this rank's unknowns again
+  const double returned = watch.lap();
 
   // Every owned node's unknown (looked up in parallel), and the unknowns of other ranks that some
   // take their voltage from, ascending (so grouped by owner): asked of their owners in one
@@ -170,9 +208,16 @@ std::vector<double> owned_voltages(const RankSystem& sys, const std::vector<doub
 #pragma omp parallel for schedule(static, 4096)
   for (std::ptrdiff_t i = 0; i < nodes; ++i) unknown[size_t(i)] = sn.unknown_of(sys.first_node + uint32_t(i));
   const auto elsewhere = [&](int32_t u) { return u >= 0 && (u < first || u - first >= n); };
-  std::vector<int32_t> remote;
-  for (int32_t u : unknown)
-    if (elsewhere(u)) remote.push_back(u);
+  std::vector<int32_t> remote;  // collected per thread (any order: sorted next)
+#pragma omp parallel
+  {
+    std::vector<int32_t> mine;
+#pragma omp for schedule(static, 65536) nowait
+    for (std::ptrdiff_t i = 0; i < nodes; ++i)
+      if (elsewhere(unknown[size_t(i)])) mine.push_back(unknown[size_t(i)]);
+#pragma omp critical
+    remote.insert(remote.end(), mine.begin(), mine.end());
+  }
   std::sort(remote.begin(), remote.end());
   remote.erase(std::unique(remote.begin(), remote.end()), remote.end());
   const auto ranks = sys.unknown_begin.size() - 1;
@@ -193,6 +238,9 @@ std::vector<double> owned_voltages(const RankSystem& sys, const std::vector<doub
     else if (u >= 0) xu = x[size_t(u - first)];
     v[size_t(i)] = sn.offset_of(sys.first_node + uint32_t(i)) + xu;
   }
+  if (sys.block.rank == 0)
+    spdlog::debug("voltages on rank 0: eliminated unknowns recovered {:.3f} s, values returned to their rows' first ranks "
+                  "{:.3f} s, node voltages {:.3f} s ({} values of other ranks)", recovered, returned, watch.lap(), remote.size());
   return v;
 }
 

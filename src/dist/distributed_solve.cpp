@@ -31,11 +31,17 @@ std::unique_ptr<Preconditioner> make_preconditioner(const RankBlock& blk, const 
                                                     const TwoLevelPreconditioner*& two) {
   if (precond.name != "cmg" || precond.coarse_layers < 0)
     return make_cpu_preconditioner(precond.name, blk.interior, precond.cmg);
+  Stopwatch watch;  // -v
   CmgHierarchy h = build_cmg_hierarchy(softened_block(blk, kCutDiagonalShare), precond.cmg);
+  const double built = watch.lap();
   const CoarseSpace space = build_coarse_space(blk, h, precond.coarse_layers);
+  const double spaced = watch.lap();
   auto with_coarse = std::make_unique<TwoLevelPreconditioner>(std::make_unique<CmgPreconditioner>(std::move(h)), blk,
                                                               space, MPI_COMM_WORLD);
   two = with_coarse.get();
+  if (blk.rank == 0)
+    spdlog::debug("rank 0 setup: block CMG {:.3f} s, coarse space {:.3f} s, coarse problem {:.3f} s ({} unknowns)", built,
+                  spaced, watch.lap(), two->coarse_unknowns());
   return with_coarse;
 }
 

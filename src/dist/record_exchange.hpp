@@ -51,6 +51,26 @@ inline std::vector<int> displacements(const std::vector<int>& counts) {
   return displs;
 }
 
+// For a send buffer filled on several threads, each thread taking one contiguous range of the
+// records in order: count[t * ranks + q] holds thread t's records for rank q, and becomes where
+// thread t writes its first one (the buffer grouped by rank, threads in order within each, so
+// each rank's records keep their order). Returns the records per rank (all_to_all's counts).
+inline std::vector<int> send_places(std::vector<size_t>& count, size_t ranks) {
+  const size_t threads = count.size() / ranks;
+  std::vector<int> per_rank(ranks, 0);
+  size_t at = 0;
+  for (size_t q = 0; q < ranks; ++q) {
+    const size_t begin = at;
+    for (size_t t = 0; t < threads; ++t) {
+      const size_t c = count[t * ranks + q];
+      count[t * ranks + q] = at;
+      at += c;
+    }
+    per_rank[q] = record_count(at - begin);
+  }
+  return per_rank;
+}
+
 // Every rank's records, in rank order, on every rank.
 template <class T>
 std::vector<T> all_gather(const std::vector<T>& mine, MPI_Comm comm, std::vector<int>* counts_out = nullptr) {
@@ -88,18 +108,41 @@ std::vector<T> gather_to(int root, const std::vector<T>& mine, MPI_Comm comm) {
 }
 
 // All-to-all: `send` holds the records for rank 0, then rank 1, ... (send_counts[q] for q).
-// Returns the records received, grouped by source rank in rank order, each group in the order
-// it was sent; recv_counts[q]: how many came from q.
-template <class T>
-std::vector<T> all_to_all(const std::vector<T>& send, const std::vector<int>& send_counts, MPI_Comm comm,
-                          std::vector<int>& recv_counts) {
+// `received` becomes the records received, grouped by source rank in rank order, each group in
+// the order it was sent; recv_counts[q]: how many came from q. Either vector may be a FillVector
+// (parser/default_init.hpp): one received into a FillVector is not zeroed first, so it can become
+// an array of its own (a CsrMatrix's) without a copy.
+//
+// This rank's own records (most of them where the ranks hold neighbouring parts) do not go
+// through MPI, which copies them on one thread: they are copied on all threads.
+template <class T, class SendAlloc, class RecvAlloc>
+void all_to_all(const std::vector<T, SendAlloc>& send, const std::vector<int>& send_counts, MPI_Comm comm,
+                std::vector<int>& recv_counts, std::vector<T, RecvAlloc>& received) {
   const RecordType<T> type;
+  int me = 0;
+  MPI_Comm_rank(comm, &me);
   recv_counts.assign(send_counts.size(), 0);
   MPI_Alltoall(send_counts.data(), 1, MPI_INT, recv_counts.data(), 1, MPI_INT, comm);
   const std::vector<int> sdispls = displacements(send_counts), rdispls = displacements(recv_counts);
-  std::vector<T> received(size_t(rdispls.back()) + size_t(recv_counts.back()));
-  MPI_Alltoallv(send.data(), send_counts.data(), sdispls.data(), type.get(), received.data(), recv_counts.data(),
+  std::vector<T, RecvAlloc>().swap(received);
+  received.resize(size_t(rdispls.back()) + size_t(recv_counts.back()));
+  std::vector<int> others_send(send_counts), others_recv(recv_counts);
+  others_send[size_t(me)] = others_recv[size_t(me)] = 0;
+  MPI_Alltoallv(send.data(), others_send.data(), sdispls.data(), type.get(), received.data(), others_recv.data(),
                 rdispls.data(), type.get(), comm);
+  const T* from = send.data() + sdispls[size_t(me)];
+  T* to = received.data() + rdispls[size_t(me)];
+  const auto own = std::ptrdiff_t(send_counts[size_t(me)]);
+#pragma omp parallel for schedule(static)
+  for (std::ptrdiff_t i = 0; i < own; ++i) to[i] = from[i];
+}
+
+// The same, the records received returned as a std::vector.
+template <class T, class SendAlloc>
+std::vector<T> all_to_all(const std::vector<T, SendAlloc>& send, const std::vector<int>& send_counts, MPI_Comm comm,
+                          std::vector<int>& recv_counts) {
+  std::vector<T> received;
+  all_to_all(send, send_counts, comm, recv_counts, received);
   return received;
 }
 

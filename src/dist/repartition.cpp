@@ -9,6 +9,7 @@
 
 #include "dist/partition.hpp"
 #include "dist/record_exchange.hpp"
+#include "mna/prefix_sum.hpp"
 
 namespace pgsim::dist {
 namespace {
@@ -125,118 +126,127 @@ RowMigration plan_migration(const DistributedRows& mine, MPI_Comm comm) {
   return plan;
 }
 
+namespace {
+
+// This rank's share of the blocks, [first, first + count) of the global rows cut at block edges
+// (a block split between two ranks is a piece on each): per piece its rows, as local indices.
+struct Piece {
+  int64_t block, lo, hi;  // rows [lo, hi) of the share, all in `block`
+};
+
+std::vector<Piece> pieces_of(int64_t first, int64_t count, int64_t block_rows) {
+  std::vector<Piece> pieces;
+  for (int64_t row = first; row < first + count;) {
+    const int64_t blk = row / block_rows, end = std::min(first + count, (blk + 1) * block_rows);
+    pieces.push_back({blk, row - first, end - first});
+    row = end;
+  }
+  return pieces;
+}
+
+}  // namespace
+
 DistributedRows migrate(DistributedRows mine, const RowMigration& plan, MPI_Comm comm) {
   const int P = comm_size(comm), me = comm_rank(comm);
   const auto parts = static_cast<size_t>(P);
-  const int32_t n = mine.rows.rows;
-  auto dest_of = [&](int32_t i) { return plan.part_of_block[(mine.first_row + i) / plan.block_rows]; };
+  const CsrMatrix& A = mine.rows;
 
   // Rows go out in old order, per destination: each receiver knows which old rows it gets from
-  // each sender (the plan), in that order, so only lengths, entries and b travel.
+  // each sender (the plan), in that order, so only lengths, entries and b travel. A block moves
+  // whole, so the packing is planned piece by piece (a few thousand) and done on all threads.
+  const std::vector<Piece> pieces = pieces_of(mine.first_row, A.rows, plan.block_rows);
   std::vector<int> row_counts(parts, 0), entry_counts(parts, 0);
-  std::vector<int64_t> entries(parts, 0);
-  for (int32_t i = 0; i < n; ++i) {
-    ++row_counts[dest_of(i)];
-    entries[dest_of(i)] += mine.rows.ptr[i + 1] - mine.rows.ptr[i];
+  std::vector<int64_t> rows_to(parts, 0), entries_to(parts, 0), row_slot(pieces.size()), entry_slot(pieces.size());
+  for (size_t p = 0; p < pieces.size(); ++p) {
+    const auto d = static_cast<size_t>(plan.part_of_block[pieces[p].block]);
+    row_slot[p] = rows_to[d], entry_slot[p] = entries_to[d];
+    rows_to[d] += pieces[p].hi - pieces[p].lo;
+    entries_to[d] += A.ptr[pieces[p].hi] - A.ptr[pieces[p].lo];
   }
-  for (size_t r = 0; r < parts; ++r) entry_counts[r] = record_count(size_t(entries[r]));
-  std::vector<int> row_at = displacements(row_counts), entry_at = displacements(entry_counts);
-  std::vector<int32_t> lengths(static_cast<size_t>(n)), cols(static_cast<size_t>(mine.rows.nnz()));
-  std::vector<double> vals(cols.size()), b(static_cast<size_t>(n));
-  for (int32_t i = 0; i < n; ++i) {
-    const int d = dest_of(i);
-    const int slot = row_at[d]++;
-    lengths[slot] = mine.rows.ptr[i + 1] - mine.rows.ptr[i];
-    b[slot] = mine.b[i];
-    for (int32_t k = mine.rows.ptr[i]; k < mine.rows.ptr[i + 1]; ++k) {
-      const int e = entry_at[d]++;
-      cols[e] = static_cast<int32_t>(plan.new_index(mine.rows.col[k]));
-      vals[e] = mine.rows.val[k];
+  for (size_t r = 0; r < parts; ++r) row_counts[r] = record_count(size_t(rows_to[r])), entry_counts[r] = record_count(size_t(entries_to[r]));
+  const std::vector<int> row_at = displacements(row_counts), entry_at = displacements(entry_counts);
+  FillVector<int32_t> lengths(static_cast<size_t>(A.rows)), cols(A.col.size());
+  FillVector<double> vals(A.col.size()), b(static_cast<size_t>(A.rows));
+#pragma omp parallel for schedule(dynamic, 1)
+  for (std::ptrdiff_t p = 0; p < std::ptrdiff_t(pieces.size()); ++p) {
+    const Piece& piece = pieces[size_t(p)];
+    const auto d = static_cast<size_t>(plan.part_of_block[piece.block]);
+    const int64_t slot = row_at[d] + row_slot[size_t(p)], entry = entry_at[d] + entry_slot[size_t(p)] - A.ptr[piece.lo];
+    for (int64_t i = piece.lo; i < piece.hi; ++i) {
+      lengths[size_t(slot + i - piece.lo)] = A.ptr[i + 1] - A.ptr[i];
+      b[size_t(slot + i - piece.lo)] = mine.b[size_t(i)];
+    }
+    for (int64_t k = A.ptr[piece.lo]; k < A.ptr[piece.hi]; ++k) {
+      cols[size_t(entry + k)] = static_cast<int32_t>(plan.new_index(A.col[k]));
+      vals[size_t(entry + k)] = A.val[k];
     }
   }
-  mine = DistributedRows{};  // packed: at most two copies of the rows from here on (sent and received, then received and new)
-  std::vector<int> received, unused;
-  const std::vector<int32_t> in_lengths = all_to_all(lengths, row_counts, comm, received);
-  std::vector<int32_t>().swap(lengths);
-  const std::vector<double> in_b = all_to_all(b, row_counts, comm, unused);
-  std::vector<double>().swap(b);
-  const std::vector<int32_t> in_cols = all_to_all(cols, entry_counts, comm, unused);
-  std::vector<int32_t>().swap(cols);
-  const std::vector<double> in_vals = all_to_all(vals, entry_counts, comm, unused);
-  std::vector<double>().swap(vals);
+  mine = DistributedRows{};  // packed: at most two copies of the rows from here on (sent and received)
 
-  std::vector<int64_t> entry_start(in_lengths.size() + 1, 0);
-  for (size_t k = 0; k < in_lengths.size(); ++k) entry_start[k + 1] = entry_start[k] + in_lengths[k];
-
-  // This rank's new rows in new order are its part's blocks in old order: walk them (old indices
-  // only grow, so their old owner does too), taking each row from the stream of its old owner.
+  // This rank's new rows in new order are its part's blocks in old order, so their old indices
+  // grow, and with them their old owners: the rows arrive (grouped by sender, in rank order)
+  // exactly in new order. The received arrays are the new rows' arrays; only each row's columns,
+  // renumbered, are sorted again.
   DistributedRows out;
   out.global_rows = plan.global_rows;
   out.first_row = plan.new_offset[me];
   const int64_t count = plan.new_offset[me + 1] - plan.new_offset[me];
   if (count > INT32_MAX) throw std::length_error("repartition: more rows on one rank than this build's index width");
-  out.rows.rows = static_cast<int32_t>(count);
-  out.rows.ptr.assign(static_cast<size_t>(count) + 1, 0);
-  out.rows.col.reserve(in_cols.size());
-  out.rows.val.reserve(in_vals.size());
-  out.b.reserve(static_cast<size_t>(count));
-  // Senders' rows arrive grouped by sender, in rank order: where each sender's stream starts.
-  std::vector<int64_t> taken(parts, 0);
-  for (size_t r = 1; r < parts; ++r) taken[r] = taken[r - 1] + received[r - 1];
-  size_t owner = 0;
-  std::vector<std::pair<int32_t, double>> row;
-  for (int64_t blk = 0; blk < static_cast<int64_t>(plan.part_of_block.size()); ++blk) {
-    if (plan.part_of_block[blk] != me) continue;
-    const int64_t end = std::min(plan.global_rows, (blk + 1) * plan.block_rows);
-    for (int64_t old = blk * plan.block_rows; old < end; ++old) {
-      while (old >= plan.old_offset[owner + 1]) ++owner;
-      const int64_t k = taken[owner]++;
-      row.clear();
-      for (int64_t e = entry_start[k]; e < entry_start[k + 1]; ++e) row.emplace_back(in_cols[e], in_vals[e]);
-      std::sort(row.begin(), row.end());  // renumbered columns: sorted again
-      for (const auto& [c, v] : row) {
-        out.rows.col.push_back(c);
-        out.rows.val.push_back(v);
-      }
-      out.rows.ptr[out.b.size() + 1] = static_cast<int32_t>(out.rows.col.size());
-      out.b.push_back(in_b[k]);
-    }
-  }
+  std::vector<int> received;
+  std::vector<int32_t> in_lengths;
+  all_to_all(lengths, row_counts, comm, received, in_lengths);
+  FillVector<int32_t>().swap(lengths);
+  if (static_cast<int64_t>(in_lengths.size()) != count) throw std::logic_error("repartition: rows received differ from the plan");
+  all_to_all(b, row_counts, comm, received, out.b);
+  FillVector<double>().swap(b);
+  all_to_all(cols, entry_counts, comm, received, out.rows.col);
+  FillVector<int32_t>().swap(cols);
+  all_to_all(vals, entry_counts, comm, received, out.rows.val);
+  FillVector<double>().swap(vals);
+  CsrMatrix& R = out.rows;
+  R.rows = static_cast<int32_t>(count);
+  R.ptr.resize(static_cast<size_t>(count) + 1);
+  R.ptr[0] = 0;
+  std::copy(in_lengths.begin(), in_lengths.end(), R.ptr.begin() + 1);
+  prefix_sum(R.ptr);
+#pragma omp parallel for schedule(static, 4096)
+  for (int32_t i = 0; i < R.rows; ++i) sort_row(R.col.data() + R.ptr[i], R.val.data() + R.ptr[i], R.ptr[i + 1] - R.ptr[i]);
   return out;
 }
 
 std::vector<double> return_values(const std::vector<double>& moved, const RowMigration& plan, MPI_Comm comm) {
   const int P = comm_size(comm), me = comm_rank(comm);
   const auto parts = static_cast<size_t>(P);
-  // Out: this rank's new rows (its part's blocks in old order), grouped by old owner, old order
-  // within each: the order in which that owner sent them.
+  // Out: this rank's new rows are in old order (migrate), so those of each old owner are one run,
+  // in the order that owner sent them: `moved` goes back as it is.
   std::vector<int> counts(parts, 0);
-  std::vector<size_t> owner_of_row;
-  owner_of_row.reserve(moved.size());
   for (int64_t blk = 0; blk < static_cast<int64_t>(plan.part_of_block.size()); ++blk) {
     if (plan.part_of_block[blk] != me) continue;
-    const int64_t end = std::min(plan.global_rows, (blk + 1) * plan.block_rows);
-    for (int64_t old = blk * plan.block_rows; old < end; ++old) {
-      const size_t o = static_cast<size_t>(
-          std::upper_bound(plan.old_offset.begin(), plan.old_offset.end(), old) - plan.old_offset.begin() - 1);
-      owner_of_row.push_back(o);
-      ++counts[o];
-    }
+    const int64_t lo = blk * plan.block_rows, hi = std::min(plan.global_rows, lo + plan.block_rows);
+    for (size_t o = 0; o < parts; ++o)
+      counts[o] += static_cast<int>(std::max<int64_t>(0, std::min(hi, plan.old_offset[o + 1]) - std::max(lo, plan.old_offset[o])));
   }
-  if (owner_of_row.size() != moved.size()) throw std::invalid_argument("return_values: one value per moved row");
-  std::vector<int> at = displacements(counts);
-  std::vector<double> send(moved.size());
-  for (size_t k = 0; k < moved.size(); ++k) send[static_cast<size_t>(at[owner_of_row[k]]++)] = moved[k];
+  if (plan.new_offset[me + 1] - plan.new_offset[me] != static_cast<int64_t>(moved.size()))
+    throw std::invalid_argument("return_values: one value per moved row");
   std::vector<int> unused;
-  const std::vector<double> in = all_to_all(send, counts, comm, unused);
-  // In: from each new owner, this rank's old rows of that part, in old order.
+  const std::vector<double> in = all_to_all(moved, counts, comm, unused);
+  // In: from each new owner, this rank's old rows of that part, in old order; placed piece by piece.
   const int64_t lo = plan.old_offset[me], hi = plan.old_offset[me + 1];
-  std::vector<int> in_counts(parts, 0);
-  for (int64_t old = lo; old < hi; ++old) ++in_counts[plan.part_of_block[old / plan.block_rows]];
-  std::vector<int> from = displacements(in_counts);
+  const std::vector<Piece> pieces = pieces_of(lo, hi - lo, plan.block_rows);
+  std::vector<int64_t> taken(parts, 0), from(pieces.size());
+  for (size_t p = 0; p < pieces.size(); ++p) {
+    int64_t& t = taken[static_cast<size_t>(plan.part_of_block[pieces[p].block])];
+    from[p] = t;
+    t += pieces[p].hi - pieces[p].lo;
+  }
+  const std::vector<int> at = displacements(std::vector<int>(taken.begin(), taken.end()));
   std::vector<double> values(static_cast<size_t>(hi - lo));
-  for (int64_t old = lo; old < hi; ++old)
-    values[static_cast<size_t>(old - lo)] = in[static_cast<size_t>(from[plan.part_of_block[old / plan.block_rows]]++)];
+#pragma omp parallel for schedule(dynamic, 1)
+  for (std::ptrdiff_t p = 0; p < std::ptrdiff_t(pieces.size()); ++p) {
+    const Piece& piece = pieces[size_t(p)];
+    const int64_t start = at[static_cast<size_t>(plan.part_of_block[piece.block])] + from[size_t(p)] - piece.lo;
+    for (int64_t i = piece.lo; i < piece.hi; ++i) values[size_t(i)] = in[size_t(start + i)];
+  }
   return values;
 }
 

@@ -1,15 +1,19 @@
 #include "dist/super_nodes.hpp"
 
 #include <omp.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cstring>
+#include <numeric>
 #include <stdexcept>
 
 #include "dist/record_exchange.hpp"
 #include "mna/concurrent_union_find.hpp"
 #include "mna/reduce.hpp"
 #include "mna/source_loop.hpp"
+#include "mna/stopwatch.hpp"
+#include "parser/default_init.hpp"
 #include "parser/input_error.hpp"
 #include "parser/shown.hpp"
 
@@ -22,11 +26,17 @@ struct NodeOwners {
   int operator()(uint32_t node) const {
     return node == 0 ? 0 : int(std::upper_bound(first.begin(), first.end(), node) - first.begin()) - 1;
   }
-  // Records for the owners of their nodes, `node_of(record)` ascending: each owner's are one run.
-  template <class T, class NodeOf>
-  std::vector<int> counts(const std::vector<T>& records, NodeOf node_of) const {
+  // Records for the owners of their nodes, `node_of(record)` ascending: each owner's are one run,
+  // so its count is found by binary search (ground, node 0, is first and rank 0's).
+  template <class Records, class NodeOf>
+  std::vector<int> counts(const Records& records, NodeOf node_of) const {
     std::vector<int> n(first.size(), 0);
-    for (const T& r : records) ++n[size_t((*this)(node_of(r)))];
+    const auto start = [&](size_t q) {  // the first record of rank q's run
+      if (q == 0) return records.begin();
+      if (q == first.size()) return records.end();
+      return std::partition_point(records.begin(), records.end(), [&](const auto& r) { return node_of(r) < first[q]; });
+    };
+    for (size_t q = 0; q < first.size(); ++q) n[q] = record_count(size_t(start(q + 1) - start(q)));
     return n;
   }
 };
@@ -44,7 +54,7 @@ struct RoutedEdge {  // a merging element, sent to the rank merging its set
 };
 struct NodeAnswer {  // a member node's super-node, from the rank that merged it to the node's owner
   uint32_t node, first;  // first: the set's first node; 0: ground's set (fixed)
-  uint32_t size, unused = 0;
+  uint32_t size, unused;  // unused: 0 (trivial, so FillVectors of answers are not zeroed first)
   double offset;
 };
 struct NodeValue {  // a node's unknown and offset, to a rank that stamps it
@@ -115,31 +125,47 @@ std::vector<uint32_t> set_firsts(const std::vector<MergeEdge>& edges, uint32_t t
 
 // Step 2: each merging element to the rank owning its set's first node; received in element order
 // (ranks in rank order, each in its element order).
-std::vector<RoutedEdge> route_edges(std::vector<MergeEdge> edges, std::vector<uint32_t> first, uint32_t base,
+FillVector<RoutedEdge> route_edges(std::vector<MergeEdge> edges, std::vector<uint32_t> first, uint32_t base,
                                     const NodeOwners& owner, MPI_Comm comm) {
-  std::vector<int> counts(owner.first.size(), 0);
-  std::vector<int> to(edges.size());
-#pragma omp parallel for schedule(static, 65536)
-  for (std::ptrdiff_t i = 0; i < std::ptrdiff_t(edges.size()); ++i) to[size_t(i)] = owner(first[size_t(i)]);
-  for (int q : to) ++counts[size_t(q)];
-  const std::vector<int> displs = displacements(counts);
-  std::vector<size_t> fill(displs.begin(), displs.end());
-  std::vector<RoutedEdge> send(edges.size());
-  for (size_t i = 0; i < edges.size(); ++i)
-    send[fill[size_t(to[i])]++] = {base + uint32_t(i), edges[i].plus, edges[i].minus, uint32_t(edges[i].is_short), edges[i].forced};
+  // In parallel, order kept: thread t counts, then writes, the t-th contiguous range of edges,
+  // after those of threads before it for each destination.
+  const auto ranks = owner.first.size();
+  const int threads = omp_get_max_threads();
+  const auto m = std::ptrdiff_t(edges.size());
+  std::vector<size_t> at(size_t(threads) * ranks, 0);  // [thread][rank]: a count, then where it writes
+  std::vector<int> counts(ranks, 0);
+  FillVector<RoutedEdge> send;  // every record written once, by the thread that routes it
+#pragma omp parallel num_threads(threads)
+  {
+    const auto t = size_t(omp_get_thread_num());
+    const auto from = std::ptrdiff_t(size_t(m) * t / size_t(threads)), to = std::ptrdiff_t(size_t(m) * (t + 1) / size_t(threads));
+    size_t* mine = &at[t * ranks];
+    for (std::ptrdiff_t i = from; i < to; ++i) ++mine[size_t(owner(first[size_t(i)]))];
+#pragma omp barrier
+#pragma omp single
+    {
+      counts = send_places(at, ranks);
+      send.resize(size_t(std::accumulate(counts.begin(), counts.end(), int64_t(0))));
+    }
+    for (std::ptrdiff_t i = from; i < to; ++i) {
+      const MergeEdge& e = edges[size_t(i)];
+      send[mine[size_t(owner(first[size_t(i)]))]++] = {base + uint32_t(i), e.plus, e.minus, uint32_t(e.is_short), e.forced};
+    }
+  }
   // Only the send buffer travels: the rest is freed before the exchange's receive buffer exists.
   std::vector<MergeEdge>().swap(edges);
   std::vector<uint32_t>().swap(first);
-  std::vector<int>().swap(to);
   std::vector<int> recv_counts;
-  return all_to_all(send, counts, comm, recv_counts);
+  FillVector<RoutedEdge> received;
+  all_to_all(send, counts, comm, recv_counts, received);
+  return received;
 }
 
 // The error for the disagreeing loop closed by the merging element of index `bad` (all ranks'
 // count): found again by the rank that merged its set (received[bad_here], its members relabelled
 // to `members` indices), each member's label from the rank whose element it is.
 [[noreturn]] void report_loop(const RankNetlist& nl, const std::vector<uint32_t>& my_merging, uint32_t my_base,
-                              const std::vector<RoutedEdge>& received, size_t bad_here, uint32_t members, uint64_t bad,
+                              const FillVector<RoutedEdge>& received, size_t bad_here, uint32_t members, uint64_t bad,
                               MPI_Comm comm) {
   int root = bad_here < received.size() && received[bad_here].index == bad ? nl.rank : nl.ranks;
   MPI_Allreduce(MPI_IN_PLACE, &root, 1, MPI_INT, MPI_MIN, comm);
@@ -171,8 +197,8 @@ std::vector<RoutedEdge> route_edges(std::vector<MergeEdge> edges, std::vector<ui
 
 // Step 2, the merging: received's sets merged in element order with reduce()'s union-find, then
 // every member node's answer (step 3) for its owner.
-std::vector<NodeAnswer> merge_sets(const RankNetlist& nl, const std::vector<uint32_t>& my_merging, uint32_t my_base,
-                                   std::vector<RoutedEdge> received, const NodeOwners& owner, MPI_Comm comm) {
+FillVector<NodeAnswer> merge_sets(const RankNetlist& nl, const std::vector<uint32_t>& my_merging, uint32_t my_base,
+                                  FillVector<RoutedEdge> received, const NodeOwners& owner, MPI_Comm comm) {
   const auto n = std::ptrdiff_t(received.size());
   NodeSubset members(0, nl.total_nodes);
 #pragma omp parallel for schedule(static, 65536)
@@ -197,31 +223,52 @@ std::vector<NodeAnswer> merge_sets(const RankNetlist& nl, const std::vector<uint
   const auto first = [&](uint32_t i) { return uint32_t(sets.root(int32_t(i))); };
   PotentialUnionFind uf(m);
   size_t bad_here = received.size();
+  const int max_team = omp_get_max_threads();
+  // [s * max_team + t]: of thread s's range (of received elements, then of members), in order,
+  // what thread t merges (indices into received) and what it finds (members, t < s): as
+  // reduce()'s merge_super_nodes, so no thread reads every element or every member.
+  std::vector<std::vector<uint32_t>> to_merge(size_t(max_team) * size_t(max_team));
+  std::vector<std::vector<uint32_t>> handed(size_t(max_team) * size_t(max_team));
 #pragma omp parallel reduction(min : bad_here)
   {
-    const auto team = uint64_t(omp_get_num_threads()), me = uint64_t(omp_get_thread_num());
-    const auto mine = [&](uint32_t i) { return uint64_t(first(i)) * team / m == me; };
+    // Thread t owns the sets whose first member r has floor(r team / m) = t: r in
+    // [first_owned(t), first_owned(t + 1)), first_owned(t) = ceil(m t / team).
+    const int team = omp_get_num_threads(), me = omp_get_thread_num();
+    const auto thread_of = [&](uint32_t i) { return size_t(uint64_t(first(i)) * uint64_t(team) / m); };
+    const auto first_owned = [&](int t) { return uint32_t((uint64_t(m) * uint64_t(t) + uint64_t(team) - 1) / uint64_t(team)); };
+#pragma omp for schedule(static)
+    for (std::ptrdiff_t i = 0; i < n; ++i)
+      to_merge[size_t(me) * size_t(max_team) + thread_of(received[size_t(i)].plus)].push_back(uint32_t(i));
     std::vector<uint32_t> path;
     size_t my_bad = received.size();
-    for (size_t i = 0; i < received.size(); ++i) {
-      const RoutedEdge& e = received[i];
-      if (!mine(e.plus)) continue;
-      bool merged = false;
-      double implied = 0;
-      if (disagrees({e.plus, e.minus, e.forced, e.is_short != 0}, uf, path, merged, implied)) {
-        my_bad = i;  // this thread's sets are left as they are: the run ends with the error
-        break;
+    for (int s = 0; s < team && my_bad == received.size(); ++s)
+      for (uint32_t i : to_merge[size_t(s) * size_t(max_team) + size_t(me)]) {
+        const RoutedEdge& e = received[i];
+        bool merged = false;
+        double implied = 0;
+        if (disagrees({e.plus, e.minus, e.forced, e.is_short != 0}, uf, path, merged, implied)) {
+          my_bad = i;  // this thread's sets are left as they are: the run ends with the error
+          break;
+        }
       }
+    // Each set's members found in increasing order: this thread's range of members read once,
+    // those of a set begun in an earlier range handed to its owner, who finds them after its own.
+    const uint32_t mine_from = first_owned(me), mine_to = first_owned(me + 1);
+    for (uint32_t v = mine_from; v < mine_to; ++v) {
+      const uint32_t root = first(v);
+      if (root < mine_from) handed[size_t(me) * size_t(max_team) + thread_of(root)].push_back(v);
+      else if (my_bad == received.size()) uf.find(v, path);
     }
+#pragma omp barrier
     if (my_bad == received.size())
-      for (uint32_t i = 0; i < m; ++i)
-        if (mine(i)) uf.find(i, path);
+      for (int s = me + 1; s < team; ++s)
+        for (uint32_t v : handed[size_t(s) * size_t(max_team) + size_t(me)]) uf.find(v, path);
     bad_here = std::min(bad_here, my_bad);
   }
   uint64_t bad = bad_here < received.size() ? received[bad_here].index : UINT64_MAX;
   MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_UINT64_T, MPI_MIN, comm);
   if (bad != UINT64_MAX) report_loop(nl, my_merging, my_base, received, bad_here, m, bad, comm);
-  std::vector<RoutedEdge>().swap(received);
+  FillVector<RoutedEdge>().swap(received);
 
   // Per set: its size; ground's set (node 0 is member 0) is fixed and has no owner.
   const bool ground = m > 0 && node[0] == 0;
@@ -229,23 +276,27 @@ std::vector<NodeAnswer> merge_sets(const RankNetlist& nl, const std::vector<uint
 #pragma omp parallel for schedule(static, 65536)
   for (int64_t k = 0; k < int64_t(m); ++k) __atomic_fetch_add(&size[first(uint32_t(k))], 1u, __ATOMIC_RELAXED);
   const uint32_t skip = ground;
-  std::vector<NodeAnswer> answers(m - skip);
+  FillVector<NodeAnswer> answers(m - skip);
 #pragma omp parallel for schedule(static, 4096)
   for (int64_t k = skip; k < int64_t(m); ++k) {  // read-only: every path was flattened above
     const auto i = uint32_t(k), f = first(i);
     NodeAnswer& a = answers[i - skip];
     a.node = node[i];
     a.size = size[f];
+    a.unused = 0;
     a.first = ground && f == 0 ? 0 : node[f];
     a.offset = uf.offset(i) - uf.offset(f);
   }
   std::vector<int> recv_counts;
-  return all_to_all(answers, owner.counts(answers, [](const NodeAnswer& a) { return a.node; }), comm, recv_counts);
+  FillVector<NodeAnswer> received_answers;
+  all_to_all(answers, owner.counts(answers, [](const NodeAnswer& a) { return a.node; }), comm, recv_counts, received_answers);
+  return received_answers;
 }
 
 }  // namespace
 
 SuperNodes::SuperNodes(const RankNetlist& nl, MPI_Comm comm) : range_first_(nl.first_node), range_count_(nl.owned()) {
+  Stopwatch watch;  // -v: the steps' times, logged by rank 0
   // This rank's merging elements in element order, and whether any rank has a source.
   // Each thread filters one contiguous range of elements (static schedule); joined in thread order.
   std::vector<std::vector<uint32_t>> of_thread(static_cast<size_t>(omp_get_max_threads()));
@@ -275,10 +326,14 @@ SuperNodes::SuperNodes(const RankNetlist& nl, MPI_Comm comm) : range_first_(nl.f
   if (total >= UINT32_MAX) throw InputError("the netlist has more than 2^32 voltage sources and shorts, beyond this build's index width");
   const NodeOwners owner{all_gather(std::vector<uint32_t>{nl.first_node}, comm)};
 
+  const double filtered = watch.lap();
   std::vector<uint32_t> first = set_firsts(my_edges, nl.total_nodes, owner, nl.rank, comm, links_);
-  std::vector<NodeAnswer> answers =
-      merge_sets(nl, my_merging, uint32_t(base), route_edges(std::move(my_edges), std::move(first), uint32_t(base), owner, comm),
-                 owner, comm);
+  const double found = watch.lap();
+  FillVector<RoutedEdge> routed = route_edges(std::move(my_edges), std::move(first), uint32_t(base), owner, comm);
+  const double sent = watch.lap();
+  const size_t merged_here = routed.size();
+  FillVector<NodeAnswer> answers = merge_sets(nl, my_merging, uint32_t(base), std::move(routed), owner, comm);
+  const double merged = watch.lap();
 
   // Step 3: this rank's nodes. Not first: a member of ground's set, or not its set's smallest.
   const auto a = std::ptrdiff_t(answers.size());
@@ -323,8 +378,15 @@ SuperNodes::SuperNodes(const RankNetlist& nl, MPI_Comm comm) : range_first_(nl.f
     if (x.first == 0) range_unknown_[x.node - range_first_] = -1;
     else if (x.first != x.node && in_range(x.first)) range_unknown_[x.node - range_first_] = unknowns_before(x.first);
   }
-  for (const NodeAnswer& x : answers)
-    if (x.first != 0 && !in_range(x.first)) asked.push_back(x.first);
+#pragma omp parallel
+  {
+    std::vector<uint32_t> mine;  // any order: sorted below
+#pragma omp for schedule(static, 65536) nowait
+    for (std::ptrdiff_t i = 0; i < a; ++i)
+      if (answers[size_t(i)].first != 0 && !in_range(answers[size_t(i)].first)) mine.push_back(answers[size_t(i)].first);
+#pragma omp critical
+    asked.insert(asked.end(), mine.begin(), mine.end());
+  }
   std::sort(asked.begin(), asked.end());
   asked.erase(std::unique(asked.begin(), asked.end()), asked.end());
   {
@@ -340,8 +402,13 @@ SuperNodes::SuperNodes(const RankNetlist& nl, MPI_Comm comm) : range_first_(nl.f
         range_unknown_[x.node - range_first_] = unknown[size_t(std::lower_bound(asked.begin(), asked.end(), x.first) - asked.begin())];
     }
   }
-  std::vector<NodeAnswer>().swap(answers);
+  FillVector<NodeAnswer>().swap(answers);
+  const double numbered = watch.lap();
   fetch_foreign(nl, owner.first, comm);
+  if (nl.rank == 0)
+    spdlog::debug("super-nodes on rank 0: merging elements {:.3f} s ({} of its own), sets {:.3f} s, routed {:.3f} s, merged "
+                  "{:.3f} s ({} elements, {} member nodes answered), numbered {:.3f} s, stamped nodes of other ranks {:.3f} s ({})",
+                  filtered, my_merging.size(), found, sent, merged, merged_here, size_t(a), numbered, watch.lap(), foreign_.size());
 }
 
 void SuperNodes::fetch_foreign(const RankNetlist& nl, const std::vector<uint32_t>& first_nodes, MPI_Comm comm) {

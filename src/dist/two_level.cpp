@@ -3,10 +3,25 @@
 #include <algorithm>
 #include <utility>
 
+#include "mna/touched_vector.hpp"
+
 namespace pgsim::dist {
 
 CsrMatrix softened_block(const RankBlock& block, double cut_share) {
-  CsrMatrix A = block.interior;
+  // A copy of the block on all threads (a CsrMatrix's copy runs on one).
+  const CsrMatrix& I = block.interior;
+  CsrMatrix A;
+  A.rows = I.rows;
+  size_for_overwrite(A.ptr, I.ptr.size());
+  size_for_overwrite(A.col, I.col.size());
+  size_for_overwrite(A.val, I.val.size());
+#pragma omp parallel for schedule(static, 4096)
+  for (int32_t i = 0; i < I.rows; ++i) {
+    A.ptr[i + 1] = I.ptr[i + 1];
+    std::copy(I.col.begin() + I.ptr[i], I.col.begin() + I.ptr[i + 1], A.col.begin() + I.ptr[i]);
+    std::copy(I.val.begin() + I.ptr[i], I.val.begin() + I.ptr[i + 1], A.val.begin() + I.ptr[i]);
+  }
+  A.ptr[0] = I.ptr[0];
   const CsrMatrix& B = block.boundary;
   for (int32_t k = 0; k < B.rows; ++k) {
     double cut = 0;
