@@ -96,14 +96,22 @@ TEST_CASE("the renumbered Laplacian is permute_symmetric of the Laplacian, bit f
   std::iota(new_of_old.begin(), new_of_old.end(), 0);
   std::shuffle(new_of_old.begin(), new_of_old.end(), std::mt19937(7));
   const CsrMatrix expected = permute_symmetric(sdd_to_laplacian(e.G), new_of_old);
+  // Both take the diagonal while writing the rows: the one a pass over the rows finds.
+  const std::vector<double> expected_diagonal = expected.diagonal();
+  REQUIRE(std::all_of(expected_diagonal.begin(), expected_diagonal.end(), [](double d) { return d > 0; }));
   const int before = omp_get_max_threads();
   for (int threads : {1, 2, 8}) {
     omp_set_num_threads(threads);
-    const CsrMatrix L = sdd_to_laplacian(e.G, new_of_old);
+    std::vector<double> diagonal, permuted_diagonal;
+    const CsrMatrix L = sdd_to_laplacian(e.G, new_of_old, &diagonal);
     CHECK(L.rows == expected.rows);
     CHECK(L.ptr == expected.ptr);
     CHECK(L.col == expected.col);
     CHECK(L.val == expected.val);
+    CHECK(diagonal == expected_diagonal);
+    const CsrMatrix P = permute_symmetric(sdd_to_laplacian(e.G), new_of_old, &permuted_diagonal);
+    CHECK(P.val == expected.val);
+    CHECK(permuted_diagonal == expected_diagonal);
   }
   omp_set_num_threads(before);
 }

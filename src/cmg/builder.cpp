@@ -16,7 +16,7 @@
 #include "cmg/laplacian.hpp"
 #include "mna/coloring.hpp"
 #include "mna/stopwatch.hpp"
-#include "mna/touched_vector.hpp"
+#include "parser/default_init.hpp"
 
 namespace pgsim {
 namespace {
@@ -137,6 +137,7 @@ CmgHierarchy build_cmg_hierarchy(const CsrMatrix& G, const CmgOptions& options, 
   std::vector<int32_t> new_of_old(static_cast<size_t>(raw.back().rows));
   std::iota(new_of_old.begin(), new_of_old.end(), 0);
   h.levels.back().A = std::move(raw.back());
+  h.levels.back().inv_diag = h.levels.back().A.diagonal();  // the coarsest, not renumbered
   for (size_t l = levels - 1; l-- > 0;) {
     const std::vector<int32_t>& cluster_of = clusterings[l].cluster_of;
     FillVector<int32_t> key(cluster_of.size());  // unwritten until the loop below
@@ -147,8 +148,11 @@ CmgHierarchy build_cmg_hierarchy(const CsrMatrix& G, const CmgOptions& options, 
     FillVector<int32_t>().swap(key);
     clusterings[l] = Clustering();
     t.levels[l].renumber = phase.lap();
-    // Level 0 from G itself (its raw Laplacian was freed once level 1 was made), the others moved in.
-    h.levels[l].A = l == 0 ? sdd_to_laplacian(G, new_of_old) : permute_symmetric(std::move(raw[l]), new_of_old);
+    // Level 0 from G itself (its raw Laplacian was freed once level 1 was made), the others moved
+    // in; each level's diagonal (inv_diag, inverted below) taken as its rows are written.
+    std::vector<double>* diagonal = &h.levels[l].inv_diag;
+    h.levels[l].A = l == 0 ? sdd_to_laplacian(G, new_of_old, diagonal)
+                           : permute_symmetric(std::move(raw[l]), new_of_old, diagonal);
     t.levels[l].permute = phase.lap();
   }
   h.level0_ground = new_of_old[static_cast<size_t>(G.rows)];
@@ -157,15 +161,9 @@ CmgHierarchy build_cmg_hierarchy(const CsrMatrix& G, const CmgOptions& options, 
 
   for (size_t l = 0; l < levels; ++l) {
     CmgLevel& level = h.levels[l];
-    const CsrMatrix& A = level.A;
-    assign_touched(level.inv_diag, static_cast<size_t>(A.rows));
+    double* d = level.inv_diag.data();  // the diagonal, in place
 #pragma omp parallel for schedule(static, 4096)
-    for (int32_t i = 0; i < A.rows; ++i) {
-      double d = 0;
-      for (int32_t k = A.ptr[i]; k < A.ptr[i + 1]; ++k)
-        if (A.col[k] == i) d = A.val[k];
-      level.inv_diag[i] = d > 0 ? 0.5 / d : 0.0;
-    }
+    for (int32_t i = 0; i < level.A.rows; ++i) d[i] = d[i] > 0 ? 0.5 / d[i] : 0.0;
     t.levels[l].inv_diag = phase.lap();
     if (l + 1 < levels) {
       const CsrMatrix& child = h.levels[l + 1].A;

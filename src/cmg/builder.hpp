@@ -53,7 +53,7 @@ struct CmgBuildTimes {
     double galerkin = 0;    // the next level from this one's clusters
     double renumber = 0;    // cluster keys in the final numbering, sorted: new_of_old, cluster_ptr
     double permute = 0;     // into the final numbering: permute_symmetric (level 0: sdd_to_laplacian of G)
-    double inv_diag = 0;
+    double inv_diag = 0;    // 1 / (2 A_ii) from the diagonal taken while permuting
   };
   double laplacian = 0;      // sdd_to_laplacian
   std::vector<Level> levels;

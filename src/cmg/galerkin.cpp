@@ -10,6 +10,7 @@
 #include "cmg/counting_sort.hpp"
 #include "cmg/row_schedule.hpp"
 #include "mna/prefix_sum.hpp"
+#include "mna/touched_vector.hpp"
 #include "parser/default_init.hpp"
 
 namespace pgsim {
@@ -166,7 +167,7 @@ CsrMatrix galerkin_coarse(CsrMatrix&& A, const std::vector<int32_t>& cluster_of,
   return coarse_level(A, cluster_of, clusters, &A);
 }
 
-CsrMatrix permute_symmetric(CsrMatrix A, const std::vector<int32_t>& new_of_old) {
+CsrMatrix permute_symmetric(CsrMatrix A, const std::vector<int32_t>& new_of_old, std::vector<double>* diagonal) {
   const size_t n = static_cast<size_t>(A.rows);
   FillVector<int32_t> old_of_new(n);  // unwritten until the loop below
 #pragma omp parallel for schedule(static, 4096)
@@ -185,6 +186,8 @@ CsrMatrix permute_symmetric(CsrMatrix A, const std::vector<int32_t>& new_of_old)
     B.ptr[r + 1] = A.ptr[i + 1] - A.ptr[i];
   }
   prefix_sum(B.ptr);
+  // Every element written below (each row's diagonal is in exactly one piece).
+  if (diagonal) size_for_overwrite(*diagonal, n);
   // Row r of B is row old_of_new[r] of A, its columns renumbered (by pieces: a hub row's lookups
   // are spread over the threads), then sorted (long rows first; a row's columns are distinct).
   for_each_entry_piece(B.ptr, [&](int32_t r, int32_t begin, int32_t end) {
@@ -193,6 +196,9 @@ CsrMatrix permute_symmetric(CsrMatrix A, const std::vector<int32_t>& new_of_old)
       B.col[out] = new_of_old[A.col[out + shift]];
       B.val[out] = A.val[out + shift];
     }
+    if (diagonal)
+      for (int32_t out = begin; out < end; ++out)
+        if (B.col[out] == r) (*diagonal)[size_t(r)] = B.val[out];
   });
   for_each_row_long_first(
       B.rows, [&B](int32_t r) { return B.ptr[r + 1] - B.ptr[r]; },

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "mna/prefix_sum.hpp"
+#include "mna/touched_vector.hpp"
 #include "parser/default_init.hpp"
 
 namespace pgsim {
@@ -13,9 +14,9 @@ namespace {
 // Both forms: vertex i is row number(i) of L. Every row's entries are made in G's column order
 // (the ground last), which is the final order without a renumbering; with one, each row is
 // sorted after. The diagonals' sums run in that same order either way, so the values are the
-// same bits.
+// same bits. diagonal: see sdd_to_laplacian.
 template <class Number>
-CsrMatrix laplacian(const CsrMatrix& G, Number number, bool renumbered) {
+CsrMatrix laplacian(const CsrMatrix& G, Number number, bool renumbered, std::vector<double>* diagonal) {
   const int32_t n = G.rows;
   // Excess diagonal per row; rows with a positive excess get an edge to the ground vertex n.
   FillVector<double> excess(static_cast<size_t>(n));  // unwritten until the first loop
@@ -49,6 +50,7 @@ CsrMatrix laplacian(const CsrMatrix& G, Number number, bool renumbered) {
   // Unwritten: the loops below make every row's count entries.
   L.col.resize(static_cast<size_t>(L.ptr[size_t(n) + 1]));
   L.val.resize(L.col.size());
+  if (diagonal) size_for_overwrite(*diagonal, static_cast<size_t>(n) + 1);  // every vertex's written below
 
   const int32_t ground = number(n);
 #pragma omp parallel for schedule(static, 4096)
@@ -79,6 +81,7 @@ CsrMatrix laplacian(const CsrMatrix& G, Number number, bool renumbered) {
     }
     L.col[diag_at] = number(i);
     L.val[diag_at] = sum;
+    if (diagonal) (*diagonal)[size_t(number(i))] = sum;
     if (renumbered) sort_distinct_row(L.col.data() + first, L.val.data() + first, out - first);
   }
   // The ground row, in increasing column order, diagonal last; its sum in G's row order.
@@ -95,6 +98,7 @@ CsrMatrix laplacian(const CsrMatrix& G, Number number, bool renumbered) {
   }
   L.col[out] = ground;
   L.val[out] = sum;
+  if (diagonal) (*diagonal)[size_t(ground)] = sum;
   ++out;
   if (renumbered) sort_distinct_row(L.col.data() + first, L.val.data() + first, out - first);
   return L;
@@ -103,11 +107,11 @@ CsrMatrix laplacian(const CsrMatrix& G, Number number, bool renumbered) {
 }  // namespace
 
 CsrMatrix sdd_to_laplacian(const CsrMatrix& G) {
-  return laplacian(G, [](int32_t i) { return i; }, false);
+  return laplacian(G, [](int32_t i) { return i; }, false, nullptr);
 }
 
-CsrMatrix sdd_to_laplacian(const CsrMatrix& G, const std::vector<int32_t>& new_of_old) {
-  return laplacian(G, [&new_of_old](int32_t i) { return new_of_old[size_t(i)]; }, true);
+CsrMatrix sdd_to_laplacian(const CsrMatrix& G, const std::vector<int32_t>& new_of_old, std::vector<double>* diagonal) {
+  return laplacian(G, [&new_of_old](int32_t i) { return new_of_old[size_t(i)]; }, true, diagonal);
 }
 
 }  // namespace pgsim

@@ -17,6 +17,9 @@ CsrMatrix sdd_to_laplacian(const CsrMatrix& G);
 // permute_symmetric(sdd_to_laplacian(G), new_of_old) (cmg/galerkin.hpp), made straight from G:
 // the builder (cmg/builder.cpp) frees level 0's unpermuted Laplacian once level 1 is made from it
 // instead of holding it, as large as G, until the renumbering (26 B per netlist node at 5M nodes).
-CsrMatrix sdd_to_laplacian(const CsrMatrix& G, const std::vector<int32_t>& new_of_old);
+// diagonal, when not null, becomes the result's diagonal (G.rows + 1 entries), made with the rows
+// instead of by another pass over them (the CMG builder's Jacobi weights).
+CsrMatrix sdd_to_laplacian(const CsrMatrix& G, const std::vector<int32_t>& new_of_old,
+                           std::vector<double>* diagonal = nullptr);
 
 }  // namespace pgsim
