@@ -1,8 +1,10 @@
 #include "cmg/laplacian.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <utility>
+#include <vector>
 
 #include "mna/prefix_sum.hpp"
 #include "mna/touched_vector.hpp"
@@ -10,6 +12,9 @@
 
 namespace pgsim {
 namespace {
+
+// Vertices per block of the ground row's parallel placement.
+constexpr int32_t kGroundBlock = 65536;
 
 // Both forms: vertex i is row number(i) of L. Every row's entries are made in G's column order
 // (the ground last), which is the final order without a renumbering; with one, each row is
@@ -38,9 +43,20 @@ CsrMatrix laplacian(const CsrMatrix& G, Number number, bool renumbered, std::vec
     excess[i] = diag - off;
     count[size_t(number(i)) + 1] = entries + 1 + (excess[i] > 0 ? 1 : 0);  // off-diagonals, diagonal, ground edge
   }
-  int32_t ground_degree = 0;
-#pragma omp parallel for schedule(static, 4096) reduction(+ : ground_degree)
-  for (int32_t i = 0; i < n; ++i) ground_degree += excess[i] > 0 ? 1 : 0;
+  // The ground row's entries, the vertices of positive excess in increasing order, placed by
+  // blocks of vertices on all threads (one thread scanning all vertices was a serial tail of
+  // this pass): block_at[b + 1] counts block b's, then (a prefix sum) where the next block's go.
+  const int32_t blocks = (n + kGroundBlock - 1) / kGroundBlock;
+  auto block_end = [n](int32_t b) { return int32_t(std::min<int64_t>(n, int64_t(b + 1) * kGroundBlock)); };
+  std::vector<int32_t> block_at(static_cast<size_t>(blocks) + 1, 0);
+#pragma omp parallel for schedule(static)
+  for (int32_t b = 0; b < blocks; ++b) {
+    int32_t edges = 0;
+    for (int32_t i = b * kGroundBlock; i < block_end(b); ++i) edges += excess[i] > 0 ? 1 : 0;
+    block_at[size_t(b) + 1] = edges;
+  }
+  prefix_sum(block_at);
+  const int32_t ground_degree = block_at.back();
   count[size_t(number(n)) + 1] = ground_degree + 1;
 
   CsrMatrix L;
@@ -84,18 +100,23 @@ CsrMatrix laplacian(const CsrMatrix& G, Number number, bool renumbered, std::vec
     if (diagonal) (*diagonal)[size_t(number(i))] = sum;
     if (renumbered) sort_distinct_row(L.col.data() + first, L.val.data() + first, out - first);
   }
-  // The ground row, in increasing column order, diagonal last; its sum in G's row order.
+  // The ground row, in increasing column order, diagonal last; its sum in G's row order (the
+  // placed entries' order: sum - (-e) is sum + e, bit for bit).
   const int32_t first = L.ptr[size_t(ground)];
-  int32_t out = first;
-  double sum = 0;
-  for (int32_t i = 0; i < n; ++i) {
-    if (excess[i] > 0) {
-      L.col[out] = number(i);
-      L.val[out] = -excess[i];
-      sum += excess[i];
-      ++out;
+#pragma omp parallel for schedule(static)
+  for (int32_t b = 0; b < blocks; ++b) {
+    int32_t at = first + block_at[size_t(b)];
+    for (int32_t i = b * kGroundBlock; i < block_end(b); ++i) {
+      if (excess[i] > 0) {
+        L.col[at] = number(i);
+        L.val[at] = -excess[i];
+        ++at;
+      }
     }
   }
+  int32_t out = first + ground_degree;
+  double sum = 0;
+  for (int32_t k = first; k < out; ++k) sum -= L.val[k];
   L.col[out] = ground;
   L.val[out] = sum;
   if (diagonal) (*diagonal)[size_t(ground)] = sum;
