@@ -337,8 +337,11 @@ TEST_CASE("permute_symmetric renumbers and sorts rows, a hub row's too", "[cmg]"
   std::vector<int32_t> new_of_old(static_cast<size_t>(n));
   std::iota(new_of_old.begin(), new_of_old.end(), 0);
   std::shuffle(new_of_old.begin(), new_of_old.end(), std::mt19937(7));
-  const CsrMatrix B = permute_symmetric(A, new_of_old);
+  std::vector<double> diagonal(3, 1.0);
+  const CsrMatrix B = permute_symmetric(A, new_of_old, &diagonal);
   REQUIRE(B.rows == n);
+  // No row stores its diagonal: zeros, as CsrMatrix::diagonal gives.
+  CHECK(diagonal == std::vector<double>(size_t(n), 0.0));
   REQUIRE(B.ptr.back() == A.ptr.back());
   int wrong = 0;
   for (int32_t i = 0; i < n; ++i) {

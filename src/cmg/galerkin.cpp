@@ -186,7 +186,7 @@ CsrMatrix permute_symmetric(CsrMatrix A, const std::vector<int32_t>& new_of_old,
     B.ptr[r + 1] = A.ptr[i + 1] - A.ptr[i];
   }
   prefix_sum(B.ptr);
-  // Every element written below (each row's diagonal is in exactly one piece).
+  // Zeros (a std::vector), each stored diagonal written below from the one piece holding it.
   if (diagonal) size_for_overwrite(*diagonal, n);
   // Row r of B is row old_of_new[r] of A, its columns renumbered (by pieces: a hub row's lookups
   // are spread over the threads), then sorted (long rows first; a row's columns are distinct).

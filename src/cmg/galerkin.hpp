@@ -20,8 +20,8 @@ CsrMatrix galerkin_coarse(CsrMatrix&& A, const std::vector<int32_t>& cluster_of,
 // B = P A P^T with B[new_of_old[i]][new_of_old[j]] = A[i][j]; columns sorted in every row.
 // A is taken by value: passed with std::move where it is not needed after, its arrays are freed
 // on return (A and B are held at once, never more). diagonal, when not null, becomes B's
-// diagonal (B.rows entries), taken while the entries are copied rather than by another pass over
-// B (the CMG builder's Jacobi weights); then every row of A must store its diagonal.
+// diagonal (B.rows entries, 0 where a row stores none, as CsrMatrix::diagonal), taken while the
+// entries are copied rather than by another pass over B (the CMG builder's Jacobi weights).
 CsrMatrix permute_symmetric(CsrMatrix A, const std::vector<int32_t>& new_of_old,
                             std::vector<double>* diagonal = nullptr);
 
