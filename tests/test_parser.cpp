@@ -100,7 +100,7 @@ TEST_CASE("a line's end and its comments as the tokenizer meets them", "[parser]
   CHECK(nl.elements[1].plus == 2);
   CHECK(nl.elements[1].value == 2.0);
   CHECK(nl.elements[2].value == 3.0);
-  CHECK(nl.elements[2].where.line == 4);
+  CHECK(nl.elements[2].where().line == 4);
   CHECK_THAT(parse_error(std::string("R1 a b 1\nR2 a b 1 \x02\n")), Catch::Contains("mem.sp:2:") && Catch::Contains("0x02"));
   CHECK_THAT(parse_error(std::string("R1 a b 1\nR2 a\n+ b\x7f 1\n")), Catch::Contains("mem.sp:2:") && Catch::Contains("0x7f"));
   CHECK_THAT(parse_error(std::string("R1 a b 1\n* x\0y\n", 15)), Catch::Contains("mem.sp:2:") && Catch::Contains("0x00"));
