@@ -174,6 +174,22 @@ TEST_CASE("very long tokens are shortened in messages", "[parser]") {
   CHECK_THAT(msg, Catch::Contains("100000 characters"));
 }
 
+TEST_CASE("a name's last partial word holds its bytes in order, zero-padded, at every length", "[parser]") {
+  // NameTable::tail reads a short name by two overlapping loads: each byte must land in its place.
+  std::mt19937 rng(7);
+  for (size_t len = 1; len <= 23; ++len) {
+    if (len % 8 == 0) continue;  // no partial word: hash() and same() do not ask for one
+    for (int trial = 0; trial < 200; ++trial) {
+      std::string s(len, '\0');
+      for (char& ch : s) ch = static_cast<char>(1 + rng() % 255);
+      uint64_t expected = 0;
+      for (size_t j = len - len % 8; j < len; ++j) expected |= uint64_t(static_cast<unsigned char>(s[j])) << (8 * (j % 8));
+      INFO(len);
+      REQUIRE(NameTable::tail(s) == expected);
+    }
+  }
+}
+
 TEST_CASE("name hashing and matching ignore ASCII case only, at every length", "[parser]") {
   // Every byte value at every position of names of 1..20 bytes (the hash and the compare
   // work eight bytes at a time, so lengths around 8 and 16 matter).
