@@ -13,8 +13,6 @@
 #include "app/system_error.hpp"
 #include "app/thread_budget.hpp"
 #include "parser/input_error.hpp"
-#ifdef PGSIM_HAVE_MPI
-#endif
 #ifdef PGSIM_HAVE_CUDA
 #include <chrono>
 
@@ -23,6 +21,7 @@
 #include "gpu/gpu_solver.hpp"
 #include "gpu/gpu_stepper.hpp"
 #include "gpu/warm_up.hpp"
+#include "mna/touched_vector.hpp"
 #endif
 
 namespace pgsim {
@@ -189,6 +188,7 @@ bool solve_pcg_on_gpu(const CsrMatrix& G, const std::vector<double>& b, std::vec
   std::optional<CmgHierarchy> hierarchy;
   if (s.precond == "cmg") hierarchy = build_cmg_hierarchy(G, cmg_options(opt));
   rep.time.setup = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  assign_touched(x, static_cast<size_t>(G.rows));  // the first iterate: zeros
   try {
     gpu::GpuSolveReport g = gpu::solve_on_gpu(G, b, x, hierarchy ? &*hierarchy : nullptr, control, s);
     rep.result = g.result;
@@ -202,7 +202,6 @@ bool solve_pcg_on_gpu(const CsrMatrix& G, const std::vector<double>& b, std::vec
   } catch (const gpu::GpuFailure& e) {
     if (opt.backend == "gpu") throw SystemError(std::string("GPU: ") + e.what());
     spdlog::warn("GPU failed ({}): solving on the CPU instead", e.what());
-    std::fill(x.begin(), x.end(), 0.0);
     rep.levels.clear();
     rep.time.upload = 0;
     return false;

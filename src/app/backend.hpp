@@ -143,8 +143,10 @@ CmgOptions cmg_options(const Options& opt);
 
 // PCG on the GPU with report.precond (cmg: the hierarchy is built on the CPU first, time.setup):
 // fills report.result, time.setup, time.upload, time.solve, levels, peak_device_bytes and device.
-// A device failure (out of memory, a failed call) is a SystemError naming the call when the user
-// demanded --backend gpu; under auto it is a warning, x is reset and false says "solve on the CPU".
+// x: the solution, G.rows entries; the first iterate is zeros, x sized only once the hierarchy is
+// built (not held through the build, where the host's memory peaks). A device failure (out of
+// memory, a failed call) is a SystemError naming the call when the user demanded --backend gpu;
+// under auto it is a warning, and false says "solve on the CPU" (x then as yet unspecified).
 bool solve_pcg_on_gpu(const CsrMatrix& G, const std::vector<double>& b, std::vector<double>& x,
                       const SolveControl& control, const Options& opt, RunReport& report);
 

@@ -165,8 +165,9 @@ RunReport run(const Options& opt, RunData* data) {
     const double b_norm = std::sqrt(dot(sys.b, sys.b)), kept_norm = std::sqrt(dot(b, b));
     control.tolerance = kept_norm > 0 ? opt.tolerance * b_norm / kept_norm : opt.tolerance;
     control.max_iterations = opt.max_iterations;
-    std::vector<double> x_kept;  // the first iterate, zeros: in pages faulted in by all threads
-    assign_touched(x_kept, static_cast<size_t>(G.rows));
+    // The first iterate, zeros in pages faulted in by all threads: sized once the preconditioner
+    // is built (here or in solve_pcg_on_gpu), so not held through the build.
+    std::vector<double> x_kept;
     ProgressLine solve_progress(progress_wanted(opt.quiet));
     control.progress = solve_progress_callback(solve_progress);
     const BackendChoice choice = choose_backend(opt.backend, G.rows, context_ahead);
@@ -184,6 +185,7 @@ RunReport run(const Options& opt, RunData* data) {
       auto M = make_cpu_preconditioner(rep.precond, G, cmg_options(opt));
       rep.time.setup = phase.lap();
       log_memory("setup", rep.nodes);
+      assign_touched(x_kept, static_cast<size_t>(G.rows));
       rep.result = pcg_cpu(G, b, x_kept, *M, control);
       rep.levels = M->levels();
       rep.time.solve = phase.lap();
