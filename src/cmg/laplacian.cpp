@@ -15,6 +15,11 @@ namespace {
 
 // Vertices per block of the ground row's parallel placement.
 constexpr int32_t kGroundBlock = 65536;
+// Renumbered, vertex i's row is written at a random place (number(i)'s): each row's first store
+// waited for its cache lines to come from memory, one row at a time per thread. The lines of the
+// vertex kAhead positions on are requested first (its row offset 2 kAhead on, which that needs),
+// so several rows' misses are in flight at once.
+constexpr int32_t kAhead = 16;
 
 // Both forms: vertex i is row number(i) of L. Every row's entries are made in G's column order
 // (the ground last), which is the final order without a renumbering; with one, each row is
@@ -30,6 +35,7 @@ CsrMatrix laplacian(const CsrMatrix& G, Number number, bool renumbered, std::vec
   count[0] = 0;
 #pragma omp parallel for schedule(static, 4096)
   for (int32_t i = 0; i < n; ++i) {
+    if (renumbered && i + kAhead < n) __builtin_prefetch(&count[size_t(number(i + kAhead)) + 1], 1);
     double diag = 0, off = 0;
     int32_t entries = 0;
     for (int32_t k = G.ptr[i]; k < G.ptr[i + 1]; ++k) {
@@ -71,6 +77,16 @@ CsrMatrix laplacian(const CsrMatrix& G, Number number, bool renumbered, std::vec
   const int32_t ground = number(n);
 #pragma omp parallel for schedule(static, 4096)
   for (int32_t i = 0; i < n; ++i) {
+    if (renumbered) {
+      if (i + 2 * kAhead < n) __builtin_prefetch(&L.ptr[size_t(number(i + 2 * kAhead))]);
+      if (i + kAhead < n) {
+        const int32_t ahead = number(i + kAhead);
+        const size_t at = size_t(L.ptr[size_t(ahead)]);
+        __builtin_prefetch(L.col.data() + at, 1);
+        __builtin_prefetch(L.val.data() + at, 1);
+        if (diagonal) __builtin_prefetch(diagonal->data() + ahead, 1);
+      }
+    }
     const int32_t first = L.ptr[size_t(number(i))];
     int32_t out = first;
     int32_t diag_at = -1;
