@@ -16,6 +16,9 @@
 namespace pgsim {
 namespace {
 
+// Rows ahead whose scattered source rows are prefetched (permute_symmetric).
+constexpr int32_t kRowsAhead = 16;
+
 // Entry (c, d) and (d, c) were summed in different orders and may differ in the last bit: copy
 // the upper triangle into the lower one and recompute the diagonals, so the level is exactly
 // symmetric with exactly zero row sums (up to the rounding of that sum). The copies run by pieces
@@ -190,7 +193,16 @@ CsrMatrix permute_symmetric(CsrMatrix A, const std::vector<int32_t>& new_of_old,
   if (diagonal) size_for_overwrite(*diagonal, n);
   // Row r of B is row old_of_new[r] of A, its columns renumbered (by pieces: a hub row's lookups
   // are spread over the threads), then sorted (long rows first; a row's columns are distinct).
+  // Row r's source, row old_of_new[r] of A, is at a random place: its lines are requested
+  // kRowsAhead rows before they are read (its row offset twice as far ahead), as in the renumbered
+  // Laplacian (cmg/laplacian.cpp), so a thread waits for several rows' misses at once.
   for_each_entry_piece(B.ptr, [&](int32_t r, int32_t begin, int32_t end) {
+    if (r + 2 * kRowsAhead < B.rows) __builtin_prefetch(&A.ptr[old_of_new[r + 2 * kRowsAhead]]);
+    if (r + kRowsAhead < B.rows) {
+      const size_t at = size_t(A.ptr[old_of_new[r + kRowsAhead]]);
+      __builtin_prefetch(A.col.data() + at);
+      __builtin_prefetch(A.val.data() + at);
+    }
     const int32_t shift = A.ptr[old_of_new[r]] - B.ptr[r];
     for (int32_t out = begin; out < end; ++out) {
       B.col[out] = new_of_old[A.col[out + shift]];
