@@ -11,6 +11,7 @@
 #include "cmg/clustering.hpp"
 #include "cmg/cmg_preconditioner.hpp"
 #include "cmg/coarse_factor.hpp"
+#include "cmg/counting_sort.hpp"
 #include "cmg/galerkin.hpp"
 #include "cmg/laplacian.hpp"
 #include "cmg/row_schedule.hpp"
@@ -261,6 +262,41 @@ TEST_CASE("the hierarchy is the same for any number of threads", "[cmg]") {
     same_csr(one.coarse.Lt, other.coarse.Lt);
   }
   omp_set_num_threads(threads);
+}
+
+TEST_CASE("counting_sort: the stable order, for keys near the items' order and for scattered ones", "[cmg]") {
+  // 600,000 items: up to 9 chunks of counts, each over its own range of keys (or all of them).
+  const int32_t n = 600000, keys = 150000;
+  std::mt19937 rng(7);
+  std::vector<int32_t> near(static_cast<size_t>(n)), scattered(static_cast<size_t>(n));
+  for (int32_t i = 0; i < n; ++i) {
+    // Like a cluster number by first vertex: i / 4 give or take a few, some keys never used.
+    near[size_t(i)] = std::clamp(i / 4 + int32_t(rng() % 7) - 3, 0, keys - 1) / 2 * 2;
+    scattered[size_t(i)] = int32_t(rng() % uint32_t(keys));
+  }
+  for (const std::vector<int32_t>* key : {&near, &scattered}) {
+    std::vector<int32_t> order(static_cast<size_t>(n));
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [key](int32_t a, int32_t b) { return (*key)[a] < (*key)[b]; });
+    std::vector<int32_t> want_rank(static_cast<size_t>(n)), want_ptr(static_cast<size_t>(keys) + 1, 0);
+    for (int32_t r = 0; r < n; ++r) want_rank[size_t(order[size_t(r)])] = r;
+    for (int32_t k : *key) ++want_ptr[size_t(k) + 1];
+    std::partial_sum(want_ptr.begin(), want_ptr.end(), want_ptr.begin());
+    const int saved = omp_get_max_threads();
+    for (int threads : {1, 2, 3, 8, 16}) {
+      omp_set_num_threads(threads);
+      FillVector<int32_t> key_in(key->begin(), key->end());
+      std::vector<int32_t> ptr, rank;
+      counting_sort(key_in, keys, ptr, rank);
+      CHECK(ptr == want_ptr);
+      CHECK(rank == want_rank);
+      FillVector<int32_t> fptr, frank;
+      counting_sort(*key, keys, fptr, frank);
+      CHECK(std::equal(fptr.begin(), fptr.end(), want_ptr.begin(), want_ptr.end()));
+      CHECK(std::equal(frank.begin(), frank.end(), want_rank.begin(), want_rank.end()));
+    }
+    omp_set_num_threads(saved);
+  }
 }
 
 TEST_CASE("row schedules: every entry and every row once, a hub row split into pieces", "[cmg]") {
