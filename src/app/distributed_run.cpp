@@ -20,6 +20,7 @@
 #include "dist/distributed_parse.hpp"
 #include "dist/distributed_reduce.hpp"
 #include "dist/distributed_solve.hpp"
+#include "dist/step_log.hpp"
 #include "mna/host_memory.hpp"
 #include "mna/stopwatch.hpp"
 #include "parser/input_error.hpp"
@@ -68,6 +69,7 @@ RunReport run_distributed(const Options& opt, const dist::MpiSession& mpi) {
   rep.netlist = opt.netlist;
   rep.ranks = mpi.size();
   check_distributed_options(opt, mpi.size());
+  dist::share_step_log(MPI_COMM_WORLD);  // -v: every rank's step lines, logged by rank 0
   Stopwatch total, phase;
   // A bad output path fails before the long work, on every rank alike.
   dist::agree_on_failure(MPI_COMM_WORLD, [&] {
