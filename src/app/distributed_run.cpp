@@ -16,10 +16,12 @@
 #include "app/progress.hpp"
 #include "app/report.hpp"
 #include "app/solve_error.hpp"
+#include "app/thread_budget.hpp"
 #include "dist/collective_error.hpp"
 #include "dist/distributed_parse.hpp"
 #include "dist/distributed_reduce.hpp"
 #include "dist/distributed_solve.hpp"
+#include "dist/host_ranks.hpp"
 #include "dist/step_log.hpp"
 #include "mna/host_memory.hpp"
 #include "mna/stopwatch.hpp"
@@ -78,6 +80,14 @@ RunReport run_distributed(const Options& opt, const dist::MpiSession& mpi) {
       if (!path->empty()) check_writable(*path);
   });
 
+  // With --backend gpu each rank's CUDA context is created beside the parse, as one process's is
+  // (app/backend.hpp), on the device its solve will take (its place among its host's ranks,
+  // gpu/nccl_comm.hpp); the parse leaves that thread a core while it works (app/thread_budget.hpp).
+  const bool gpu = opt.backend == "gpu";  // the same on every rank: host_ranks is collective
+  const GpuContextWarmUp warm_up(gpu, gpu ? dist::host_ranks(MPI_COMM_WORLD).rank : 0);
+  ThreadCountScope threads;
+  omp_set_num_threads(std::max(1, threads.cap() - warm_up.busy_cores()));
+  rep.parse_threads = omp_get_max_threads();
   ParseOptions parse_options;
   ProgressLine parse_progress(mpi.is_root() && progress_wanted(opt.quiet));
   parse_options.progress = show_parse_progress;
@@ -86,7 +96,8 @@ RunReport run_distributed(const Options& opt, const dist::MpiSession& mpi) {
   parse_progress.finish();
   rep.time.parse = phase.lap();
   rep.nodes = int64_t(netlist.total_nodes) - 1;
-  rep.threads = rep.parse_threads = omp_get_max_threads();
+  omp_set_num_threads(std::max(1, threads.cap() - warm_up.busy_cores()));
+  rep.threads = omp_get_max_threads();
   uint64_t bytes = netlist.bytes_read;
   MPI_Allreduce(MPI_IN_PLACE, &bytes, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
   rep.bytes = bytes;
