@@ -22,6 +22,7 @@
 #include "dist/distributed_reduce.hpp"
 #include "dist/distributed_solve.hpp"
 #include "dist/host_ranks.hpp"
+#include "dist/process_age.hpp"
 #include "dist/step_log.hpp"
 #include "mna/host_memory.hpp"
 #include "mna/stopwatch.hpp"
@@ -72,6 +73,8 @@ RunReport run_distributed(const Options& opt, const dist::MpiSession& mpi) {
   rep.ranks = mpi.size();
   check_distributed_options(opt, mpi.size());
   dist::share_step_log(MPI_COMM_WORLD);  // -v: every rank's step lines, logged by rank 0
+  dist::log_step(MPI_COMM_WORLD, fmt::format("rank {}: its run began {:.2f} s after its process started (loading, MPI_Init)",
+                                             mpi.rank(), dist::process_age_seconds()));
   Stopwatch total, phase;
   // A bad output path fails before the long work, on every rank alike.
   dist::agree_on_failure(MPI_COMM_WORLD, [&] {
