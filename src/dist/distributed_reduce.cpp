@@ -86,7 +86,8 @@ void eliminate_and_split(RankSystem& sys, DistributedRows rows, const std::vecto
   MPI_Allreduce(MPI_IN_PLACE, &total, 1, MPI_INT64_T, MPI_SUM, comm);
   blk.first_row = blk.rank == 0 ? 0 : first_row;
   blk.global_rows = total;
-  std::vector<int32_t> kept_index(size_t(n), -1);  // local unknown -> local kept row
+  std::vector<int32_t> kept_index;  // local unknown -> local kept row
+  assign_touched(kept_index, size_t(n), -1);
 #pragma omp parallel for schedule(static, 65536)
   for (std::ptrdiff_t k = 0; k < std::ptrdiff_t(e.kept.size()); ++k) kept_index[size_t(e.kept[size_t(k)])] = int32_t(k);
 
@@ -205,7 +206,8 @@ std::vector<double> owned_voltages(const RankSystem& sys, const std::vector<doub
   // take their voltage from, ascending (so grouped by owner): asked of their owners in one
   // all-to-all, answered in another.
   const auto nodes = std::ptrdiff_t(sys.owned_nodes);
-  std::vector<int32_t> unknown(sys.owned_nodes);
+  std::vector<int32_t> unknown;  // arrays of a node each: pages faulted in by all threads (touched_vector.hpp)
+  size_for_overwrite(unknown, sys.owned_nodes);
 #pragma omp parallel for schedule(static, 4096)
   for (std::ptrdiff_t i = 0; i < nodes; ++i) unknown[size_t(i)] = sn.unknown_of(sys.first_node + uint32_t(i));
   const auto elsewhere = [&](int32_t u) { return u >= 0 && (u < first || u - first >= n); };
@@ -230,7 +232,8 @@ std::vector<double> owned_voltages(const RankSystem& sys, const std::vector<doub
   std::vector<int> answered_counts;
   const std::vector<double> values = all_to_all(answers, asked_counts, comm, answered_counts);
 
-  std::vector<double> v(sys.owned_nodes);
+  std::vector<double> v;
+  size_for_overwrite(v, sys.owned_nodes);
 #pragma omp parallel for schedule(static, 4096)
   for (std::ptrdiff_t i = 0; i < nodes; ++i) {
     const int32_t u = unknown[size_t(i)];

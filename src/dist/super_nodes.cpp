@@ -14,6 +14,7 @@
 #include "mna/reduce.hpp"
 #include "mna/source_loop.hpp"
 #include "mna/stopwatch.hpp"
+#include "mna/touched_vector.hpp"
 #include "parser/default_init.hpp"
 #include "parser/input_error.hpp"
 #include "parser/shown.hpp"
@@ -364,7 +365,7 @@ SuperNodes::SuperNodes(const RankNetlist& nl, MPI_Comm comm) : range_first_(nl.f
   }
   first_unknown_ = unknown_begin_[size_t(nl.rank)];
 
-  range_unknown_.resize(range_count_);
+  size_for_overwrite(range_unknown_, range_count_);  // a node each: pages faulted in by all threads
   range_offset_.resize(has_offset_.size());
   range_size_.resize(has_size_.size());
 #pragma omp parallel for schedule(static, 4096)
