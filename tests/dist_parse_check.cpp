@@ -6,10 +6,11 @@
 //     rank, the first 0; --at lists for other rank counts are skipped), and
 //     at N random sets of offsets (the same on every rank: a fixed seed), and checks every time
 //     that the ranks' elements, in rank order, are the serial parse's (kind, global node ids,
-//     value, name, file:line), that the owned names in rank order are the serial node names,
-//     that first_node and total_nodes agree, that bytes read add up, and (unless --no-warnings)
-//     that rank 0's warnings are the serial parse's. --small-chunks: each rank's parse in tiny
-//     blocks and chunks too. Prints "FAIL ..." per failed check; exit 1 on any.
+//     value, name, file:line), that the owned names in rank order are the serial node names
+//     (each rank an equal share), that first_node and total_nodes agree, that bytes read add
+//     up, and (unless --no-warnings) that rank 0's warnings are the serial parse's.
+//     --small-chunks: each rank's parse in tiny blocks and chunks too. Prints "FAIL ..." per
+//     failed check; exit 1 on any.
 //   dist_parse_check error FILE...
 //     parses each FILE: every rank prints "rank R: FILE: WHAT" for an error, "rank R: FILE: no
 //     error" otherwise; exit 2 when any failed.
@@ -73,13 +74,18 @@ void check_parse(const std::string& path, const Netlist& serial, const std::vect
   const char* c = config.c_str();
   if (rn.rank != rank || rn.ranks != ranks) fail("%s: rank %d of %d", c, rn.rank, rn.ranks);
   if (rn.total_nodes != serial.node_count()) fail("%s: total_nodes %u, serial %u", c, rn.total_nodes, serial.node_count());
-  // Owned runs follow each other.
+  // Owned runs follow each other, balanced: rank q's holds (N - 1) (q + 1) / P - (N - 1) q / P of
+  // the N - 1 nodes other than ground, whichever range saw them first.
   uint32_t mine[2] = {rn.first_node, rn.owned()};
   std::vector<uint32_t> all(2 * ranks);
   MPI_Allgather(mine, 2, MPI_UINT32_T, all.data(), 2, MPI_UINT32_T, MPI_COMM_WORLD);
   uint32_t next = 1;
+  const uint64_t nodes = serial.node_count() - 1;
   for (int q = 0; q < ranks; ++q) {
     if (all[2 * q] != next) fail("%s: rank %d's first_node %u, expected %u", c, q, all[2 * q], next);
+    const uint64_t share = nodes * uint64_t(q + 1) / uint64_t(ranks) - nodes * uint64_t(q) / uint64_t(ranks);
+    if (all[2 * q + 1] != share)
+      fail("%s: rank %d owns %u nodes, expected %llu", c, q, all[2 * q + 1], static_cast<unsigned long long>(share));
     next = all[2 * q] + all[2 * q + 1];
   }
   if (next != serial.node_count()) fail("%s: owned nodes end at %u of %u", c, next, serial.node_count());

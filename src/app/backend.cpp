@@ -67,11 +67,11 @@ bool gpu_likely(const Options& opt) {
 #endif
 }
 
-GpuContextWarmUp::GpuContextWarmUp([[maybe_unused]] bool start) {
+GpuContextWarmUp::GpuContextWarmUp([[maybe_unused]] bool start, [[maybe_unused]] int device) {
 #ifdef PGSIM_HAVE_CUDA
   if (start)
-    thread_ = std::thread([this] {
-      const gpu::WarmUpTimes t = gpu::warm_up_device();
+    thread_ = std::thread([this, device] {
+      const gpu::WarmUpTimes t = gpu::warm_up_device(device);
       done_.store(true, std::memory_order_relaxed);
       spdlog::debug("GPU warm-up (beside the parse): context {:.3f} s, kernels {:.4f} s, first graph {:.4f} s, "
                     "first pinned allocation {:.4f} s",

@@ -41,12 +41,12 @@ constexpr uint64_t kAutoWarmUpMinBytes = uint64_t(kAutoGpuMinUnknowns) * 150;
 // kAutoWarmUpMinTransientBytes.
 bool gpu_likely(const Options& opt);
 
-// While alive, a thread creates the CUDA context and pays the first solve's other one-time costs
-// (gpu/warm_up.hpp) when `start` (gpu_likely), so that they overlap parsing and reduction. The
-// destructor waits for it.
+// While alive, a thread creates the CUDA context of `device` and pays the first solve's other
+// one-time costs (gpu/warm_up.hpp) when `start` (gpu_likely; under mpirun, --backend gpu), so that
+// they overlap parsing and reduction. The destructor waits for it.
 class GpuContextWarmUp {
  public:
-  explicit GpuContextWarmUp(bool start);
+  explicit GpuContextWarmUp(bool start, int device = 0);
   ~GpuContextWarmUp();
   GpuContextWarmUp(const GpuContextWarmUp&) = delete;
   GpuContextWarmUp& operator=(const GpuContextWarmUp&) = delete;

@@ -16,10 +16,14 @@
 #include "app/progress.hpp"
 #include "app/report.hpp"
 #include "app/solve_error.hpp"
+#include "app/thread_budget.hpp"
 #include "dist/collective_error.hpp"
 #include "dist/distributed_parse.hpp"
 #include "dist/distributed_reduce.hpp"
 #include "dist/distributed_solve.hpp"
+#include "dist/host_ranks.hpp"
+#include "dist/process_age.hpp"
+#include "dist/step_log.hpp"
 #include "mna/host_memory.hpp"
 #include "mna/stopwatch.hpp"
 #include "parser/input_error.hpp"
@@ -68,6 +72,9 @@ RunReport run_distributed(const Options& opt, const dist::MpiSession& mpi) {
   rep.netlist = opt.netlist;
   rep.ranks = mpi.size();
   check_distributed_options(opt, mpi.size());
+  dist::share_step_log(MPI_COMM_WORLD);  // -v: every rank's step lines, logged by rank 0
+  dist::log_step(MPI_COMM_WORLD, fmt::format("rank {}: its run began {:.2f} s after its process started (loading, MPI_Init)",
+                                             mpi.rank(), dist::process_age_seconds()));
   Stopwatch total, phase;
   // A bad output path fails before the long work, on every rank alike.
   dist::agree_on_failure(MPI_COMM_WORLD, [&] {
@@ -76,6 +83,14 @@ RunReport run_distributed(const Options& opt, const dist::MpiSession& mpi) {
       if (!path->empty()) check_writable(*path);
   });
 
+  // With --backend gpu each rank's CUDA context is created beside the parse, as one process's is
+  // (app/backend.hpp), on the device its solve will take (its place among its host's ranks,
+  // gpu/nccl_comm.hpp); the parse leaves that thread a core while it works (app/thread_budget.hpp).
+  const bool gpu = opt.backend == "gpu";  // the same on every rank: host_ranks is collective
+  const GpuContextWarmUp warm_up(gpu, gpu ? dist::host_ranks(MPI_COMM_WORLD).rank : 0);
+  ThreadCountScope threads;
+  omp_set_num_threads(std::max(1, threads.cap() - warm_up.busy_cores()));
+  rep.parse_threads = omp_get_max_threads();
   ParseOptions parse_options;
   ProgressLine parse_progress(mpi.is_root() && progress_wanted(opt.quiet));
   parse_options.progress = show_parse_progress;
@@ -84,7 +99,8 @@ RunReport run_distributed(const Options& opt, const dist::MpiSession& mpi) {
   parse_progress.finish();
   rep.time.parse = phase.lap();
   rep.nodes = int64_t(netlist.total_nodes) - 1;
-  rep.threads = rep.parse_threads = omp_get_max_threads();
+  omp_set_num_threads(std::max(1, threads.cap() - warm_up.busy_cores()));
+  rep.threads = omp_get_max_threads();
   uint64_t bytes = netlist.bytes_read;
   MPI_Allreduce(MPI_IN_PLACE, &bytes, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
   rep.bytes = bytes;

@@ -9,6 +9,7 @@
 
 #include "dist/byte_exchange.hpp"
 #include "dist/collective_error.hpp"
+#include "dist/step_log.hpp"
 #include "mna/host_memory.hpp"
 #include "mna/stopwatch.hpp"
 #include "parser/chunk_parser.hpp"
@@ -306,6 +307,81 @@ Numbering number_nodes(const NameTable& local, MPI_Comm comm) {
   return result;
 }
 
+// Rank q's first owned node id once ownership is balanced (6. of the header comment); q = ranks:
+// total_nodes.
+uint32_t balanced_first(int q, int ranks, uint32_t total_nodes) {
+  return static_cast<uint32_t>(1 + uint64_t(total_nodes - 1) * uint64_t(q) / uint64_t(ranks));
+}
+
+// 6. of the header comment: the names of ids [seen_first, seen_first + seen.size()) (this rank's
+// first appearances) go to the ranks owning them once balanced, and this rank's balanced names,
+// received from their first ranks (in rank order, so in id order), are returned. Each rank's
+// first appearances and its balanced range are contiguous runs of ids, so what goes to a rank is
+// a contiguous slice of the table, its bytes one contiguous run of the arena: the arena is the
+// send buffer as it stands, and the received bytes are the new arena.
+NameTable balance_owned(const NameTable& seen, uint32_t seen_first, uint32_t total_nodes, MPI_Comm comm) {
+  int rank = 0, ranks = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &ranks);
+  const uint32_t n = seen.size(), seen_end = seen_first + n;
+  std::vector<uint64_t> names(size_t(ranks), 0), bytes(size_t(ranks), 0);
+  const auto offset = [&](uint32_t i) {  // of seen name i in the arena; i = n: its end
+    return i == n ? seen.arena_bytes() : uint64_t(seen[i].data() - seen[0].data());
+  };
+  for (int q = 0; q < ranks; ++q) {
+    const uint32_t from = std::max(seen_first, balanced_first(q, ranks, total_nodes));
+    const uint32_t to = std::min(seen_end, balanced_first(q + 1, ranks, total_nodes));
+    if (from >= to) continue;
+    names[size_t(q)] = to - from;
+    bytes[size_t(q)] = offset(to - seen_first) - offset(from - seen_first);
+  }
+  FillVector<uint32_t> sizes;
+  agree_on_failure(comm, [&] {
+    sizes.resize(n);
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < int64_t(n); ++i) sizes[i] = static_cast<uint32_t>(seen[uint32_t(i)].size());
+  });
+  const std::vector<uint64_t> in_names = exchange_counts(names, comm), in_bytes = exchange_counts(bytes, comm);
+  const std::vector<uint32_t> in_sizes = exchange<uint32_t>(sizes, names, in_names, comm);
+  decltype(sizes)().swap(sizes);
+  uint64_t total = 0;
+  for (uint64_t c : in_bytes) total += c;
+  FillVector<char> arena;
+  agree_on_failure(comm, [&] { arena.resize(total); });
+  exchange_bytes(n > 0 ? seen[0].data() : nullptr, bytes, arena.data(), in_bytes, comm);
+
+  // The received names placed in id order: each thread its range's, after the bytes of those before.
+  NameTable owned;
+  agree_on_failure(comm, [&] {
+    const auto count = static_cast<uint32_t>(in_sizes.size());
+    const int threads = std::max(1, omp_get_max_threads());
+    std::vector<uint64_t> before(size_t(threads) + 1, 0);
+    const auto range = [&](int t) {
+      return std::pair<uint32_t, uint32_t>(uint32_t(uint64_t(count) * uint64_t(t) / uint64_t(threads)),
+                                           uint32_t(uint64_t(count) * uint64_t(t + 1) / uint64_t(threads)));
+    };
+    owned.extend(count, total);
+    owned.drop_index();
+#pragma omp parallel num_threads(threads)
+    {
+      const int t = omp_get_thread_num();
+      const auto [b, e] = range(t);
+      uint64_t mine = 0;
+      for (uint32_t i = b; i < e; ++i) mine += in_sizes[i];
+      before[size_t(t) + 1] = mine;
+#pragma omp barrier
+#pragma omp single
+      for (int u = 0; u < threads; ++u) before[size_t(u) + 1] += before[size_t(u)];
+      uint64_t at = before[size_t(t)];
+      for (uint32_t i = b; i < e; ++i) {
+        owned.place(i, at, std::string_view(arena.data() + at, in_sizes[i]));
+        at += in_sizes[i];
+      }
+    }
+  });
+  return owned;
+}
+
 // The exception of a part's first error, its line in the whole file.
 std::exception_ptr part_error(const NetlistPart& part, uint32_t line_offset) {
   const ParseFailure& f = *part.error;
@@ -427,7 +503,7 @@ RankNetlist parse_distributed(const std::string& path, MPI_Comm comm, const Pars
   MPI_Allgather(&begin, 1, MPI_UINT64_T, starts.data(), 1, MPI_UINT64_T, comm);
   const uint64_t end = rank + 1 < ranks ? starts[rank + 1] : size;
 
-  Stopwatch watch;  // -v: the steps' times, logged by rank 0
+  Stopwatch watch;  // -v: the steps' times (dist/step_log.hpp)
   NetlistPart part;
   std::exception_ptr failure;
   try {
@@ -435,6 +511,7 @@ RankNetlist parse_distributed(const std::string& path, MPI_Comm comm, const Pars
   } catch (...) {
     failure = std::current_exception();
   }
+  const double range_parsed = watch.lap();  // -v: before the first collective, which waits for the slowest range
 
   // 2. The first error or .end in file order; the ranks after it count for nothing.
   int stops[2] = {failure || part.error ? rank : ranks, part.ended ? rank : ranks};
@@ -485,17 +562,23 @@ RankNetlist parse_distributed(const std::string& path, MPI_Comm comm, const Pars
     e.minus = numbering.global[e.minus];
     if (e.file == 0) e.line += line_offset;
   }
-  out.first_node = numbering.first_node;
+  std::vector<uint32_t>().swap(numbering.global);
+  const double renumbered = watch.lap();
+  const uint32_t first_seen = numbering.owned.size();
+  out.first_node = balanced_first(rank, ranks, numbering.total_nodes);
   out.total_nodes = numbering.total_nodes;
-  out.owned_names = std::move(numbering.owned);
+  out.owned_names = balance_owned(numbering.owned, numbering.first_node, numbering.total_nodes, comm);
+  numbering.owned = NameTable();
   out.elements = std::move(el);
   out.element_names = std::move(part.netlist.element_names);
   out.files = std::move(part.netlist.files);
   out.bytes_read = part.netlist.bytes_read;
-  if (rank == 0)
-    spdlog::debug("distributed parse on rank 0: its range parsed {:.3f} s, node ids {:.3f} s ({} names seen, {} its own), "
-                  "elements renumbered {:.3f} s; peak host memory {:.0f} MB", parsed, numbered, local_names, out.owned(),
-                  watch.lap(), double(host_memory().peak) / 1e6);
+  log_step(comm, fmt::format("distributed parse on rank {}: its range parsed {:.3f} s, checks and warnings {:.3f} s (with "
+                             "the wait for the slowest range), node ids {:.3f} s ({} names seen, {} first seen here), "
+                             "elements renumbered {:.3f} s, ownership balanced {:.3f} s ({} nodes of its own); peak host "
+                             "memory {:.0f} MB",
+                             rank, range_parsed, parsed, numbered, local_names, first_seen, renumbered, watch.lap(),
+                             out.owned(), double(host_memory().peak) / 1e6));
   return out;
 }
 

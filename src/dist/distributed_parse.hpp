@@ -30,6 +30,12 @@
 //    (names to their owners, a first-appearance flag back, owned ids to the owners, every id
 //    back), by dist/byte_exchange.hpp (64-bit counts). "0" and "gnd" are ground, id 0, sent
 //    nowhere.
+// 6. Ownership balanced: rank r owns ids [1 + r (N - 1) / P, 1 + (r + 1) (N - 1) / P) of the N
+//    ids, and each rank sends the names of its first appearances to their owners (one slice of
+//    its table per owner, in id order). First appearances are far from balanced (pgsim-gen writes
+//    each net layer after layer, and later layers name nodes of earlier ones: on its 50M-node grid
+//    rank 0 of 2 saw 63% of the nodes first), and a rank's nodes are its share of the reduction's
+//    rows and of the voltages file, which the slowest rank's share bounds.
 //
 // Errors: every failure (a bad netlist, an unreadable file, memory) ends every rank with the same
 // exception (dist/collective_error.hpp); no rank is left in a collective call.

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "dist/record_exchange.hpp"
+#include "dist/step_log.hpp"
 #include "mna/host_memory.hpp"
 #include "mna/prefix_sum.hpp"
 #include "mna/stopwatch.hpp"
@@ -85,7 +86,8 @@ void eliminate_and_split(RankSystem& sys, DistributedRows rows, const std::vecto
   MPI_Allreduce(MPI_IN_PLACE, &total, 1, MPI_INT64_T, MPI_SUM, comm);
   blk.first_row = blk.rank == 0 ? 0 : first_row;
   blk.global_rows = total;
-  std::vector<int32_t> kept_index(size_t(n), -1);  // local unknown -> local kept row
+  std::vector<int32_t> kept_index;  // local unknown -> local kept row
+  assign_touched(kept_index, size_t(n), -1);
 #pragma omp parallel for schedule(static, 65536)
   for (std::ptrdiff_t k = 0; k < std::ptrdiff_t(e.kept.size()); ++k) kept_index[size_t(e.kept[size_t(k)])] = int32_t(k);
 
@@ -148,7 +150,7 @@ RankSystem reduce_distributed(const RankNetlist& nl, MPI_Comm comm, bool reparti
   sys.first_node = nl.first_node;
   sys.owned_nodes = nl.owned();
   sys.block.rank = nl.rank;
-  Stopwatch step;  // -v: the steps' times on rank 0
+  Stopwatch step;  // -v: the steps' times (dist/step_log.hpp)
   double peak[4];  // -v: the peak host bytes after each step (VmHWM)
   sys.super_nodes = SuperNodes(nl, comm);
   const double merged = step.lap();
@@ -180,20 +182,20 @@ RankSystem reduce_distributed(const RankNetlist& nl, MPI_Comm comm, bool reparti
   double parts[3];
   eliminate_and_split(sys, std::move(rows), row_begin, nl.ranks, comm, parts);
   peak[3] = double(host_memory().peak);
-  if (nl.rank == 0)
-    spdlog::debug("distributed reduction on rank 0: super-nodes {:.3f} s ({:.0f} MB held, {} links across ranks), stamp and floating check "
-                  "{:.3f} s, repartition {:.3f} s (plan {:.3f} s, rows moved {:.3f} s), chain elimination and block {:.3f} s "
-                  "(split {:.3f} s, elimination {:.3f} s, block {:.3f} s); peak host memory after each step {:.0f}, {:.0f}, "
-                  "{:.0f}, {:.0f} MB",
-                  merged, double(sys.super_nodes.bytes()) / 1e6, sys.super_nodes.links(), stamp_seconds, planned + moved, planned,
-                  moved, step.lap(), parts[0], parts[1], parts[2], peak[0] / 1e6, peak[1] / 1e6, peak[2] / 1e6, peak[3] / 1e6);
+  log_step(comm, fmt::format("distributed reduction on rank {}: super-nodes {:.3f} s ({:.0f} MB held, {} links across ranks), "
+                             "stamp and floating check {:.3f} s, repartition {:.3f} s (plan {:.3f} s, rows moved {:.3f} s), chain "
+                             "elimination and block {:.3f} s (split {:.3f} s, elimination {:.3f} s, block {:.3f} s); peak host "
+                             "memory after each step {:.0f}, {:.0f}, {:.0f}, {:.0f} MB",
+                             nl.rank, merged, double(sys.super_nodes.bytes()) / 1e6, sys.super_nodes.links(), stamp_seconds,
+                             planned + moved, planned, moved, step.lap(), parts[0], parts[1], parts[2], peak[0] / 1e6,
+                             peak[1] / 1e6, peak[2] / 1e6, peak[3] / 1e6));
   return sys;
 }
 
 std::vector<double> owned_voltages(const RankSystem& sys, const std::vector<double>& x_block, MPI_Comm comm) {
   const SuperNodes& sn = sys.super_nodes;
   const int32_t first = sys.first_unknown(), n = sys.unknowns();
-  Stopwatch watch;  // -v: the steps' times, logged by rank 0
+  Stopwatch watch;  // -v: the steps' times (dist/step_log.hpp)
   std::vector<double> x;
   sys.elimination.recover(x_block, x);
   const double recovered = watch.lap();
@@ -204,7 +206,8 @@ std::vector<double> owned_voltages(const RankSystem& sys, const std::vector<doub
   // take their voltage from, ascending (so grouped by owner): asked of their owners in one
   // all-to-all, answered in another.
   const auto nodes = std::ptrdiff_t(sys.owned_nodes);
-  std::vector<int32_t> unknown(sys.owned_nodes);
+  std::vector<int32_t> unknown;  // arrays of a node each: pages faulted in by all threads (touched_vector.hpp)
+  size_for_overwrite(unknown, sys.owned_nodes);
 #pragma omp parallel for schedule(static, 4096)
   for (std::ptrdiff_t i = 0; i < nodes; ++i) unknown[size_t(i)] = sn.unknown_of(sys.first_node + uint32_t(i));
   const auto elsewhere = [&](int32_t u) { return u >= 0 && (u < first || u - first >= n); };
@@ -229,7 +232,8 @@ std::vector<double> owned_voltages(const RankSystem& sys, const std::vector<doub
   std::vector<int> answered_counts;
   const std::vector<double> values = all_to_all(answers, asked_counts, comm, answered_counts);
 
-  std::vector<double> v(sys.owned_nodes);
+  std::vector<double> v;
+  size_for_overwrite(v, sys.owned_nodes);
 #pragma omp parallel for schedule(static, 4096)
   for (std::ptrdiff_t i = 0; i < nodes; ++i) {
     const int32_t u = unknown[size_t(i)];
@@ -238,9 +242,9 @@ std::vector<double> owned_voltages(const RankSystem& sys, const std::vector<doub
     else if (u >= 0) xu = x[size_t(u - first)];
     v[size_t(i)] = sn.offset_of(sys.first_node + uint32_t(i)) + xu;
   }
-  if (sys.block.rank == 0)
-    spdlog::debug("voltages on rank 0: eliminated unknowns recovered {:.3f} s, values returned to their rows' first ranks "
-                  "{:.3f} s, node voltages {:.3f} s ({} values of other ranks)", recovered, returned, watch.lap(), remote.size());
+  log_step(comm, fmt::format("voltages on rank {}: eliminated unknowns recovered {:.3f} s, values returned to their rows' "
+                             "first ranks {:.3f} s, node voltages {:.3f} s ({} values of other ranks)",
+                             sys.block.rank, recovered, returned, watch.lap(), remote.size()));
   return v;
 }
 

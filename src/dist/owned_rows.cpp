@@ -10,6 +10,7 @@
 #include <string>
 
 #include "dist/record_exchange.hpp"
+#include "dist/step_log.hpp"
 #include "mna/concurrent_union_find.hpp"
 #include "mna/prefix_sum.hpp"
 #include "mna/reduce.hpp"
@@ -102,7 +103,7 @@ void sort_by_key(T* first, T* last, Key key) {
     for (T* j = i; j > first && key(*j) < key(j[-1]); --j) std::swap(*j, j[-1]);
 }
 
-// -v: the stamp's passes, timed on every rank, logged by rank 0.
+// -v: the stamp's passes, timed on every rank (dist/step_log.hpp).
 struct StampTimes {
   Stopwatch watch;
   double contributions = 0, exchange = 0, by_row = 0, assemble = 0, floating = 0;
@@ -221,10 +222,14 @@ void sorted_couplings(const std::vector<Contribution>& cs, std::vector<std::pair
 void assemble(const RowContributions& rc, OwnedRows& out, std::vector<uint8_t>& anchored) {
   const int32_t n = out.rows();
   CsrMatrix& G = out.G;
-  G.ptr.assign(size_t(n) + 1, 0);
-  out.b.assign(size_t(n), 0.0);
-  anchored.assign(size_t(n), 0);
-  std::vector<double> diag(static_cast<size_t>(n));
+  // Arrays of a row each (a 50M-node grid's rank: 17M rows), their pages faulted in by all threads
+  // (mna/touched_vector.hpp) rather than zeroed by this one first.
+  size_for_overwrite(G.ptr, size_t(n) + 1);
+  G.ptr[0] = 0;
+  size_for_overwrite(out.b, size_t(n));
+  assign_touched(anchored, size_t(n), uint8_t(0));
+  std::vector<double> diag;
+  size_for_overwrite(diag, size_t(n));
 #pragma omp parallel
   {
     std::vector<Contribution> cs;
@@ -417,10 +422,10 @@ OwnedRows stamp_owned_rows(const RankNetlist& nl, const SuperNodes& sn, MPI_Comm
   }
   check_floating(out, anchored, nl, sn, comm);
   times.floating = times.watch.lap();
-  if (nl.rank == 0)
-    spdlog::debug("stamp on rank 0: contributions {:.3f} s ({} element ends of its rows, {} contributions sent), exchange {:.3f} s, grouped by row {:.3f} s, "
-                  "rows assembled {:.3f} s, floating check {:.3f} s",
-                  times.contributions, times.kept, times.sent, times.exchange, times.by_row, times.assemble, times.floating);
+  log_step(comm, fmt::format("stamp on rank {}: contributions {:.3f} s ({} element ends of its rows, {} contributions sent), "
+                             "exchange {:.3f} s, grouped by row {:.3f} s, rows assembled {:.3f} s, floating check {:.3f} s",
+                             nl.rank, times.contributions, times.kept, times.sent, times.exchange, times.by_row, times.assemble,
+                             times.floating));
   return out;
 }
 

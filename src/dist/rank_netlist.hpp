@@ -8,10 +8,11 @@
 // it, entirely.
 //
 // Node ids are global and exactly a single-process parse's (parser/netlist.hpp): 0 is ground
-// ("0" or "gnd"), every other node numbered by its first appearance in file order. Since the
-// ranges follow file order, the nodes first seen in rank r's range are one contiguous run of
-// ids, in their order of first appearance: [first_node, first_node + owned()). Rank r owns
-// them: it writes their voltages, and their unknowns are its rows. Ground belongs to no rank.
+// ("0" or "gnd"), every other node numbered by its first appearance in file order. Rank r owns
+// one contiguous run of ids, [first_node, first_node + owned()), the runs in rank order covering
+// every node but ground (the distributed parse gives each rank an equal share, whichever range
+// saw the nodes first; a rank's elements may name nodes of any rank): it writes their voltages,
+// and their unknowns are its rows. Ground belongs to no rank.
 //
 // Elements keep file order within the range; with the ranges in rank order they are the
 // serial parse's elements, split. Element names are interned per rank (a duplicate name in two

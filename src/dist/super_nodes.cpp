@@ -9,10 +9,12 @@
 #include <stdexcept>
 
 #include "dist/record_exchange.hpp"
+#include "dist/step_log.hpp"
 #include "mna/concurrent_union_find.hpp"
 #include "mna/reduce.hpp"
 #include "mna/source_loop.hpp"
 #include "mna/stopwatch.hpp"
+#include "mna/touched_vector.hpp"
 #include "parser/default_init.hpp"
 #include "parser/input_error.hpp"
 #include "parser/shown.hpp"
@@ -296,7 +298,7 @@ FillVector<NodeAnswer> merge_sets(const RankNetlist& nl, const std::vector<uint3
 }  // namespace
 
 SuperNodes::SuperNodes(const RankNetlist& nl, MPI_Comm comm) : range_first_(nl.first_node), range_count_(nl.owned()) {
-  Stopwatch watch;  // -v: the steps' times, logged by rank 0
+  Stopwatch watch;  // -v: the steps' times (dist/step_log.hpp)
   // This rank's merging elements in element order, and whether any rank has a source.
   // Each thread filters one contiguous range of elements (static schedule); joined in thread order.
   std::vector<std::vector<uint32_t>> of_thread(static_cast<size_t>(omp_get_max_threads()));
@@ -363,7 +365,7 @@ SuperNodes::SuperNodes(const RankNetlist& nl, MPI_Comm comm) : range_first_(nl.f
   }
   first_unknown_ = unknown_begin_[size_t(nl.rank)];
 
-  range_unknown_.resize(range_count_);
+  size_for_overwrite(range_unknown_, range_count_);  // a node each: pages faulted in by all threads
   range_offset_.resize(has_offset_.size());
   range_size_.resize(has_size_.size());
 #pragma omp parallel for schedule(static, 4096)
@@ -405,10 +407,11 @@ SuperNodes::SuperNodes(const RankNetlist& nl, MPI_Comm comm) : range_first_(nl.f
   FillVector<NodeAnswer>().swap(answers);
   const double numbered = watch.lap();
   fetch_foreign(nl, owner.first, comm);
-  if (nl.rank == 0)
-    spdlog::debug("super-nodes on rank 0: merging elements {:.3f} s ({} of its own), sets {:.3f} s, routed {:.3f} s, merged "
-                  "{:.3f} s ({} elements, {} member nodes answered), numbered {:.3f} s, stamped nodes of other ranks {:.3f} s ({})",
-                  filtered, my_merging.size(), found, sent, merged, merged_here, size_t(a), numbered, watch.lap(), foreign_.size());
+  log_step(comm, fmt::format("super-nodes on rank {}: merging elements {:.3f} s ({} of its own), sets {:.3f} s, routed {:.3f} s, "
+                             "merged {:.3f} s ({} elements, {} member nodes answered), numbered {:.3f} s, stamped nodes of "
+                             "other ranks {:.3f} s ({})",
+                             nl.rank, filtered, my_merging.size(), found, sent, merged, merged_here, size_t(a), numbered,
+                             watch.lap(), foreign_.size()));
 }
 
 void SuperNodes::fetch_foreign(const RankNetlist& nl, const std::vector<uint32_t>& first_nodes, MPI_Comm comm) {

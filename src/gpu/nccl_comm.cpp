@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "dist/host_ranks.hpp"
 #include "gpu/cuda_check.hpp"
 
 namespace pgsim::gpu {
@@ -17,12 +18,7 @@ NcclComm::NcclComm(MPI_Comm comm) {
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
-  MPI_Comm host;
-  MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &host);
-  int local_rank = 0, local_size = 1;
-  MPI_Comm_rank(host, &local_rank);
-  MPI_Comm_size(host, &local_size);
-  MPI_Comm_free(&host);
+  const auto [local_rank, local_size] = dist::host_ranks(comm);
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess) devices = 0;
   int short_here = local_size > devices ? 1 : 0, short_anywhere = 0;

@@ -36,10 +36,10 @@ void first_pinned() {
 
 }  // namespace
 
-WarmUpTimes warm_up_device() {
+WarmUpTimes warm_up_device(int device) {
   WarmUpTimes t;
   Stopwatch step;
-  if (cudaFree(nullptr) != cudaSuccess) {  // no usable device: nothing more to do
+  if (cudaSetDevice(device) != cudaSuccess || cudaFree(nullptr) != cudaSuccess) {  // no usable device: nothing more to do
     cudaGetLastError();
     return t;
   }

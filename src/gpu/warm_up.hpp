@@ -11,8 +11,8 @@ struct WarmUpTimes {
   double pinned = 0;   // the first mapped pinned host allocation
 };
 
-// Creates the context of the current device and does the steps of WarmUpTimes once. Never
-// throws: a failure is cleared and left for the solve's own calls to report.
-WarmUpTimes warm_up_device();
+// Makes `device` the calling thread's current device, creates its context and does the steps of
+// WarmUpTimes once. Never throws: a failure is cleared and left for the solve's own calls to report.
+WarmUpTimes warm_up_device(int device);
 
 }  // namespace pgsim::gpu
