@@ -109,7 +109,11 @@ TEST_CASE("run() keeps its largest data in the caller's RunData when given one",
   const RunReport r = run(opt, &data);
   CHECK(r.nodes == 3);
   REQUIRE(data.netlist.node_count() == 4);
-  CHECK(data.system.unknowns() == 2);  // n1 is fixed by V1
+  CHECK(data.system.b.size() == 2);  // n1 is fixed by V1
+  // G, read only by the residual check after the solve, was packed, not held as it is.
+  REQUIRE(data.packed_G.has_value());
+  CHECK(data.packed_G->rows == 2);
+  CHECK(data.system.G.nnz() == 0);
   REQUIRE(data.voltages.size() == 4);
   // Node names are kept readable by id; their index is dropped after the parse (no lookups by name).
   CHECK_THROWS_AS(data.netlist.node_names.find("n1"), std::logic_error);
