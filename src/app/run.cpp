@@ -154,12 +154,12 @@ RunReport run(const Options& opt, RunData* data) {
     // (mna/packed_symmetric.hpp) through the CMG build and the PCG, where the memory peaks.
     std::optional<PackedSymmetric>& packed_G = keep.packed_G;
     if (opt.eliminate) {
-      chains = eliminate_chains(sys.G, sys.b);
-      rep.eliminated = chains->eliminated();
       Stopwatch packing;
       packed_G = pack_symmetric(sys.G);
-      if (packed_G) sys.G = CsrMatrix();
       const double packed = packing.lap();
+      // Packed, G's own arrays become the elimination's work space (no copy of them beside G).
+      chains = packed_G ? eliminate_chains(std::move(sys.G), sys.b) : eliminate_chains(sys.G, sys.b);
+      rep.eliminated = chains->eliminated();
       rep.time.eliminate = phase.lap();
       spdlog::info("eliminated {} chain unknowns exactly, {} remain, in {:.3f} s", rep.eliminated, chains->G.rows,
                    rep.time.eliminate);
