@@ -14,6 +14,7 @@
 #include "app/heatmap.hpp"
 #include "mna/host_memory.hpp"
 #include "app/output_file.hpp"
+#include "app/parked_offsets.hpp"
 #include "app/png_writer.hpp"
 #include "app/progress.hpp"
 #include "app/report.hpp"
@@ -136,6 +137,9 @@ RunReport run(const Options& opt, RunData* data) {
     }
   }
 
+  // Read again only by the write phase, and zero at nearly every node: parked until then.
+  ParkedOffsets offsets = park_offsets(sys.offset_of_node);
+  spdlog::debug("node offsets parked: {} of {} not zero", offsets.index.size(), offsets.size);
   std::vector<double>& x = keep.x;  // every unknown's voltage, filled after the solve (not held through setup and PCG)
   rep.backend = "cpu";
   if (opt.solver == "direct") {
@@ -216,6 +220,7 @@ RunReport run(const Options& opt, RunData* data) {
   } else {
     throw InputError("unknown solver '" + opt.solver + "' (pcg or direct)");
   }
+  restore_offsets(offsets, sys.offset_of_node);
   spdlog::info("{} ({}{}) on the {}: {} iterations, relative residual {:.3e}, {:.3f} s", rep.method, rep.precond,
                rep.smoother.empty() ? "" : ", " + rep.smoother + " smoother",
                rep.backend, rep.result.iterations, rep.result.relative_residual, rep.time.solve);
