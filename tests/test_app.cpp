@@ -1,10 +1,12 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
+#include <cstring>
 #include <stdexcept>
 #include <string_view>
 
 #include "app/compare.hpp"
 #include "app/exit_codes.hpp"
+#include "app/parked_offsets.hpp"
 #include "app/run.hpp"
 #include "app/voltage_file.hpp"
 #include "parser/netlist.hpp"
@@ -109,7 +111,11 @@ TEST_CASE("run() keeps its largest data in the caller's RunData when given one",
   const RunReport r = run(opt, &data);
   CHECK(r.nodes == 3);
   REQUIRE(data.netlist.node_count() == 4);
-  CHECK(data.system.unknowns() == 2);  // n1 is fixed by V1
+  CHECK(data.system.b.size() == 2);  // n1 is fixed by V1
+  // G, read only by the residual check after the solve, was packed, not held as it is.
+  REQUIRE(data.packed_G.has_value());
+  CHECK(data.packed_G->rows == 2);
+  CHECK(data.system.G.nnz() == 0);
   REQUIRE(data.voltages.size() == 4);
   // Node names are kept readable by id; their index is dropped after the parse (no lookups by name).
   CHECK_THROWS_AS(data.netlist.node_names.find("n1"), std::logic_error);
@@ -122,4 +128,21 @@ TEST_CASE("run() keeps its largest data in the caller's RunData when given one",
   CHECK(data.voltages[node("n1")] == Approx(1.0));
   CHECK(data.voltages[node("n3")] == Approx(1.0 - 2e-3).margin(1e-12));
   CHECK(data.deviations.value.size() == 4);
+}
+
+TEST_CASE("node offsets parked keep only their non-zero entries and come back bit for bit", "[app]") {
+  // Over a block of the parallel passes (65,536 entries): offsets in several blocks.
+  FillVector<double> offsets(200000, 0.0);
+  offsets[3] = 1.8;
+  offsets[70000] = -0.0;  // not +0.0: kept, with its sign
+  offsets[199999] = -1e-300;
+  const FillVector<double> before = offsets;
+  ParkedOffsets parked = park_offsets(offsets);
+  CHECK(offsets.empty());
+  CHECK(parked.size == 200000);
+  CHECK(parked.index == std::vector<uint32_t>{3, 70000, 199999});
+  restore_offsets(parked, offsets);
+  CHECK(parked.index.empty());
+  REQUIRE(offsets.size() == before.size());
+  CHECK(std::memcmp(offsets.data(), before.data(), before.size() * sizeof(double)) == 0);
 }

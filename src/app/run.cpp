@@ -14,6 +14,7 @@
 #include "app/heatmap.hpp"
 #include "mna/host_memory.hpp"
 #include "app/output_file.hpp"
+#include "app/parked_offsets.hpp"
 #include "app/png_writer.hpp"
 #include "app/progress.hpp"
 #include "app/report.hpp"
@@ -136,6 +137,9 @@ RunReport run(const Options& opt, RunData* data) {
     }
   }
 
+  // Read again only by the write phase, and zero at nearly every node: parked until then.
+  ParkedOffsets offsets = park_offsets(sys.offset_of_node);
+  spdlog::debug("node offsets parked: {} of {} not zero", offsets.index.size(), offsets.size);
   std::vector<double>& x = keep.x;  // every unknown's voltage, filled after the solve (not held through setup and PCG)
   rep.backend = "cpu";
   if (opt.solver == "direct") {
@@ -150,12 +154,20 @@ RunReport run(const Options& opt, RunData* data) {
     rep.precond = opt.precond.empty() ? cpu_preconditioner_names().front() : opt.precond;
     if (rep.precond == "cmg") rep.smoother = opt.smoother;
     std::optional<EliminatedSystem> chains;
+    // The whole system's G is read again only by the residual check after the solve: packed
+    // (mna/packed_symmetric.hpp) through the CMG build and the PCG, where the memory peaks.
+    std::optional<PackedSymmetric>& packed_G = keep.packed_G;
     if (opt.eliminate) {
-      chains = eliminate_chains(sys.G, sys.b);
+      Stopwatch packing;
+      packed_G = pack_symmetric(sys.G);
+      const double packed = packing.lap();
+      // Packed, G's own arrays become the elimination's work space (no copy of them beside G).
+      chains = packed_G ? eliminate_chains(std::move(sys.G), sys.b) : eliminate_chains(sys.G, sys.b);
       rep.eliminated = chains->eliminated();
       rep.time.eliminate = phase.lap();
       spdlog::info("eliminated {} chain unknowns exactly, {} remain, in {:.3f} s", rep.eliminated, chains->G.rows,
                    rep.time.eliminate);
+      spdlog::debug("the whole system's G {} in {:.3f} s", packed_G ? "packed" : "not packed (not symmetric)", packed);
       log_memory("eliminate", rep.nodes);
     }
     const CsrMatrix& G = chains ? chains->G : sys.G;
@@ -195,7 +207,8 @@ RunReport run(const Options& opt, RunData* data) {
     log_memory("solve", rep.nodes);
     if (chains) {
       chains->recover(x_kept, x);  // x: sized there
-      rep.result.relative_residual = relative_residual(sys.G, sys.b, x);
+      rep.result.relative_residual =
+          packed_G ? relative_residual(*packed_G, sys.b, x) : relative_residual(sys.G, sys.b, x);
       rep.result.converged = rep.result.relative_residual <= opt.tolerance;
       rep.time.recover = phase.lap();
       log_memory("recovery and the residual check", rep.nodes);
@@ -207,6 +220,7 @@ RunReport run(const Options& opt, RunData* data) {
   } else {
     throw InputError("unknown solver '" + opt.solver + "' (pcg or direct)");
   }
+  restore_offsets(offsets, sys.offset_of_node);
   spdlog::info("{} ({}{}) on the {}: {} iterations, relative residual {:.3e}, {:.3f} s", rep.method, rep.precond,
                rep.smoother.empty() ? "" : ", " + rep.smoother + " smoother",
                rep.backend, rep.result.iterations, rep.result.relative_residual, rep.time.solve);

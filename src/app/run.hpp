@@ -9,6 +9,7 @@
 #include "app/options.hpp"
 #include "app/waveform_file.hpp"
 #include "dist/rank_stats.hpp"
+#include "mna/packed_symmetric.hpp"
 #include "mna/reduce.hpp"
 #include "parser/netlist.hpp"
 #include "pcg/preconditioner.hpp"
@@ -65,12 +66,14 @@ struct RunReport {
 void release_elements(Netlist& netlist);
 
 // The largest data of a DC run, alive until its end: the netlist (node names, readable by id:
-// their index is dropped after the parse), the reduced system, the solution and every node's
-// voltage and deviation. run() keeps them in the caller's RunData when given one (main.cpp: a
+// their index is dropped after the parse), the reduced system (with chain elimination its G
+// packed into packed_G, mna/packed_symmetric.hpp, and system.G left empty, unless G could not be
+// packed), the solution and every node's voltage and deviation. run() keeps them in the caller's RunData when given one (main.cpp: a
 // process about to exit leaves them to the kernel), else in its own, freed when it returns.
 struct RunData {
   Netlist netlist;
   ReducedSystem system;
+  std::optional<PackedSymmetric> packed_G;
   std::vector<double> x, voltages;
   NodeDeviations deviations;
 };

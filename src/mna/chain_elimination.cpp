@@ -225,15 +225,13 @@ void eliminate_levels(WorkGraph& g, const uint8_t* pinned, int32_t n, Eliminated
   }
 }
 
-}  // namespace
-
-EliminatedSystem eliminate_chains(const CsrMatrix& G, const std::vector<double>& b,
-                                  const std::vector<uint8_t>* pinned) {
-  const int32_t n = G.rows;
+// The elimination of G (n rows; g.ptr its offsets, g.col and g.w sized to its entries), whose
+// columns and values col and val may be g.col's and g.w's own storage: each entry is read before
+// its slot is written.
+EliminatedSystem eliminate(WorkGraph& g, int32_t n, const int32_t* col, const double* val,
+                           const std::vector<double>& b, const uint8_t* pinned) {
   const size_t un = static_cast<size_t>(n);
-  WorkGraph g{G.ptr.data(), {}, {}, {}, {}, {}, {}};
-  g.col.resize(G.col.size());
-  g.w.resize(G.val.size());
+  const int32_t* ptr = g.ptr;
   g.excess.resize(un);
   g.rhs.resize(un);
   g.degree.resize(un);
@@ -243,15 +241,17 @@ EliminatedSystem eliminate_chains(const CsrMatrix& G, const std::vector<double>&
     g.rhs[v] = b[v];
     double diag = 0, off = 0;
     int32_t degree = 0;
-    for (int32_t k = G.ptr[v]; k < G.ptr[v + 1]; ++k) {
-      g.col[k] = G.col[k];
-      if (G.col[k] == v || G.val[k] == 0) {
-        if (G.col[k] == v) diag = G.val[k];
+    for (int32_t k = ptr[v]; k < ptr[v + 1]; ++k) {
+      const int32_t c = col[k];
+      const double x = val[k];
+      if (c == v || x == 0) {
+        if (c == v) diag = x;
         g.col[k] = -1;
         g.w[k] = 0;
         continue;
       }
-      g.w[k] = std::fabs(G.val[k]);
+      g.col[k] = c;
+      g.w[k] = std::fabs(x);
       off += g.w[k];
       ++degree;
     }
@@ -262,7 +262,7 @@ EliminatedSystem eliminate_chains(const CsrMatrix& G, const std::vector<double>&
 
   EliminatedSystem out;
   out.original_unknowns = n;
-  eliminate_levels(g, pinned != nullptr ? pinned->data() : nullptr, n, out);
+  eliminate_levels(g, pinned, n, out);
 
   // The kept system, in the original order: kept unknown v gets the number of kept unknowns before it.
   FillVector<int32_t> new_index;
@@ -319,6 +319,23 @@ EliminatedSystem eliminate_chains(const CsrMatrix& G, const std::vector<double>&
     sort_row(S.col.data() + S.ptr[r], S.val.data() + S.ptr[r], at - S.ptr[r]);
   }
   return out;
+}
+
+}  // namespace
+
+EliminatedSystem eliminate_chains(const CsrMatrix& G, const std::vector<double>& b,
+                                  const std::vector<uint8_t>* pinned) {
+  WorkGraph g{G.ptr.data(), {}, {}, {}, {}, {}, {}};
+  g.col.resize(G.col.size());
+  g.w.resize(G.val.size());
+  return eliminate(g, G.rows, G.col.data(), G.val.data(), b, pinned != nullptr ? pinned->data() : nullptr);
+}
+
+EliminatedSystem eliminate_chains(CsrMatrix&& G, const std::vector<double>& b) {
+  CsrMatrix own = std::move(G);  // its offsets read to the end; its entries become g's
+  G = CsrMatrix();
+  WorkGraph g{own.ptr.data(), std::move(own.col), std::move(own.val), {}, {}, {}, {}};
+  return eliminate(g, own.rows, g.col.data(), g.w.data(), b, nullptr);
 }
 
 std::vector<double> EliminatedSystem::recover(const std::vector<double>& x_kept) const {
