@@ -106,6 +106,32 @@ TEST_CASE("a line's end and its comments as the tokenizer meets them", "[parser]
   CHECK_THAT(parse_error(std::string("R1 a b 1\n* x\0y\n", 15)), Catch::Contains("mem.sp:2:") && Catch::Contains("0x00"));
 }
 
+
+TEST_CASE("a token ends at the first blank, ',', ';' or control byte, at any place in a long token", "[parser]") {
+  // The tokenizer scans a token 16 (or 8) bytes at a time, the bytes left before the text's end
+  // one at a time: each byte that ends a token, at every offset in and past those words, with a
+  // byte >= 0x80 (plain) in the token, and the token at the very end of the text too.
+  for (size_t length = 1; length <= 40; ++length) {
+    std::string name(length, 'n');
+    name[length / 2] = '\xe9';
+    for (const char* stop : {" ", "\t", ",", "\r", "\v", "\f", ";x"}) {
+      INFO("length " << length << ", stop byte " << int(stop[0]));
+      if (stop[0] == ';') {  // a comment: the line has no value
+        CHECK_THAT(parse_error("V1 0 " + name + stop + " 1\n"), Catch::Contains("has no voltage value"));
+        continue;
+      }
+      const Netlist nl = parse("V1 0 " + name + stop + " 1\nR1 " + name + " 0 2\n");
+      REQUIRE(nl.elements.size() == 2);
+      CHECK(nl.node_names[1] == name);
+      CHECK(nl.elements[1].plus == 1);
+    }
+    for (const char control : {'\x01', '\x1f', '\x7f'})
+      CHECK_THAT(parse_error("R1 0 " + name + control + name + " 1\n"), Catch::Contains("mem.sp:1:") && Catch::Contains("control character"));
+    const Netlist last = parse("R1 0 1 " + std::string(length, '0') + "7");  // the value ends the text
+    REQUIRE(last.elements.size() == 1);
+    CHECK(last.elements[0].value == 7.0);
+  }
+}
 TEST_CASE(".include is read relative to the including file", "[parser]") {
   test::TempDir dir;
   std::filesystem::create_directories(dir.file("sub"));

@@ -6,6 +6,10 @@
 #include <cstdio>
 #include <cstring>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "spice_value.hpp"
 #include "text.hpp"
 
@@ -42,10 +46,25 @@ struct ByteClasses {
 };
 constexpr ByteClasses kByteClasses;
 
-// The first byte at or after p that is not kPlain, or end. Eight bytes at a time (SWAR): a
-// word's flags mark bytes below 0x21 (blanks and controls), ',', ';' and 0x7f. The lowest
-// flag of each test is exact (borrows only spill upwards), so the lowest flag is the answer.
+// The first byte at or after p that is not kPlain, or end: bytes below 0x21 (blanks and
+// controls), ',', ';' and 0x7f. With SSE2 (every x86-64), sixteen bytes at a time: a compare per
+// class and one movemask, the bit of the first such byte found by one tzcnt (callgrind, 200k-node
+// grid, one thread: the eight-byte SWAR loop below, which needs four zero-byte tests a word, was
+// about 80 instructions a token and a fifth of the parse's). Elsewhere eight bytes at a time
+// (SWAR): a word's flags mark those bytes; the lowest flag of each test is exact (borrows only
+// spill upwards), so the lowest flag is the answer. The last bytes before `end` one at a time.
 inline const char* skip_plain(const char* p, const char* end) {
+#if defined(__SSE2__)
+  const __m128i blank = _mm_set1_epi8(0x20), comma = _mm_set1_epi8(','), semicolon = _mm_set1_epi8(';'),
+                del = _mm_set1_epi8(0x7f);
+  for (; end - p >= 16; p += 16) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    const __m128i below = _mm_cmpeq_epi8(_mm_max_epu8(v, blank), blank);  // v <= 0x20, unsigned
+    const __m128i marks = _mm_or_si128(_mm_or_si128(below, _mm_cmpeq_epi8(v, comma)),
+                                       _mm_or_si128(_mm_cmpeq_epi8(v, semicolon), _mm_cmpeq_epi8(v, del)));
+    if (const int flags = _mm_movemask_epi8(marks)) return p + __builtin_ctz(static_cast<unsigned>(flags));
+  }
+#else
   constexpr uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
   auto zero_byte = [](uint64_t x) { return (x - ones) & ~x & high; };
   for (; end - p >= 8; p += 8) {
@@ -55,6 +74,7 @@ inline const char* skip_plain(const char* p, const char* end) {
                            zero_byte(w ^ (';' * ones)) | zero_byte(w ^ (0x7f * ones));
     if (flags) return p + __builtin_ctzll(flags) / 8;
   }
+#endif
   while (p < end && kByteClasses.of[static_cast<unsigned char>(*p)] == kPlain) ++p;
   return p;
 }
