@@ -76,15 +76,15 @@ uint32_t NameTable::candidate(uint64_t h) const {
   }
 }
 
-void NameTable::prefetch_place(uint64_t h) const {
+uint32_t NameTable::prefetch_place(uint64_t h) const {
   const uint32_t id = candidate(h);
-  if (id == npos || (id & kProvisional)) return;
+  if (id == npos || (id & kProvisional)) return id;
   __builtin_prefetch(&offsets_[id]);
   __builtin_prefetch(&offsets_[id + 1]);
+  return id;
 }
 
-void NameTable::prefetch_text(uint64_t h, const Resolver& resolver) const {
-  const uint32_t id = candidate(h);
+void NameTable::prefetch_text(uint32_t id, const Resolver& resolver) const {
   if (id == npos) return;
   const std::string_view name = name_of(id, &resolver);
   if (name.empty()) return;

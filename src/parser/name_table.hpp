@@ -99,11 +99,13 @@ class NameTable {
   // text, which the lookup compares (tags of different names rarely agree). A caller looking up
   // many names hides them in a pipeline, each stage started some names before the next needs
   // it: prefetch(h) the slot; prefetch_place(h) the name's offsets (a final id's: a provisional
-  // one's place is the resolver's); prefetch_text(h, resolver) the text. Hints only: whatever
-  // they find, lookup_or_reserve() gives the same answer.
+  // one's place is the resolver's), returning the id whose text the lookup will compare first
+  // (npos: none), so that prefetch_text(id, resolver), the text, does not probe the slots again.
+  // Hints only: whatever they find (the id may be stale by then, names entered meanwhile),
+  // lookup_or_reserve() gives the same answer.
   void prefetch(uint64_t h) const;
-  void prefetch_place(uint64_t h) const;
-  void prefetch_text(uint64_t h, const Resolver& resolver) const;
+  uint32_t prefetch_place(uint64_t h) const;
+  void prefetch_text(uint32_t id, const Resolver& resolver) const;
   // The id of `name` in its shard (final, or provisional with kProvisional set); when absent,
   // enters it as provisional `key | kProvisional` and returns npos.
   uint32_t lookup_or_reserve(std::string_view name, uint64_t h, uint32_t key, const Resolver& resolver);

@@ -445,6 +445,7 @@ void Parser::intern(RunNames& run, size_t count, bool parallel) {
     struct Pending {
       const ChunkNames::Entry* name;
       size_t chunk;
+      uint32_t candidate;  // prefetch_place's, for prefetch_text
     };
     Pending ring[kRing];
     ShardNames walk(chunks, count, s);
@@ -452,14 +453,17 @@ void Parser::intern(RunNames& run, size_t count, bool parallel) {
     for (size_t i = 0; !walk.done() || i < entered + 3 * kAhead; ++i) {
       if (!walk.done()) {
         const ChunkNames::Entry& e = walk.entry();
-        ring[i % kRing] = {&e, walk.chunk()};
+        ring[i % kRing] = {&e, walk.chunk(), NameTable::npos};
         nodes.prefetch(e.hash);
         __builtin_prefetch(chunks[walk.chunk()].text + e.name.offset);
         walk.next();
         ++entered;
       }
-      if (i >= kAhead && i - kAhead < entered) nodes.prefetch_place(ring[(i - kAhead) % kRing].name->hash);
-      if (i >= 2 * kAhead && i - 2 * kAhead < entered) nodes.prefetch_text(ring[(i - 2 * kAhead) % kRing].name->hash, resolver);
+      if (i >= kAhead && i - kAhead < entered) {
+        Pending& p = ring[(i - kAhead) % kRing];
+        p.candidate = nodes.prefetch_place(p.name->hash);
+      }
+      if (i >= 2 * kAhead && i - 2 * kAhead < entered) nodes.prefetch_text(ring[(i - 2 * kAhead) % kRing].candidate, resolver);
       if (i < 3 * kAhead || i - 3 * kAhead >= entered) continue;
       const Pending& p = ring[(i - 3 * kAhead) % kRing];
       const ChunkNames::Entry& e = *p.name;
