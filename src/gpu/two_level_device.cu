@@ -50,7 +50,7 @@ __global__ void rows_times(int32_t rows, const int32_t* __restrict__ ptr, const 
   }
 }
 
-// u = r - own_coupling o y1[position]
+// u = r - own_coupling o y1[position] (u may be z's storage, never r's)
 __global__ void subtract_own(int32_t n, const int32_t* __restrict__ position, const double* __restrict__ own_coupling,
                              const double* __restrict__ r, const double* __restrict__ y1, double* __restrict__ u) {
   const int32_t i = int32_t(blockIdx.x * blockDim.x + threadIdx.x);
@@ -94,8 +94,7 @@ DeviceTwoLevel::DeviceTwoLevel(std::unique_ptr<DevicePreconditioner> local, cons
       inverse_rows_(data.inverse_rows),
       c_(size_t(data.operators.unknowns)),
       y1_(size_t(data.operators.positions())),
-      y2_(size_t(data.operators.count)),
-      u_(size_t(data.operators.rows())) {
+      y2_(size_t(data.operators.count)) {
   if (unknowns_ <= 0 || data.inverse_rows.size() != size_t(positions_) * size_t(unknowns_) ||
       data.operators.rest_transposed.rows != unknowns_)
     throw std::invalid_argument("DeviceTwoLevel: no coarse unknowns, or operators of the wrong size");
@@ -118,17 +117,17 @@ void DeviceTwoLevel::apply(const double* r, double* z, cudaStream_t stream) {
   }
   if (rows_ > 0) {
     subtract_own<<<blocks_for(rows_), kBlock, 0, stream>>>(rows_, position_of_row_.data(), own_coupling_.data(), r,
-                                                          y1_.data(), u_.data());
+                                                          y1_.data(), z);
     PGSIM_CUDA_LAUNCH();
   }
   if (rest_rows_count_ > 0) {
     // u[rest_rows[k]] -= rest's row k . y1 (distinct rows: no two warps write one entry)
     rows_times<<<warps(rest_rows_count_), kBlock, 0, stream>>>(rest_rows_count_, rest_ptr_.data(), rest_col_.data(),
                                                               rest_val_.data(), nullptr, y1_.data(), rest_rows_.data(),
-                                                              -1.0, true, u_.data());
+                                                              -1.0, true, z);
     PGSIM_CUDA_LAUNCH();
   }
-  local_->apply(u_.data(), z, stream);
+  local_->apply(z, z, stream);  // in place: u is z's storage
   rows_times<<<warps(unknowns_), kBlock, 0, stream>>>(unknowns_, restt_ptr_.data(), restt_col_.data(),
                                                      restt_val_.data(), nullptr, z, nullptr, 1.0, false, c_.data());
   PGSIM_CUDA_LAUNCH();

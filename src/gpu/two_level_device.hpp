@@ -8,15 +8,17 @@
 // in-stream sums over the ranks, capturable in a CUDA graph:
 //   c  = Z^T r                     (own unknowns' rows summed; zeros elsewhere)  sum over ranks (N_c doubles)
 //   y1 = E^{-1} c                  (the rows of this rank's positions: own and neighbours' unknowns)
-//   u  = r - (G Z) y1              (own coupling per row, then the few rest rows)
-//   z  = M u
+//   u  = r - (G Z) y1              (own coupling per row, then the few rest rows; into z's storage)
+//   z  = M u                       (in place: M must allow z == u, as DeviceCmg, which reads u
+//                                  into its level-0 vector first and writes z last, and DeviceJacobi do)
 //   c  = (G Z)^T z                 (rest^T, then the own unknowns' weighted sums)  sum over ranks (N_c doubles)
 //   y2 = E^{-1} c                  (the own rows only);  z += Z (y1 - y2)
 // Z^T r sums only this rank's coarse unknowns (the others' entries are 0 before the sum), so one
 // all-reduce does what the CPU path's all-gather does.
 //
-// Device memory per local row: 24 bytes (position, own coupling, member index, u), where G Z,
-// (G Z)^T and Z^T as CSR took about 53; E^{-1}: 8 N_c bytes per position, not per coarse unknown.
+// Device memory per local row: 16 bytes (position, own coupling, member index), where G Z,
+// (G Z)^T and Z^T as CSR and u took about 53; E^{-1}: 8 N_c bytes per position, not per coarse
+// unknown.
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -37,7 +39,8 @@ struct CoarseCorrectionData {
 class DeviceTwoLevel final : public DevicePreconditioner {
  public:
   // `across_ranks` must outlive this (the PCG's all-reduce). Requires operators.unknowns > 0
-  // and inverse_rows of positions x unknowns entries.
+  // and inverse_rows of positions x unknowns entries, and a `local` that may be applied in
+  // place (apply(z, z)).
   DeviceTwoLevel(std::unique_ptr<DevicePreconditioner> local, const CoarseCorrectionData& data,
                  DeviceScalarSum& across_ranks);
   void apply(const double* r, double* z, cudaStream_t stream) override;
@@ -50,7 +53,7 @@ class DeviceTwoLevel final : public DevicePreconditioner {
   int32_t rows_, unknowns_, first_, count_, positions_, rest_rows_count_;
   DeviceBuffer<int32_t> position_of_row_, member_ptr_, members_, rest_rows_, rest_ptr_, rest_col_, restt_ptr_,
       restt_col_;
-  DeviceBuffer<double> own_coupling_, rest_val_, restt_val_, inverse_rows_, c_, y1_, y2_, u_;
+  DeviceBuffer<double> own_coupling_, rest_val_, restt_val_, inverse_rows_, c_, y1_, y2_;
 };
 
 }  // namespace pgsim::gpu
