@@ -13,7 +13,9 @@
 
 #include <cmath>
 #include <cstdio>
+#include <algorithm>
 #include <memory>
+#include <stdexcept>
 
 #include "cmg/builder.hpp"
 #include "cmg/cmg_preconditioner.hpp"
@@ -22,6 +24,7 @@
 #include "dist/halo_backend.hpp"
 #include "dist/partition.hpp"
 #include "dist/two_level.hpp"
+#include "coarse_sequence.hpp"
 #include "grid_system.hpp"
 #include "pcg/jacobi.hpp"
 #include "pcg/triangular.hpp"
@@ -40,21 +43,12 @@ void check(bool ok, const char* what, double a, double b) {
   std::printf("FAIL %s: %.17g vs %.17g\n", what, a, b);
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
-  int rank = 0, ranks = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+// B with the block preconditioner `local` on this rank's block of the partition p of sys.G: SPD,
+// deterministic, and B G z = z for three columns z of Z.
+void two_level_checks(std::unique_ptr<Preconditioner> local, const RankBlock& blk, const CoarseSpace& space,
+                      const EliminatedSystem& sys, const Partition& p, int rank, int ranks) {
   {
-    const EliminatedSystem sys = test::make_eliminated_grid(60, 40);
-    // Every rank partitions the same G the same way (deterministic) and takes its own block.
-    const Partition p = partition_rows(sys.G, ranks);
-    const RankBlock blk = extract_block(sys.G, sys.b, p, rank);
-    CmgHierarchy h = build_cmg_hierarchy(softened_block(blk, kCutDiagonalShare));
-    const CoarseSpace space = build_coarse_space(blk, h, 1);
-    const TwoLevelPreconditioner B(std::make_unique<CmgPreconditioner>(std::move(h)), blk, space, MPI_COMM_WORLD);
+    const TwoLevelPreconditioner B(std::move(local), blk, space, MPI_COMM_WORLD);
     const HaloBackend G(blk, MPI_COMM_WORLD);
     const auto n = static_cast<size_t>(blk.rows());
     // This rank's part of a global random vector (the same global vector on every rank).
@@ -96,39 +90,52 @@ int main(int argc, char** argv) {
       check(size >= 1 && err <= 1e-9 * size, "B G z = z for a coarse basis vector z", err, size);
     }
   }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int ranks = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   {
-    // The GPU path's sequence on the host, against TwoLevelPreconditioner with the same M
-    // (block Jacobi: any fixed block preconditioner will do).
+    const EliminatedSystem sys = test::make_eliminated_grid(60, 40);
+    // Every rank partitions the same G the same way (deterministic) and takes its own block.
+    const Partition p = partition_rows(sys.G, ranks);
+    const RankBlock blk = extract_block(sys.G, sys.b, p, rank);
+    CmgHierarchy h = build_cmg_hierarchy(softened_block(blk, kCutDiagonalShare));
+    const CoarseSpace space = build_coarse_space(blk, h, 1);
+    two_level_checks(std::make_unique<CmgPreconditioner>(std::move(h)), blk, space, sys, p, rank, ranks);
+  }
+  {
+    // The GPU path's sequence on the host (gpu/two_level_device.hpp: the same steps over the
+    // same operators, E^{-1} as the rows this rank reads, one all-reduce per coarse sum),
+    // against TwoLevelPreconditioner with the same M (block Jacobi: any fixed block
+    // preconditioner will do).
     const EliminatedSystem sys = test::make_eliminated_grid(60, 40);
     const Partition p = partition_rows(sys.G, ranks);
     const RankBlock blk = extract_block(sys.G, sys.b, p, rank);
     const CoarseSpace space = build_coarse_space(blk, build_cmg_hierarchy(softened_block(blk, kCutDiagonalShare)), 0);
     const CoarseProblem problem(blk, space, MPI_COMM_WORLD);
+    const CoarseOperators& op = problem.operators();
     const JacobiPreconditioner M(blk.interior);
     const TwoLevelPreconditioner B(std::make_unique<JacobiPreconditioner>(blk.interior), blk, space, MPI_COMM_WORLD);
     const auto n = static_cast<size_t>(blk.rows());
     const auto N = static_cast<size_t>(problem.unknowns());
-    const std::vector<double> einv = problem.dense_inverse(int64_t(N));
-    const auto spmv = [](const CsrMatrix& A, const std::vector<double>& x) {
-      std::vector<double> y(static_cast<size_t>(A.rows));
-      A.multiply(x.data(), y.data());
-      return y;
-    };
-    const auto solve = [&](const std::vector<double>& c) {  // E^{-1} c, dense, summed over ranks first
-      std::vector<double> sum = c, y(N, 0.0);
-      MPI_Allreduce(MPI_IN_PLACE, sum.data(), int(N), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-      for (size_t i = 0; i < N; ++i)
-        for (size_t j = 0; j < N; ++j) y[i] += einv[i * N + j] * sum[j];
-      return y;
-    };
+    const auto m = static_cast<size_t>(op.positions());
+    const std::vector<double> rows = problem.inverse_rows();
+    check(rows.size() == m * N && m > size_t(op.count), "E^{-1}'s rows: own and neighbours' unknowns", double(m),
+          double(op.count));
     const std::vector<double> r = test::random_vector(n, 17 + uint32_t(rank));
-    const std::vector<double> y1 = solve(spmv(problem.z_transposed(), r));
-    std::vector<double> u = spmv(problem.gz(), y1), z(n), want(n);
-    for (size_t i = 0; i < n; ++i) u[i] = r[i] - u[i];
-    M.apply(u.data(), z.data());
-    const std::vector<double> y2 = solve(spmv(problem.gz_transposed(), z));
-    for (size_t i = 0; i < n; ++i)
-      if (const int32_t c = problem.unknown_of_row()[i]; c >= 0) z[i] += y1[c] - y2[c];
+    const std::vector<double> z = test::coarse_sequence(
+        op, rows, r,
+        [&](std::vector<double>& c) {
+          MPI_Allreduce(MPI_IN_PLACE, c.data(), int(N), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        },
+        [&](const std::vector<double>& u, std::vector<double>& w) { M.apply(u.data(), w.data()); });
+    std::vector<double> want(n);
     B.apply(r.data(), want.data());
     double err = 0, size = 0;
     for (size_t i = 0; i < n; ++i) {
@@ -136,19 +143,91 @@ int main(int argc, char** argv) {
       size = std::max(size, std::fabs(want[i]));
     }
     check(size > 0 && err <= 1e-12 * size, "the GPU path's sequence gives B r", err, size);
-    // The coarse operators' transposes, built on all threads, entry for entry transpose()'s.
-    const CsrMatrix gzt = problem.gz_transposed(), want_gzt = transpose(problem.gz(), int32_t(N));
-    check(gzt.ptr == want_gzt.ptr && gzt.col == want_gzt.col && gzt.val == want_gzt.val, "(G Z)^T is transpose(G Z)",
-          double(gzt.nnz()), double(want_gzt.nnz()));
-    CsrMatrix Z;  // this rank's rows of Z, one push at a time
-    Z.rows = int32_t(n);
-    for (const int32_t c : problem.unknown_of_row()) {
-      if (c >= 0) Z.col.push_back(c), Z.val.push_back(1.0);
-      Z.ptr.push_back(int32_t(Z.col.size()));
+
+    // The operators against G Z computed column by column through the distributed SpMV: row i
+    // of G Z is own_coupling[i] at its own unknown and rest's entries elsewhere.
+    const HaloBackend G(blk, MPI_COMM_WORLD);
+    int32_t first = 0;
+    MPI_Exscan(&space.count, &first, 1, MPI_INT32_T, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0) first = 0;
+    check(op.first == first && op.count == space.count, "own unknowns numbered rank after rank", op.first, first);
+    std::vector<std::vector<double>> gz(n, std::vector<double>(N, 0.0));  // from the operators, dense
+    for (size_t i = 0; i < n; ++i)
+      if (op.position_of_row[i] >= 0) gz[i][size_t(first + op.position_of_row[i])] = op.own_coupling[i];
+    for (int32_t k = 0; k < op.rest.rows; ++k)
+      for (int32_t e = op.rest.ptr[k]; e < op.rest.ptr[k + 1]; ++e) {
+        const int32_t q = op.rest.col[e];
+        check(q >= 0 && q < op.positions() && op.read[q] != first + op.position_of_row[op.rest_rows[k]],
+              "a rest entry at another unknown", q, op.positions());
+        gz[size_t(op.rest_rows[k])][size_t(op.read[q])] += op.rest.val[e];
+      }
+    double worst = 0, scale = 0;
+    for (size_t col = 0; col < N; ++col) {
+      std::vector<double> zc(n, 0.0), gzc(n);
+      for (size_t i = 0; i < n; ++i)
+        zc[i] = space.unknown_of_row[i] >= 0 && size_t(first + space.unknown_of_row[i]) == col;
+      G.multiply(zc.data(), gzc.data());
+      for (size_t i = 0; i < n; ++i) {
+        worst = std::max(worst, std::fabs(gzc[i] - gz[i][col]));
+        scale = std::max(scale, std::fabs(gzc[i]));
+      }
     }
-    const CsrMatrix zt = problem.z_transposed(), want_zt = transpose(Z, int32_t(N));
-    check(zt.nnz() > 0 && zt.ptr == want_zt.ptr && zt.col == want_zt.col && zt.val == want_zt.val, "Z^T is transpose(Z)",
-          double(zt.nnz()), double(want_zt.nnz()));
+    check(scale > 0 && worst <= 1e-13 * scale, "own couplings and rest are G Z", worst, scale);
+    // Z^T: each own unknown's rows, ascending, every row with a coarse unknown once.
+    for (int32_t q = 0; q < op.count; ++q) {
+      std::vector<int32_t> want_rows;
+      for (size_t i = 0; i < n; ++i)
+        if (space.unknown_of_row[i] == q) want_rows.push_back(int32_t(i));
+      const std::vector<int32_t> got(op.members.begin() + op.member_ptr[q], op.members.begin() + op.member_ptr[q + 1]);
+      check(got == want_rows && op.read[size_t(q)] == first + q, "Z^T's rows of an own unknown", double(got.size()),
+            double(want_rows.size()));
+    }
+    check(std::is_sorted(op.read.begin() + op.count, op.read.end()), "the neighbours' positions ascending", 0, 0);
+    // rest^T is the transpose of rest, columns global unknowns.
+    CsrMatrix rest_global = op.rest;
+    for (auto& q : rest_global.col) q = op.read[size_t(q)];
+    for (int32_t k = 0; k < rest_global.rows; ++k)
+      sort_row(&rest_global.col[rest_global.ptr[k]], &rest_global.val[rest_global.ptr[k]],
+               rest_global.ptr[k + 1] - rest_global.ptr[k]);
+    CsrMatrix want_t = transpose(rest_global, int32_t(N));
+    for (auto& k : want_t.col) k = op.rest_rows[size_t(k)];
+    check(op.rest_transposed.ptr == want_t.ptr && op.rest_transposed.col == want_t.col &&
+              op.rest_transposed.val == want_t.val,
+          "rest^T is transpose(rest)", double(op.rest_transposed.nnz()), double(want_t.nnz()));
+  }
+  {
+    // A coarse space over a bound: the rows at the cut grouped by a CMG level, at most
+    // `bound` unknowns over all ranks, the preconditioner still SPD and exact on its coarse space.
+    const EliminatedSystem sys = test::make_eliminated_grid(60, 40);
+    const Partition p = partition_rows(sys.G, ranks);
+    const RankBlock blk = extract_block(sys.G, sys.b, p, rank);
+    CmgOptions deep;  // several levels on these small blocks
+    deep.coarse_rows = 100;
+    CmgHierarchy h = build_cmg_hierarchy(softened_block(blk, kCutDiagonalShare), deep);
+    // The bound: all ranks' unknowns with the cut rows grouped by level 2 (ranks' depths differ:
+    // a shallower rank counts its coarsest level).
+    std::vector<int64_t> counts = coarse_counts_by_level(blk, h, 1);
+    counts.resize(std::max<size_t>(counts.size(), 3), counts.back());
+    MPI_Allreduce(MPI_IN_PLACE, counts.data(), 3, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+    const int64_t free_count = counts[0], bound = counts[2];
+    check(bound < counts[1] && counts[1] < free_count, "fewer unknowns on each level", double(bound),
+          double(free_count));
+    int level = 0;
+    const CoarseSpace space = build_bounded_coarse_space(blk, h, 1, bound, MPI_COMM_WORLD, &level);
+    int64_t total = space.count;
+    MPI_Allreduce(MPI_IN_PLACE, &total, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+    check(level == 2 && total == bound, "grouped by the finest level within the bound", double(total), double(bound));
+    check(build_bounded_coarse_space(blk, h, 1, free_count, MPI_COMM_WORLD, &level).unknown_of_row ==
+                  build_coarse_space(blk, h, 1).unknown_of_row && level == 0,
+          "within the bound: each row at the cut alone", level, 0);
+    bool threw = false;
+    try {
+      build_bounded_coarse_space(blk, h, 1, ranks - 1, MPI_COMM_WORLD);
+    } catch (const std::length_error&) {
+      threw = true;
+    }
+    check(threw, "no level within a bound below one unknown per rank: length_error", 0, 0);
+    two_level_checks(std::make_unique<CmgPreconditioner>(std::move(h)), blk, space, sys, p, rank, ranks);
   }
   int all_failures = 0;
   MPI_Allreduce(&failures, &all_failures, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);

@@ -8,12 +8,17 @@
 //    the iteration count and x must be bit for bit those of the single-process loop; any inner product that bypassed the
 //    hook would change them;
 //  - DeviceTwoLevel (the coarse correction on the device) against the two-level formula of
-//    dist/two_level.hpp evaluated on the host, on one rank (the sum over ranks is the identity).
+//    dist/two_level.hpp evaluated on the host, on one rank (the sum over ranks is the identity),
+//    and on each rank's block of a partition against the CPU path's host steps
+//    (tests/coarse_sequence.hpp), the neighbours' coarse unknowns included.
 #include <catch2/catch.hpp>
 
 #include <Eigen/Dense>
 #include <cmath>
 
+#include "cmg/builder.hpp"
+#include "coarse_sequence.hpp"
+#include "dist/coarse_space.hpp"
 #include "dist/partition.hpp"
 #include "gpu/halo_spmv.hpp"
 #include "gpu/jacobi_device.hpp"
@@ -181,17 +186,21 @@ TEST_CASE("DeviceTwoLevel: z = w + Z (y1 - y2) of the balancing two-level precon
           "[gpu][dist]") {
   test::skip_without_gpu();
   std::mt19937 rng(41);
-  const CsrMatrix G = test::grid_sdd(40, 30, 97, rng);
+  const CsrMatrix grid = test::grid_sdd(40, 30, 97, rng);
+  // One rank holding everything: its block is G in the partition's row order.
+  const dist::Partition part = dist::partition_rows(grid, 1);
+  const dist::RankBlock blk = dist::extract_block(grid, std::vector<double>(size_t(grid.rows), 0.0), part, 0);
+  const CsrMatrix& G = blk.interior;
   const int32_t n = G.rows;
-  // Coarse unknowns: 5 x 5 patches of the grid (numbered from 0, every number used: Z has full
-  // column rank), and the first patch's rows in none (-1), as the coarse space leaves the
-  // ground's aggregate out.
-  std::vector<int32_t> unknown_of_row(static_cast<size_t>(n));
+  // Coarse unknowns: 5 x 5 patches of the grid, numbered in order of first row (every number
+  // used: Z has full column rank), and the first patch's rows in none (-1), as the coarse
+  // space leaves the ground's aggregate out.
+  std::vector<int32_t> unknown_of_row(static_cast<size_t>(n)), unknown_of_patch(48, -1);
   int32_t unknowns = 0;
   for (int32_t i = 0; i < n; ++i) {
-    const int32_t x = i % 40, y = i / 40;
-    unknown_of_row[i] = (y / 5) * 8 + x / 5 - 1;  // patch 0 -> -1
-    unknowns = std::max(unknowns, unknown_of_row[i] + 1);
+    const int32_t o = part.original[i], x = o % 40, y = o / 40, patch = (y / 5) * 8 + x / 5;
+    if (patch > 0 && unknown_of_patch[patch] < 0) unknown_of_patch[patch] = unknowns++;
+    unknown_of_row[i] = patch > 0 ? unknown_of_patch[patch] : -1;
   }
   Eigen::MatrixXd Gd = Eigen::MatrixXd::Zero(n, n), Z = Eigen::MatrixXd::Zero(n, unknowns);
   for (int32_t i = 0; i < n; ++i) {
@@ -202,28 +211,10 @@ TEST_CASE("DeviceTwoLevel: z = w + Z (y1 - y2) of the balancing two-level precon
   Eigen::VectorXd inv_diag(n);
   for (int32_t i = 0; i < n; ++i) inv_diag[i] = 1 / Gd(i, i);
 
-  // The data as CSR from the dense matrices (independent of dist::CoarseProblem's assembly).
-  const auto csr = [](const Eigen::MatrixXd& D) {
-    CsrMatrix A;  // ptr starts as {0}
-    A.rows = int32_t(D.rows());
-    for (int32_t i = 0; i < A.rows; ++i) {
-      for (int32_t j = 0; j < int32_t(D.cols()); ++j)
-        if (D(i, j) != 0) {
-          A.col.push_back(j);
-          A.val.push_back(D(i, j));
-        }
-      A.ptr.push_back(int32_t(A.col.size()));
-    }
-    return A;
-  };
   gpu::CoarseCorrectionData data;
-  data.unknowns = unknowns;
-  data.unknown_of_row = unknown_of_row;
-  data.gz = csr(GZ);
-  data.zt = csr(Z.transpose());
-  data.gzt = csr(GZ.transpose());
-  data.e_inverse.assign(Einv.data(), Einv.data() + Einv.size());  // symmetric: either order
-
+  data.operators = dist::build_coarse_operators(blk, unknown_of_row, {}, 0, unknowns, unknowns);
+  REQUIRE(data.operators.positions() == unknowns);  // one rank: its own unknowns, in order
+  data.inverse_rows.assign(Einv.data(), Einv.data() + Einv.size());  // symmetric: either order
   OneRank one;
   gpu::DeviceTwoLevel B(std::make_unique<gpu::DeviceJacobi>(G), data, one);
   const std::vector<double> r = test::random_vector(size_t(n), rng);
@@ -231,6 +222,7 @@ TEST_CASE("DeviceTwoLevel: z = w + Z (y1 - y2) of the balancing two-level precon
   B.apply(dr.data(), dz.data(), nullptr);
   PGSIM_CUDA(cudaDeviceSynchronize());
 
+  // The formula with dense matrices (independent of the operators' layout and assembly).
   const Eigen::VectorXd rv = Eigen::Map<const Eigen::VectorXd>(r.data(), n);
   const Eigen::VectorXd y1 = Einv * (Z.transpose() * rv);
   const Eigen::VectorXd w = inv_diag.cwiseProduct(rv - GZ * y1);
@@ -246,4 +238,63 @@ TEST_CASE("DeviceTwoLevel: z = w + Z (y1 - y2) of the balancing two-level precon
   B.apply(dgzv.data(), dz.data(), nullptr);
   PGSIM_CUDA(cudaDeviceSynchronize());
   CHECK(test::max_abs_difference(dz.download(), std::vector<double>(zv.data(), zv.data() + n)) < 1e-9);
+}
+
+TEST_CASE("DeviceTwoLevel on each rank's block: the host steps of the CPU path, neighbours' unknowns included",
+          "[gpu][dist]") {
+  // Every rank of a 3-way partition, one at a time on this GPU, the sum over ranks left out on
+  // both sides: the device's kernels against test::coarse_sequence (the host functions the CPU
+  // path applies, checked against the CPU operator under mpirun by dist_two_level_check), with
+  // rows of E^{-1} at random (both sides read the same ones).
+  test::skip_without_gpu();
+  const EliminatedSystem sys = test::make_eliminated_grid(60, 40);
+  const int32_t parts = 3;
+  const dist::Partition p = dist::partition_rows(sys.G, parts);
+  std::vector<dist::RankBlock> blocks;
+  std::vector<int32_t> unknown_of_global(size_t(sys.G.rows), -1);  // renumbered row -> global coarse unknown
+  int32_t unknowns = 0;
+  std::vector<int32_t> first, count;
+  for (int32_t r = 0; r < parts; ++r) {
+    blocks.push_back(dist::extract_block(sys.G, sys.b, p, r));
+    const dist::RankBlock& blk = blocks.back();
+    const dist::CoarseSpace space = dist::build_coarse_space(blk, build_cmg_hierarchy(blk.interior), 0);
+    for (int32_t i = 0; i < blk.rows(); ++i)
+      if (space.unknown_of_row[i] >= 0)
+        unknown_of_global[size_t(blk.first_row + i)] = unknowns + space.unknown_of_row[i];
+    first.push_back(unknowns);
+    count.push_back(space.count);
+    unknowns += space.count;
+  }
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> entry(-1, 1);
+  for (int32_t r = 0; r < parts; ++r) {
+    CAPTURE(r);
+    const dist::RankBlock& blk = blocks[size_t(r)];
+    std::vector<int32_t> own(size_t(blk.rows())), halo;
+    for (int32_t i = 0; i < blk.rows(); ++i) own[size_t(i)] = unknown_of_global[size_t(blk.first_row + i)];
+    for (int32_t g : blk.halo_global) halo.push_back(unknown_of_global[size_t(g)]);
+    gpu::CoarseCorrectionData data;
+    data.operators = dist::build_coarse_operators(blk, own, halo, first[size_t(r)], count[size_t(r)], unknowns);
+    const dist::CoarseOperators& op = data.operators;
+    REQUIRE(op.positions() > op.count);  // the neighbours' unknowns are read too
+    REQUIRE(op.rest.rows > 0);
+    for (int64_t k = 0; k < int64_t(op.positions()) * unknowns; ++k) data.inverse_rows.push_back(entry(rng));
+    OneRank one;
+    gpu::DeviceTwoLevel B(std::make_unique<gpu::DeviceJacobi>(blk.interior), data, one);
+    const std::vector<double> x = test::random_vector(size_t(blk.rows()), uint32_t(11 + r));
+    gpu::DeviceBuffer<double> dx(x), dz(x.size());
+    B.apply(dx.data(), dz.data(), nullptr);
+    PGSIM_CUDA(cudaDeviceSynchronize());
+    const std::vector<double> inv_diag = [&] {
+      std::vector<double> d = blk.interior.diagonal();
+      for (double& v : d) v = 1 / v;
+      return d;
+    }();
+    const std::vector<double> want = test::coarse_sequence(
+        op, data.inverse_rows, x, [](std::vector<double>&) {},
+        [&](const std::vector<double>& u, std::vector<double>& w) {
+          for (size_t i = 0; i < u.size(); ++i) w[i] = inv_diag[i] * u[i];
+        });
+    CHECK(test::relative_difference(dz.download(), want) < 1e-12);
+  }
 }

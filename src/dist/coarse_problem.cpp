@@ -2,8 +2,6 @@
 
 #include <spdlog/spdlog.h>
 
-#include <omp.h>
-
 #include <Eigen/Dense>
 #include <Eigen/SparseCholesky>
 #include <Eigen/SparseCore>
@@ -13,10 +11,7 @@
 #include <string>
 #include <utility>
 
-#include "mna/prefix_sum.hpp"
 #include "mna/stopwatch.hpp"
-#include "mna/touched_vector.hpp"
-#include "pcg/triangular.hpp"
 
 namespace pgsim::dist {
 
@@ -52,134 +47,45 @@ std::vector<int32_t> halo_values(const RankBlock& block, const std::vector<int32
   return halo;
 }
 
-// Rows of G Z for this rank's rows: row i holds, per coarse unknown c, the sum of G_ij over
-// the columns j (own or halo) that belong to c; columns ascending. Rows on all threads, in two
-// passes (lengths, then entries), each row summed as one thread would.
-CsrMatrix rows_of_gz(const RankBlock& block, const std::vector<int32_t>& own, const std::vector<int32_t>& halo) {
-  const CsrMatrix& A = block.interior;
-  const CsrMatrix& B = block.boundary;
-  CsrMatrix gz;
-  gz.rows = block.rows();
-  // Row i's (coarse unknown, G_ij) pairs, sorted (by unknown, then value: the order they are summed in).
-  const auto gather = [&](int32_t i, std::vector<std::pair<int32_t, double>>& row) {
-    row.clear();
-    for (int32_t k = A.ptr[i]; k < A.ptr[i + 1]; ++k)
-      if (own[A.col[k]] >= 0) row.emplace_back(own[A.col[k]], A.val[k]);
-    const auto at = std::lower_bound(block.boundary_rows.begin(), block.boundary_rows.end(), i);
-    if (at != block.boundary_rows.end() && *at == i) {
-      const auto kb = static_cast<int32_t>(at - block.boundary_rows.begin());
-      for (int32_t k = B.ptr[kb]; k < B.ptr[kb + 1]; ++k)
-        if (halo[B.col[k]] >= 0) row.emplace_back(halo[B.col[k]], B.val[k]);
-    }
-    std::sort(row.begin(), row.end());
-  };
-  size_for_overwrite(gz.ptr, static_cast<size_t>(gz.rows) + 1);
-  gz.ptr[0] = 0;
-#pragma omp parallel
-  {
-    std::vector<std::pair<int32_t, double>> row;
-#pragma omp for schedule(static, 4096)
-    for (int32_t i = 0; i < gz.rows; ++i) {
-      gather(i, row);
-      int32_t distinct = 0;
-      for (size_t k = 0; k < row.size(); ++k) distinct += k == 0 || row[k].first != row[k - 1].first;
-      gz.ptr[i + 1] = distinct;
-    }
-  }
-  prefix_sum(gz.ptr);
-  size_for_overwrite(gz.col, static_cast<size_t>(gz.ptr[gz.rows]));
-  size_for_overwrite(gz.val, gz.col.size());
-#pragma omp parallel
-  {
-    std::vector<std::pair<int32_t, double>> row;
-#pragma omp for schedule(static, 4096)
-    for (int32_t i = 0; i < gz.rows; ++i) {
-      gather(i, row);
-      int32_t at = gz.ptr[i] - 1;
-      for (size_t k = 0; k < row.size(); ++k) {
-        if (k > 0 && row[k].first == row[k - 1].first) {
-          gz.val[at] += row[k].second;
-        } else {
-          gz.col[++at] = row[k].first;
-          gz.val[at] = row[k].second;
-        }
-      }
-    }
-  }
-  return gz;
-}
-
 struct Triple {
   int32_t row, col;
   double val;
 };
 
-// The lower triangle of this rank's rows of E = Z^T (G Z): per (coarse row, coarse column), the
-// sum over the rows i of the coarse row of (G Z)[i][column]; sorted, one entry per pair.
-std::vector<Triple> rows_of_e(const std::vector<int32_t>& unknown_of_row, const CsrMatrix& gz) {
-  std::vector<Triple> all;
-  for (int32_t i = 0; i < gz.rows; ++i) {
-    const int32_t u = unknown_of_row[i];
-    if (u < 0) continue;
-    for (int32_t k = gz.ptr[i]; k < gz.ptr[i + 1]; ++k)
-      if (gz.col[k] <= u) all.push_back({u, gz.col[k], gz.val[k]});
-  }
-  std::sort(all.begin(), all.end(),
-            [](const Triple& a, const Triple& b) { return a.row != b.row ? a.row < b.row : a.col < b.col; });
-  std::vector<Triple> merged;
-  for (const Triple& t : all) {
-    if (!merged.empty() && merged.back().row == t.row && merged.back().col == t.col)
-      merged.back().val += t.val;
-    else
-      merged.push_back(t);
-  }
-  return merged;
-}
-
-// A^T, as transpose() (pcg/triangular.hpp) gives it (each row lists A's rows ascending), for an A
-// of few columns (coarse unknowns: thousands) and many rows: each thread counts, then places,
-// the entries of one contiguous range of A's rows, after the threads before it in every column.
-// Per-thread counts of every column are small only for few columns: else transpose().
-CsrMatrix transpose_to_coarse(const CsrMatrix& A, int32_t cols) {
-  const int threads = omp_get_max_threads();
-  if (int64_t(cols) * threads >= A.nnz()) return transpose(A, cols);
-  std::vector<int32_t> at(size_t(threads) * size_t(cols), 0);  // [thread][column]: a count, then where it writes
-  CsrMatrix B;
-  B.rows = cols;
-  size_for_overwrite(B.ptr, size_t(cols) + 1);
-  size_for_overwrite(B.col, A.col.size());
-  size_for_overwrite(B.val, A.col.size());
-  const auto range = [&](int t) {
-    return std::pair<int32_t, int32_t>(int32_t(int64_t(A.rows) * t / threads), int32_t(int64_t(A.rows) * (t + 1) / threads));
-  };
-#pragma omp parallel num_threads(threads)
+// The lower triangle of this rank's rows of E = Z^T (G Z), one own unknown per task: row c sums
+// the own couplings of c's rows (its diagonal) and, column by column, the rest entries of c's
+// rows (the other unknowns its rows reach, in ascending row order); columns ascending.
+std::vector<Triple> rows_of_e(const CoarseOperators& op) {
+  std::vector<std::vector<int32_t>> rest_of(static_cast<size_t>(op.count));  // per own position: its rest rows
+  for (int32_t k = 0; k < op.rest.rows; ++k)
+    if (const int32_t p = op.position_of_row[op.rest_rows[k]]; p >= 0) rest_of[p].push_back(k);
+  std::vector<std::vector<Triple>> row_of(static_cast<size_t>(op.count));
+#pragma omp parallel
   {
-    const int t = omp_get_thread_num();
-    const auto [first, last] = range(t);
-    int32_t* mine = &at[size_t(t) * size_t(cols)];
-    for (int32_t k = A.ptr[first]; k < A.ptr[last]; ++k) ++mine[A.col[k]];
-#pragma omp barrier
-#pragma omp single
-    {
-      int32_t place = 0;
-      for (int32_t c = 0; c < cols; ++c) {
-        B.ptr[c] = place;
-        for (int u = 0; u < threads; ++u) {
-          const int32_t n = at[size_t(u) * size_t(cols) + size_t(c)];
-          at[size_t(u) * size_t(cols) + size_t(c)] = place;
-          place += n;
+    std::vector<double> sum(static_cast<size_t>(op.positions()), 0.0);  // by position
+    std::vector<char> seen(sum.size(), 0);
+    std::vector<int32_t> touched;
+#pragma omp for schedule(dynamic, 8)
+    for (int32_t p = 0; p < op.count; ++p) {
+      double diagonal = 0;
+      for (int32_t k = op.member_ptr[p]; k < op.member_ptr[p + 1]; ++k) diagonal += op.own_coupling[op.members[k]];
+      touched.clear();
+      for (const int32_t k : rest_of[p])
+        for (int32_t e = op.rest.ptr[k]; e < op.rest.ptr[k + 1]; ++e) {
+          const int32_t q = op.rest.col[e];
+          if (op.read[q] > op.first + p) continue;  // upper triangle
+          if (!seen[q]) seen[q] = 1, touched.push_back(q);
+          sum[q] += op.rest.val[e];
         }
-      }
-      B.ptr[cols] = place;
+      std::sort(touched.begin(), touched.end(), [&](int32_t a, int32_t b) { return op.read[a] < op.read[b]; });
+      std::vector<Triple>& row = row_of[p];
+      for (const int32_t q : touched) row.push_back({op.first + p, op.read[q], sum[q]}), sum[q] = 0, seen[q] = 0;
+      row.push_back({op.first + p, op.first + p, diagonal});
     }
-    for (int32_t i = first; i < last; ++i)
-      for (int32_t k = A.ptr[i]; k < A.ptr[i + 1]; ++k) {
-        const int32_t p = mine[A.col[k]]++;
-        B.col[p] = i;
-        B.val[p] = A.val[k];
-      }
   }
-  return B;
+  std::vector<Triple> all;
+  for (const auto& row : row_of) all.insert(all.end(), row.begin(), row.end());
+  return all;
 }
 
 int to_int(size_t n, const char* what) {
@@ -190,34 +96,53 @@ int to_int(size_t n, const char* what) {
 
 }  // namespace
 
+CoarseSpace build_bounded_coarse_space(const RankBlock& block, const CmgHierarchy& h, int layers,
+                                       int64_t max_unknowns, MPI_Comm comm, int* level) {
+  return build_coarse_space_at(block, h, layers, [&](std::vector<int64_t> counts) {
+    // Ranks' hierarchies differ in depth: a rank's count on a level above its coarsest is its coarsest's.
+    int levels = static_cast<int>(counts.size());
+    MPI_Allreduce(MPI_IN_PLACE, &levels, 1, MPI_INT, MPI_MAX, comm);
+    counts.resize(static_cast<size_t>(levels), counts.back());
+    MPI_Allreduce(MPI_IN_PLACE, counts.data(), levels, MPI_INT64_T, MPI_SUM, comm);
+    const auto fits = std::find_if(counts.begin(), counts.end(), [&](int64_t c) { return c <= max_unknowns; });
+    if (fits == counts.end())
+      throw std::length_error("coarse correction: " + std::to_string(counts.back()) +
+                              " coarse unknowns even with the rows at the cut grouped by the coarsest CMG level, "
+                              "more than the " + std::to_string(max_unknowns) + " allowed");
+    const int chosen = static_cast<int>(fits - counts.begin());
+    if (level) *level = chosen;
+    return chosen;
+  });
+}
+
 CoarseProblem::CoarseProblem(const RankBlock& block, const CoarseSpace& space, MPI_Comm comm)
-    : count_(space.count), factor_(std::make_unique<Factor>()) {
-  int ranks = 1;
+    : factor_(std::make_unique<Factor>()) {
+  int ranks = 1, rank = 0;
   MPI_Comm_size(comm, &ranks);
+  MPI_Comm_rank(comm, &rank);
   counts_.resize(static_cast<size_t>(ranks));
   displs_.assign(static_cast<size_t>(ranks), 0);
-  MPI_Allgather(&count_, 1, MPI_INT, counts_.data(), 1, MPI_INT, comm);
-  int rank = 0;
-  MPI_Comm_rank(comm, &rank);
+  MPI_Allgather(&space.count, 1, MPI_INT, counts_.data(), 1, MPI_INT, comm);
+  int64_t global_count = 0;
   for (int q = 0; q < ranks; ++q) {
     if (q > 0) displs_[q] = displs_[q - 1] + counts_[q - 1];
-    global_count_ += counts_[q];
+    global_count += counts_[q];
   }
-  to_int(static_cast<size_t>(global_count_), "coarse unknowns");
-  first_ = displs_[rank];
+  const int32_t N = to_int(static_cast<size_t>(global_count), "coarse unknowns");
+  const int32_t first = displs_[rank];
 
   Stopwatch watch;  // -v: the steps' times, logged by rank 0
-  unknown_of_row_ = space.unknown_of_row;
-  for (int32_t& u : unknown_of_row_)
-    if (u >= 0) u += first_;
-  gz_ = rows_of_gz(block, unknown_of_row_, halo_values(block, unknown_of_row_, comm));
-  const double gz_seconds = watch.lap();
+  std::vector<int32_t> unknown_of_row = space.unknown_of_row;
+  for (int32_t& u : unknown_of_row)
+    if (u >= 0) u += first;
+  const std::vector<int32_t> halo = halo_values(block, unknown_of_row, comm);
+  operators_ = build_coarse_operators(block, unknown_of_row, halo, first, space.count, N);
+  const double operators_seconds = watch.lap();
 
-  // This rank's rows of E = Z^T (G Z), lower triangle: row c sums the G Z rows of c's rows,
-  // merged here (a rank's rows of G Z repeat each column many times). The ranks' rows of E are
-  // disjoint, so all ranks' entries, gathered in rank order, are E exactly: every rank factors
-  // the same matrix.
-  const std::vector<Triple> merged = rows_of_e(unknown_of_row_, gz_);
+  // This rank's rows of E = Z^T (G Z), lower triangle. The ranks' rows of E are disjoint, so all
+  // ranks' entries, gathered in rank order, are E exactly: every rank factors the same matrix.
+  const std::vector<Triple> merged = rows_of_e(operators_);
+  const double e_seconds = watch.lap();
   std::vector<int32_t> my_rows, my_cols;
   std::vector<double> my_vals;
   for (const Triple& t : merged) {
@@ -239,25 +164,29 @@ CoarseProblem::CoarseProblem(const RankBlock& block, const CoarseSpace& space, M
   MPI_Allgatherv(my_rows.data(), mine, MPI_INT32_T, rows.data(), entries.data(), at.data(), MPI_INT32_T, comm);
   MPI_Allgatherv(my_cols.data(), mine, MPI_INT32_T, cols.data(), entries.data(), at.data(), MPI_INT32_T, comm);
   MPI_Allgatherv(my_vals.data(), mine, MPI_DOUBLE, vals.data(), entries.data(), at.data(), MPI_DOUBLE, comm);
-  const double e_seconds = watch.lap();
+  const double gather_seconds = watch.lap();  // with the wait for the slowest rank's rows
   const auto log = [&](double factor_seconds) {
     if (rank == 0)
-      spdlog::debug("coarse problem on rank 0: rows of G Z {:.3f} s, E's rows and gather {:.3f} s ({} entries), factor {:.3f} s",
-                    gz_seconds, e_seconds, total, factor_seconds);
+      spdlog::debug("coarse problem on rank 0: operators {:.3f} s ({} rows, {} in a coarse unknown, {} reaching "
+                    "other unknowns with {} entries, {} positions; {} bytes), E's rows {:.3f} s, gathered {:.3f} s "
+                    "({} entries; waits for the slowest rank), factor {:.3f} s",
+                    operators_seconds, operators_.rows(), operators_.members.size(), operators_.rest.rows,
+                    operators_.rest.nnz(), operators_.positions(), operators_.bytes(), e_seconds, gather_seconds,
+                    total, factor_seconds);
   };
 
-  if (global_count_ == 0) {  // no coarse unknown anywhere (every row tied to a pad)
+  if (N == 0) {  // no coarse unknown anywhere (every row tied to a pad)
     log(0.0);
     return;
   }
   std::vector<Eigen::Triplet<double, int64_t>> lower;
   lower.reserve(total);
   for (size_t k = 0; k < total; ++k) lower.emplace_back(rows[k], cols[k], vals[k]);
-  Eigen::SparseMatrix<double, Eigen::ColMajor, int64_t> E(global_count_, global_count_);
+  Eigen::SparseMatrix<double, Eigen::ColMajor, int64_t> E(N, N);
   E.setFromTriplets(lower.begin(), lower.end());
   factor_->llt.compute(E);
   if (factor_->llt.info() != Eigen::Success)
-    throw std::runtime_error("coarse correction: the coarse matrix (" + std::to_string(global_count_) +
+    throw std::runtime_error("coarse correction: the coarse matrix (" + std::to_string(N) +
                              " unknowns) is not positive definite");
   log(watch.lap());
 }
@@ -266,49 +195,30 @@ CoarseProblem::~CoarseProblem() = default;
 CoarseProblem::CoarseProblem(CoarseProblem&&) noexcept = default;
 
 int64_t CoarseProblem::factor_nnz() const {
-  return global_count_ == 0 ? 0 : factor_->llt.matrixL().nestedExpression().nonZeros();
+  return unknowns() == 0 ? 0 : factor_->llt.matrixL().nestedExpression().nonZeros();
 }
-
-CsrMatrix CoarseProblem::z_transposed() const {
-  CsrMatrix Z;  // this rank's rows of Z: row i holds (unknown_of_row[i], 1) when it has a coarse unknown
-  const auto n = static_cast<int32_t>(unknown_of_row_.size());
-  Z.rows = n;
-  size_for_overwrite(Z.ptr, static_cast<size_t>(n) + 1);
-  Z.ptr[0] = 0;
-#pragma omp parallel for schedule(static, 65536)
-  for (int32_t i = 0; i < n; ++i) Z.ptr[i + 1] = unknown_of_row_[i] >= 0;
-  prefix_sum(Z.ptr);
-  size_for_overwrite(Z.col, static_cast<size_t>(Z.ptr[n]));
-  size_for_overwrite(Z.val, Z.col.size());
-#pragma omp parallel for schedule(static, 65536)
-  for (int32_t i = 0; i < n; ++i)
-    if (unknown_of_row_[i] >= 0) Z.col[Z.ptr[i]] = unknown_of_row_[i], Z.val[Z.ptr[i]] = 1.0;
-  return transpose_to_coarse(Z, static_cast<int32_t>(global_count_));
-}
-
-CsrMatrix CoarseProblem::gz_transposed() const { return transpose_to_coarse(gz_, static_cast<int32_t>(global_count_)); }
 
 void CoarseProblem::solve(double* c) const {
-  Eigen::Map<Eigen::VectorXd> v(c, global_count_);
+  Eigen::Map<Eigen::VectorXd> v(c, unknowns());
   v = factor_->llt.solve(v).eval();
 }
 
-std::vector<double> CoarseProblem::dense_inverse(int64_t max_unknowns) const {
-  if (global_count_ > max_unknowns)
-    throw std::length_error("coarse correction: " + std::to_string(global_count_) +
-                            " coarse unknowns, more than the " + std::to_string(max_unknowns) +
-                            " whose dense inverse is kept");
-  std::vector<double> inverse(static_cast<size_t>(global_count_ * global_count_));
-  Eigen::Map<Eigen::MatrixXd> all(inverse.data(), global_count_, global_count_);
-  // Column blocks on all threads (the factor is only read): thousands of sparse solves.
+std::vector<double> CoarseProblem::inverse_rows() const {
+  const int64_t N = unknowns(), m = operators_.positions();
+  std::vector<double> rows(static_cast<size_t>(m * N));
+  // Row read[p] of the symmetric E^{-1} is its column read[p]: column p of this N x m column-major map.
+  Eigen::Map<Eigen::MatrixXd> all(rows.data(), N, m);
+  // Column blocks on all threads (the factor is only read).
   constexpr int64_t kColumns = 64;
-  const int64_t blocks = (global_count_ + kColumns - 1) / kColumns;
+  const int64_t blocks = (m + kColumns - 1) / kColumns;
 #pragma omp parallel for schedule(dynamic, 1)
   for (int64_t blk = 0; blk < blocks; ++blk) {
-    const int64_t first = blk * kColumns, width = std::min(kColumns, global_count_ - first);
-    all.middleCols(first, width) = factor_->llt.solve(Eigen::MatrixXd::Identity(global_count_, global_count_).middleCols(first, width));
+    const int64_t first = blk * kColumns, width = std::min(kColumns, m - first);
+    Eigen::MatrixXd unit = Eigen::MatrixXd::Zero(N, width);
+    for (int64_t j = 0; j < width; ++j) unit(operators_.read[first + j], j) = 1;
+    all.middleCols(first, width) = factor_->llt.solve(unit);
   }
-  return inverse;
+  return rows;
 }
 
 }  // namespace pgsim::dist

@@ -24,6 +24,18 @@
 namespace pgsim::dist {
 namespace {
 
+// The coarse space of the rank's block, its rows near the cut grouped where all ranks' coarse
+// unknowns would exceed kMaxCoarseUnknowns (collective; the same on the CPU and the GPU path).
+CoarseSpace bounded_coarse_space(const RankBlock& blk, const CmgHierarchy& h, const BlockPreconditioner& precond) {
+  int level = 0;
+  CoarseSpace space = build_bounded_coarse_space(blk, h, precond.coarse_layers, kMaxCoarseUnknowns, MPI_COMM_WORLD,
+                                                 &level);
+  if (blk.rank == 0 && level > 0)
+    spdlog::info("global coarse correction: the rows at the cut grouped by their CMG level-{} vertex (one coarse "
+                 "unknown each would exceed {})", level, kMaxCoarseUnknowns);
+  return space;
+}
+
 // The block preconditioner, with the global coarse correction where it applies (the same
 // decision on every rank: it depends on the command line only). `two`: the two-level
 // preconditioner when there is one, else null.
@@ -34,21 +46,22 @@ std::unique_ptr<Preconditioner> make_preconditioner(const RankBlock& blk, const 
   Stopwatch watch;  // -v
   CmgHierarchy h = build_cmg_hierarchy(softened_block(blk, kCutDiagonalShare), precond.cmg);
   const double built = watch.lap();
-  const CoarseSpace space = build_coarse_space(blk, h, precond.coarse_layers);
+  const CoarseSpace space = bounded_coarse_space(blk, h, precond);
   const double spaced = watch.lap();
   auto with_coarse = std::make_unique<TwoLevelPreconditioner>(std::make_unique<CmgPreconditioner>(std::move(h)), blk,
                                                               space, MPI_COMM_WORLD);
   two = with_coarse.get();
   if (blk.rank == 0)
-    spdlog::debug("rank 0 setup: block CMG {:.3f} s, coarse space {:.3f} s, coarse problem {:.3f} s ({} unknowns)", built,
+    spdlog::debug("rank 0 setup: block CMG {:.3f} s, coarse space {:.3f} s (with the wait for the slowest rank's CMG), "
+                  "coarse problem {:.3f} s ({} unknowns)", built,
                   spaced, watch.lap(), two->coarse_unknowns());
   return with_coarse;
 }
 
 // The rank's block on its GPU, with the preconditioner of the CPU path: for CMG the global
 // coarse correction (its coarse problem built and factored here, on the host; the device gets
-// its dense inverse) or, with --coarse-layers -1, block CMG alone; other preconditioners on the
-// block.
+// its operators and the rows of E^{-1} this rank reads) or, with --coarse-layers -1, block CMG
+// alone; other preconditioners on the block.
 BlockSolve solve_on_gpu(const RankBlock& blk, const SolveControl& control, const BlockPreconditioner& precond,
                        const BlockBackend& backend) {
 #ifdef PGSIM_HAVE_NCCL
@@ -59,17 +72,15 @@ BlockSolve solve_on_gpu(const RankBlock& blk, const SolveControl& control, const
   if (precond.name == "cmg" && precond.coarse_layers >= 0) {
     h = build_cmg_hierarchy(softened_block(blk, kCutDiagonalShare), precond.cmg);
     const double built = watch.lap();
-    const CoarseProblem problem(blk, build_coarse_space(blk, *h, precond.coarse_layers), MPI_COMM_WORLD);
+    const CoarseProblem problem(blk, bounded_coarse_space(blk, *h, precond), MPI_COMM_WORLD);
     const double factored = watch.lap();
     s.coarse_unknowns = problem.unknowns();
     s.coarse_factor_nnz = problem.factor_nnz();
-    if (problem.unknowns() > 0)
-      coarse = gpu::CoarseCorrectionData{static_cast<int32_t>(problem.unknowns()), problem.unknown_of_row(),
-                                         problem.gz(), problem.z_transposed(), problem.gz_transposed(),
-                                         problem.dense_inverse(gpu::kMaxDeviceCoarseUnknowns)};
+    if (problem.unknowns() > 0) coarse = gpu::CoarseCorrectionData{problem.operators(), problem.inverse_rows()};
     const double inverted = watch.lap();
-    spdlog::debug("rank {} GPU setup on the host: block CMG {:.3f} s, coarse problem {:.3f} s ({} unknowns), its "
-                  "dense inverse {:.3f} s", blk.rank, built, factored, problem.unknowns(), inverted);
+    spdlog::debug("rank {} GPU setup on the host: block CMG {:.3f} s, coarse problem {:.3f} s ({} unknowns), the {} "
+                  "rows of its inverse this rank reads {:.3f} s", blk.rank, built, factored, problem.unknowns(),
+                  problem.operators().positions(), inverted);
     s.setup_seconds = built + factored + inverted;
   } else if (precond.name == "cmg") {
     h = build_cmg_hierarchy(blk.interior, precond.cmg);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "dist/coarse_operators.hpp"
 #include "mna/touched_vector.hpp"
 
 namespace pgsim::dist {
@@ -38,48 +39,38 @@ TwoLevelPreconditioner::TwoLevelPreconditioner(std::unique_ptr<Preconditioner> l
     : local_(std::move(local)),
       comm_(comm),
       coarse_(block, space, comm),
-      own_(static_cast<size_t>(coarse_.count())),
+      own_(static_cast<size_t>(coarse_.operators().count)),
       c_(static_cast<size_t>(coarse_.unknowns())),
-      y1_(static_cast<size_t>(coarse_.unknowns())),
+      y1_(static_cast<size_t>(coarse_.operators().positions())),
       u_(static_cast<size_t>(block.rows())) {}
 
 void TwoLevelPreconditioner::apply(const double* r, double* z) const {
   if (coarse_.unknowns() == 0) return local_->apply(r, z);
-  const auto n = static_cast<int32_t>(u_.size());
-  const std::vector<int32_t>& unknown_of_row = coarse_.unknown_of_row();
-  const CsrMatrix& gz = coarse_.gz();
-  const int32_t first = coarse_.first();
-  // y1 = E^{-1} Z^T r: each rank sums its own coarse unknowns' rows, the all-gather joins them.
-  std::fill(own_.begin(), own_.end(), 0.0);
-  for (int32_t i = 0; i < n; ++i)
-    if (unknown_of_row[i] >= 0) own_[unknown_of_row[i] - first] += r[i];
+  const CoarseOperators& op = coarse_.operators();
+  // y1 = E^{-1} Z^T r: each rank sums its own coarse unknowns' rows, the all-gather joins them;
+  // this rank reads y1 at its positions.
+  own_sums(op, r, false, own_.data());
   double t0 = MPI_Wtime();
-  MPI_Allgatherv(own_.data(), coarse_.count(), MPI_DOUBLE, y1_.data(), coarse_.counts().data(),
-                 coarse_.displs().data(), MPI_DOUBLE, comm_);
+  MPI_Allgatherv(own_.data(), op.count, MPI_DOUBLE, c_.data(), coarse_.counts().data(), coarse_.displs().data(),
+                 MPI_DOUBLE, comm_);
   comm_seconds_ += MPI_Wtime() - t0;
-  coarse_.solve(y1_.data());
+  coarse_.solve(c_.data());
+  for (int32_t p = 0; p < op.positions(); ++p) y1_[p] = c_[op.read[p]];
 
   // w = M (r - G Z y1), into z.
-  for (int32_t i = 0; i < n; ++i) {
-    double s = 0;
-    for (int32_t k = gz.ptr[i]; k < gz.ptr[i + 1]; ++k) s += gz.val[k] * y1_[gz.col[k]];
-    u_[i] = r[i] - s;
-  }
+  subtract_gz(op, r, y1_.data(), u_.data());
   local_->apply(u_.data(), z);
 
   // y2 = E^{-1} (G Z)^T w: a rank's rows reach its neighbours' coarse unknowns too, so the
   // contributions are summed over all ranks.
-  std::fill(c_.begin(), c_.end(), 0.0);
-  for (int32_t i = 0; i < n; ++i)
-    for (int32_t k = gz.ptr[i]; k < gz.ptr[i + 1]; ++k) c_[gz.col[k]] += gz.val[k] * z[i];
+  gz_transposed_times(op, z, c_.data());
   t0 = MPI_Wtime();
   MPI_Allreduce(MPI_IN_PLACE, c_.data(), static_cast<int>(coarse_.unknowns()), MPI_DOUBLE, MPI_SUM, comm_);
   comm_seconds_ += MPI_Wtime() - t0;
   coarse_.solve(c_.data());
 
-  // z = w + Z (y1 - y2).
-  for (int32_t i = 0; i < n; ++i)
-    if (unknown_of_row[i] >= 0) z[i] += y1_[unknown_of_row[i]] - c_[unknown_of_row[i]];
+  // z = w + Z (y1 - y2); this rank's y2 are its own unknowns, c_[first ...].
+  add_coarse(op, y1_.data(), c_.data() + op.first, z);
 }
 
 }  // namespace pgsim::dist

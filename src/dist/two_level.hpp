@@ -20,9 +20,10 @@
 // solve, in which they are unknowns of their own. Measured in docs/distributed.md: on the
 // 1M-node generated grid at 8 ranks, 72 -> 33 iterations at a smaller coarse system.
 //
-// One application z = B r (collective), with y = E^{-1} c solved on every rank:
+// One application z = B r (collective), with y = E^{-1} c solved on every rank, the operators
+// in coarse_operators.hpp's layout (the GPU path's steps, gpu/two_level_device.hpp):
 //   y1 = E^{-1} Z^T r          Z^T r: own coarse unknowns only, one MPI_Allgatherv
-//   w  = M (r - (G Z) y1)      local
+//   w  = M (r - (G Z) y1)      local (y1 read at this rank's positions)
 //   y2 = E^{-1} (G Z)^T w      contributions to any coarse unknown, one MPI_Allreduce
 //   z  = w + Z (y1 - y2)
 #include <mpi.h>
@@ -68,7 +69,7 @@ class TwoLevelPreconditioner : public Preconditioner {
   std::unique_ptr<Preconditioner> local_;
   MPI_Comm comm_;
   CoarseProblem coarse_;
-  mutable std::vector<double> own_, c_, y1_, u_;
+  mutable std::vector<double> own_, c_, y1_, u_;  // y1_: by position
   mutable double comm_seconds_ = 0;
 };
 
