@@ -353,7 +353,8 @@ TEST_CASE("keep_merging_names keeps the names of voltage sources and shorts, and
   CHECK_THAT(expected, Catch::Contains("'Vb1' (mixed.sp:") && Catch::Contains("'Ls' (mixed.sp:") &&
                            Catch::Contains("'Rs' (mixed.sp:"));
   Netlist nl = parse_netlist_text(text, "mixed.sp");
-  keep_merging_names(nl);
+  const MergingElements found = merging_elements(nl, nullptr);
+  keep_merging_names(nl, found);
   std::vector<uint32_t> merging;  // voltage sources, 0-ohm resistors and (DC) inductors
   for (uint32_t k = 0; k < full.elements.size(); ++k) {
     const Element& e = full.elements[k];
@@ -366,6 +367,9 @@ TEST_CASE("keep_merging_names keeps the names of voltage sources and shorts, and
   CHECK(nl.element_names.size() == merging.size());
   for (uint32_t k : merging) CHECK(nl.element_name(k) == full.element_names[k]);
   for (int threads : {1, 2, 3, 8}) CHECK(reduce_error_with_threads(nl, threads) == expected);
+  // reduce() given the list found for the names reports the same loop.
+  REQUIRE(std::vector<uint32_t>(found.elements.begin(), found.elements.end()) == merging);
+  CHECK_THROWS_WITH(reduce(nl, nullptr, found), expected);
 }
 
 TEST_CASE("the factorisation's own solve (LdlSolve) matches CHOLMOD's on one thread and on several", "[direct]") {

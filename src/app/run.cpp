@@ -113,10 +113,12 @@ RunReport run(const Options& opt, RunData* data) {
   // Nothing after this looks a node up by name (outputs read names by id): the index (about 20 B
   // per node) is freed before reduce and the solver's setup make theirs.
   netlist.node_names.drop_index();
-  keep_merging_names(netlist);  // the only element names reduce() may show
-  log_memory("name index dropped and element names thinned", rep.nodes);
-
-  keep.system = reduce(netlist);
+  {  // the merging elements found once, for the names kept and for reduce(), and freed after it
+    const MergingElements merging = merging_elements(netlist, nullptr);
+    keep_merging_names(netlist, merging);  // the only element names reduce() may show
+    log_memory("name index dropped and element names thinned", rep.nodes);
+    keep.system = reduce(netlist, nullptr, merging);
+  }
   ReducedSystem& sys = keep.system;
   SupplyNets nets = supply_nets(netlist);
   release_elements(netlist);  // from here on only the node names are needed

@@ -49,49 +49,16 @@ void sort_range(T* first, T* last, Less less) {
   throw InputError(loop_message(loop, labels));
 }
 
-// The merging elements (voltage sources and shorts) in element order: each thread filters one
-// contiguous range of elements (static schedule: ranges in thread order) and copies its list to
-// its place, so no thread appends every list (at 7.2M nodes, 2.2M vias) alone. has_source: whether
-// any element is a voltage or current source.
-FillVector<uint32_t> merging_elements(const Netlist& nl, const Companion* companion, bool& has_source) {
-  const std::ptrdiff_t elements = std::ptrdiff_t(nl.elements.size());
-  std::vector<size_t> start(size_t(omp_get_max_threads()) + 1, 0);  // [t + 1]: thread t's count, then offsets
-  FillVector<uint32_t> merging;
-  bool any_source = false;
-#pragma omp parallel reduction(|| : any_source)
-  {
-    const int me = omp_get_thread_num();
-    std::vector<uint32_t> mine;
-#pragma omp for schedule(static) nowait
-    for (std::ptrdiff_t k = 0; k < elements; ++k) {
-      const Element& e = nl.elements[size_t(k)];
-      if (e.kind == ElementKind::VoltageSource || e.kind == ElementKind::CurrentSource) any_source = true;
-      if (e.kind == ElementKind::VoltageSource || is_short(e, companion)) mine.push_back(uint32_t(k));
-    }
-    start[size_t(me) + 1] = mine.size();
-#pragma omp barrier
-#pragma omp single
-    {
-      for (size_t t = 1; t < start.size(); ++t) start[t] += start[t - 1];
-      merging.resize(start.back());
-    }
-    std::copy(mine.begin(), mine.end(), merging.begin() + std::ptrdiff_t(start[size_t(me)]));
-  }
-  has_source = any_source;
-  return merging;
-}
-
 // 1. Voltage sources and shorts (is_short) merge nodes into super-nodes, in element order within
 // each set (so offsets are rounded, and the first element that closes a disagreeing loop is
 // found, as a serial pass over the elements would). In parallel: the sets are found first
 // (ConcurrentUnionFind), and each thread then merges the sets whose smallest node falls in its
 // range of nodes, with no other thread touching them. `sets` (over every node, fresh) is left
 // flattened: sets.root(v) is the smallest node of v's super-node, 0 for the ground's.
-PotentialUnionFind merge_super_nodes(const Netlist& nl, const Companion* companion, ConcurrentUnionFind& sets) {
+PotentialUnionFind merge_super_nodes(const Netlist& nl, const MergingElements& found, ConcurrentUnionFind& sets) {
   const uint32_t n_nodes = nl.node_count();
-  bool has_source = false;
-  const FillVector<uint32_t> merging = merging_elements(nl, companion, has_source);
-  if (!has_source) throw InputError(no_sources_message(nl.files[0]));
+  if (!found.has_source) throw InputError(no_sources_message(nl.files[0]));
+  const FillVector<uint32_t>& merging = found.elements;
   const std::ptrdiff_t m = std::ptrdiff_t(merging.size());
 
   // Any order gives the same sets: dynamic, so that a slow thread leaves no tail.
@@ -431,18 +398,50 @@ std::string floating_message(int64_t nodes, std::string_view node_name) {
          ", have no resistive path to ground or to a voltage source";
 }
 
-void keep_merging_names(Netlist& nl) {
-  bool has_source = false;  // reduce() says when there is none
-  nl.keep_element_names(merging_elements(nl, nullptr, has_source));
+// Each thread filters one contiguous range of elements (static schedule: ranges in thread order)
+// and copies its list to its place, so no thread appends every list (at 7.2M nodes, 2.2M vias)
+// alone.
+MergingElements merging_elements(const Netlist& nl, const Companion* companion) {
+  const std::ptrdiff_t elements = std::ptrdiff_t(nl.elements.size());
+  std::vector<size_t> start(size_t(omp_get_max_threads()) + 1, 0);  // [t + 1]: thread t's count, then offsets
+  MergingElements merging;
+  bool any_source = false;
+#pragma omp parallel reduction(|| : any_source)
+  {
+    const int me = omp_get_thread_num();
+    std::vector<uint32_t> mine;
+#pragma omp for schedule(static) nowait
+    for (std::ptrdiff_t k = 0; k < elements; ++k) {
+      const Element& e = nl.elements[size_t(k)];
+      if (e.kind == ElementKind::VoltageSource || e.kind == ElementKind::CurrentSource) any_source = true;
+      if (e.kind == ElementKind::VoltageSource || is_short(e, companion)) mine.push_back(uint32_t(k));
+    }
+    start[size_t(me) + 1] = mine.size();
+#pragma omp barrier
+#pragma omp single
+    {
+      for (size_t t = 1; t < start.size(); ++t) start[t] += start[t - 1];
+      merging.elements.resize(start.back());
+    }
+    std::copy(mine.begin(), mine.end(), merging.elements.begin() + std::ptrdiff_t(start[size_t(me)]));
+  }
+  merging.has_source = any_source;
+  return merging;
 }
 
+void keep_merging_names(Netlist& nl, const MergingElements& merging) { nl.keep_element_names(merging.elements); }
+
 ReducedSystem reduce(const Netlist& nl, const Companion* companion) {
+  return reduce(nl, companion, merging_elements(nl, companion));
+}
+
+ReducedSystem reduce(const Netlist& nl, const Companion* companion, const MergingElements& merging) {
   ReducedSystem sys;
   size_for_overwrite(sys.unknown_of_node, nl.node_count());  // every entry written by number_unknowns()
   size_for_overwrite(sys.offset_of_node, nl.node_count());
   ConcurrentUnionFind sets(static_cast<int32_t>(nl.node_count()));
   Stopwatch step;
-  const PotentialUnionFind super_nodes = merge_super_nodes(nl, companion, sets);
+  const PotentialUnionFind super_nodes = merge_super_nodes(nl, merging, sets);
   const double merged = step.lap();
   number_unknowns(super_nodes, sets, sys);
   const double numbered = step.lap();

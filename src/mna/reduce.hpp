@@ -46,14 +46,27 @@ bool stamps(const Element& e, const Companion* companion);
 // zero-ohm resistors always, inductors in DC (no companion) and zero-henry ones always.
 bool is_short(const Element& e, const Companion* companion);
 
+// The elements that merge their ends into super-nodes (voltage sources and shorts, is_short()),
+// ascending, and whether any element is a voltage or current source. In parallel; the same for any
+// thread count.
+struct MergingElements {
+  FillVector<uint32_t> elements;
+  bool has_source = false;
+};
+MergingElements merging_elements(const Netlist& netlist, const Companion* companion);
+
 // Throws InputError for a conflicting loop of voltage sources (naming them), for a floating
 // component (its size and one node), and for a netlist with no sources.
 ReducedSystem reduce(const Netlist& netlist, const Companion* companion = nullptr);
+// The same, given merging = merging_elements(netlist, companion) (a DC run finds them first, for
+// keep_merging_names(), and does not filter the elements twice).
+ReducedSystem reduce(const Netlist& netlist, const Companion* companion, const MergingElements& merging);
 
 // Frees the element names that reduce(netlist) (no companion) never shows: it names elements only
-// in the error for a loop of voltage sources and shorts, so only theirs are kept (Netlist::
-// keep_element_names(); 15.1M of 84.9M elements on a 50M-node grid, whose vias are 0 V sources).
-void keep_merging_names(Netlist& netlist);
+// in the error for a loop of voltage sources and shorts, so only theirs, `merging` =
+// merging_elements(netlist, nullptr), are kept (Netlist::keep_element_names(); 15.1M of 84.9M
+// elements on a 50M-node grid, whose vias are 0 V sources).
+void keep_merging_names(Netlist& netlist, const MergingElements& merging);
 
 // The texts of two of those errors, shared with the distributed reduction (dist/distributed_reduce.hpp).
 std::string no_sources_message(const std::string& top_file);
