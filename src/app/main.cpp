@@ -118,7 +118,8 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   auto* coarse_layers = app.add_option("--coarse-layers", opt.coarse_layers,
                  "under mpirun with --precond cmg: the global coarse correction keeps the rows within N links of a "
-                 "cut between ranks as coarse unknowns of their own; -1: no coarse correction (block CMG only)")
+                 "cut between ranks as coarse unknowns of their own (grouped by CMG aggregate where they would be "
+                 "over 16384); -1: no coarse correction (block CMG only)")
       ->check(CLI::Range(-1, 1000))
       ->capture_default_str();
   app.add_option("--tol", opt.tolerance, "stop when ||b - Gx|| <= tol ||b||")
