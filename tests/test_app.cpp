@@ -2,10 +2,12 @@
 #include <nlohmann/json.hpp>
 #include <cstring>
 #include <stdexcept>
+#include <string>
 #include <string_view>
 
 #include "app/compare.hpp"
 #include "app/exit_codes.hpp"
+#include "app/parked_names.hpp"
 #include "app/parked_offsets.hpp"
 #include "app/run.hpp"
 #include "app/voltage_file.hpp"
@@ -128,6 +130,35 @@ TEST_CASE("run() keeps its largest data in the caller's RunData when given one",
   CHECK(data.voltages[node("n1")] == Approx(1.0));
   CHECK(data.voltages[node("n3")] == Approx(1.0 - 2e-3).margin(1e-12));
   CHECK(data.deviations.value.size() == 4);
+}
+
+TEST_CASE("node names parked share bytes with the name before and come back byte for byte", "[app]") {
+  // Names sharing prefixes, suffixes, both or nothing, an empty name, one longer than a one-byte
+  // varint (128 bytes), mixed case (kept as spelled), over several blocks of kParkedNamesBlock.
+  std::vector<std::string> spelled = {"0", "n1_6996_1234", "n1_6998_1234", "N1_6998_1234", "", "x", std::string(300, 'q'),
+                                      std::string(299, 'q') + "r", "abc", "abcabc", "bc"};
+  for (int i = 0; spelled.size() < 3 * kParkedNamesBlock + 7; ++i)
+    spelled.push_back("n1_" + std::to_string(1000 + i * 2) + "_" + std::to_string(i / 50));
+  NameTable names;
+  for (const std::string& name : spelled) names.intern(name);
+  REQUIRE(names.size() == spelled.size() - 1);  // "N1_6998_1234" is "n1_6998_1234" ignoring case
+  spelled.erase(spelled.begin() + 3);
+  names.drop_index();
+  ParkedNames parked = park_names(names);
+  CHECK(names.size() == 0);
+  CHECK(parked.count == spelled.size());
+  CHECK(parked.block_at.size() == 5);  // 4 blocks
+  size_t chars = 0;
+  for (const std::string& name : spelled) chars += name.size();
+  CHECK(parked.block_char.back() == chars);
+  CHECK(parked.bytes.size() < chars / 2);  // the numbered names share most of their bytes
+  restore_names(parked, names);
+  CHECK(parked.count == 0);
+  CHECK(parked.bytes.empty());
+  REQUIRE(names.size() == spelled.size());
+  for (uint32_t id = 0; id < names.size(); ++id) CHECK(names[id] == spelled[id]);
+  CHECK(names.arena_bytes() == chars);
+  CHECK_THROWS_AS(names.find("x"), std::logic_error);  // no index
 }
 
 TEST_CASE("node offsets parked keep only their non-zero entries and come back bit for bit", "[app]") {

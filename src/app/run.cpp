@@ -14,6 +14,7 @@
 #include "app/heatmap.hpp"
 #include "mna/host_memory.hpp"
 #include "app/output_file.hpp"
+#include "app/parked_names.hpp"
 #include "app/parked_offsets.hpp"
 #include "app/png_writer.hpp"
 #include "app/progress.hpp"
@@ -142,6 +143,12 @@ RunReport run(const Options& opt, RunData* data) {
   // Read again only by the write phase, and zero at nearly every node: parked until then.
   ParkedOffsets offsets = park_offsets(sys.offset_of_node);
   spdlog::debug("node offsets parked: {} of {} not zero", offsets.index.size(), offsets.size);
+  // Read again only by the outputs: parked (app/parked_names.hpp) through the solve's setup and PCG.
+  const uint64_t name_chars = netlist.node_names.arena_bytes();
+  Stopwatch parking;
+  ParkedNames names = park_names(netlist.node_names);
+  spdlog::debug("node names parked in {:.3f} s: {} names, {:.1f} MB from {:.1f} MB", parking.lap(), names.count,
+                double(names.bytes.size()) / 1e6, double(name_chars + 8 * (uint64_t(names.count) + 1)) / 1e6);
   std::vector<double>& x = keep.x;  // every unknown's voltage, filled after the solve (not held through setup and PCG)
   rep.backend = "cpu";
   if (opt.solver == "direct") {
@@ -223,6 +230,9 @@ RunReport run(const Options& opt, RunData* data) {
     throw InputError("unknown solver '" + opt.solver + "' (pcg or direct)");
   }
   restore_offsets(offsets, sys.offset_of_node);
+  parking.lap();
+  restore_names(names, netlist.node_names);
+  spdlog::debug("node names restored in {:.3f} s", parking.lap());
   spdlog::info("{} ({}{}) on the {}: {} iterations, relative residual {:.3e}, {:.3f} s", rep.method, rep.precond,
                rep.smoother.empty() ? "" : ", " + rep.smoother + " smoother",
                rep.backend, rep.result.iterations, rep.result.relative_residual, rep.time.solve);
