@@ -177,3 +177,22 @@ TEST_CASE("node offsets parked keep only their non-zero entries and come back bi
   REQUIRE(offsets.size() == before.size());
   CHECK(std::memcmp(offsets.data(), before.data(), before.size() * sizeof(double)) == 0);
 }
+
+TEST_CASE("a right-hand side parked keeps its non-zero entries and comes back bit for bit", "[app]") {
+  // More kept entries than a block (65,536): the restore's scatter runs on all threads.
+  std::vector<double> b(200000, 0.0);
+  for (size_t i = 1; i < b.size(); i += 3) b[i] = -1.0 / double(i);
+  b[0] = -0.0;
+  const std::vector<double> before = b;
+  ParkedOffsets parked = park_offsets(b);
+  CHECK(b.empty());
+  CHECK(b.capacity() == 0);
+  REQUIRE(parked.index.size() == 66667 + 1);
+  CHECK(parked.index[0] == 0);
+  CHECK(parked.index[1] == 1);
+  CHECK(parked.index.back() == 199999);
+  restore_offsets(parked, b);
+  CHECK(parked.value.empty());
+  REQUIRE(b.size() == before.size());
+  CHECK(std::memcmp(b.data(), before.data(), before.size() * sizeof(double)) == 0);
+}

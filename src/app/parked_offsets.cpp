@@ -15,9 +15,9 @@ bool is_plus_zero(double v) {
   return std::memcmp(&v, &zero, sizeof v) == 0;
 }
 
-}  // namespace
-
-ParkedOffsets park_offsets(FillVector<double>& offsets) {
+// Either array type: the entries of offsets other than +0.0, then offsets freed.
+template <class Vector>
+ParkedOffsets park(Vector& offsets) {
   ParkedOffsets p;
   p.size = offsets.size();
   const int64_t n = int64_t(p.size), blocks = (n + kBlock - 1) / kBlock;
@@ -38,17 +38,24 @@ ParkedOffsets park_offsets(FillVector<double>& offsets) {
         p.value[k++] = offsets[size_t(i)];
       }
   }
-  FillVector<double>().swap(offsets);
+  Vector().swap(offsets);
   return p;
 }
 
-void restore_offsets(ParkedOffsets& parked, FillVector<double>& offsets) {
-  size_for_overwrite(offsets, parked.size);
-  const auto n = int64_t(parked.size);
-#pragma omp parallel for schedule(static, 4096)
-  for (int64_t i = 0; i < n; ++i) offsets[size_t(i)] = 0.0;
-  for (size_t k = 0; k < parked.index.size(); ++k) offsets[parked.index[k]] = parked.value[k];
+template <class Vector>
+void restore(ParkedOffsets& parked, Vector& offsets) {
+  assign_touched(offsets, parked.size, 0.0);  // +0.0 written by all threads
+  const auto kept = int64_t(parked.index.size());
+#pragma omp parallel for schedule(static, 4096) if (kept > kBlock)
+  for (int64_t k = 0; k < kept; ++k) offsets[parked.index[size_t(k)]] = parked.value[size_t(k)];
   parked = ParkedOffsets();
 }
+
+}  // namespace
+
+ParkedOffsets park_offsets(FillVector<double>& offsets) { return park(offsets); }
+ParkedOffsets park_offsets(std::vector<double>& offsets) { return park(offsets); }
+void restore_offsets(ParkedOffsets& parked, FillVector<double>& offsets) { restore(parked, offsets); }
+void restore_offsets(ParkedOffsets& parked, std::vector<double>& offsets) { restore(parked, offsets); }
 
 }  // namespace pgsim

@@ -140,6 +140,8 @@ RunReport run(const Options& opt, RunData* data) {
     }
   }
 
+  // For names in messages and exports, neither of which comes after this: freed (4 B per unknown).
+  FillVector<uint32_t>().swap(sys.node_of_unknown);
   // Read again only by the write phase, and zero at nearly every node: parked until then.
   ParkedOffsets offsets = park_offsets(sys.offset_of_node);
   spdlog::debug("node offsets parked: {} of {} not zero", offsets.index.size(), offsets.size);
@@ -185,6 +187,12 @@ RunReport run(const Options& opt, RunData* data) {
     // The kept rows' residual is the whole residual of G x = b: scale the tolerance to its b.
     const double b_norm = std::sqrt(dot(sys.b, sys.b)), kept_norm = std::sqrt(dot(b, b));
     control.tolerance = kept_norm > 0 ? opt.tolerance * b_norm / kept_norm : opt.tolerance;
+    // With chains eliminated the whole system's b is read again only by the residual check.
+    ParkedOffsets whole_b;
+    if (chains) {
+      whole_b = park_offsets(sys.b);
+      spdlog::debug("the whole system's b parked: {} of {} not zero", whole_b.index.size(), whole_b.size);
+    }
     control.max_iterations = opt.max_iterations;
     // The first iterate, zeros in pages faulted in by all threads: sized once the preconditioner
     // is built (here or in solve_pcg_on_gpu), so not held through the build.
@@ -216,6 +224,7 @@ RunReport run(const Options& opt, RunData* data) {
     log_memory("solve", rep.nodes);
     if (chains) {
       chains->recover(x_kept, x);  // x: sized there
+      restore_offsets(whole_b, sys.b);
       rep.result.relative_residual =
           packed_G ? relative_residual(*packed_G, sys.b, x) : relative_residual(sys.G, sys.b, x);
       rep.result.converged = rep.result.relative_residual <= opt.tolerance;
