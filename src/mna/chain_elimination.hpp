@@ -14,11 +14,14 @@ namespace pgsim {
 struct EliminatedSystem {
   // One eliminated unknown v: d x_v - w_a x_a - w_b x_b = rhs at the time of its elimination
   // (a, b: its remaining neighbours, -1 where absent). No member initialisers: steps' storage is
-  // sized without being written, then filled by all threads.
-  struct Step {
+  // sized without being written, then filled by all threads. Packed: 44 B, not 48 with the
+  // padding that would align the doubles (the steps are held from the elimination to the
+  // recovery, through the CMG build and the solve, where the host's memory peaks).
+  struct __attribute__((packed)) Step {
     int32_t v, a, b;
     double w_a, w_b, diag, rhs;
   };
+  static_assert(sizeof(Step) == 44, "Step: packed");
   CsrMatrix G;                 // over the kept unknowns, in their original order
   std::vector<double> b;
   std::vector<int32_t> kept;   // kept unknown k is original unknown kept[k]
