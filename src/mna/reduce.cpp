@@ -130,8 +130,10 @@ PotentialUnionFind merge_super_nodes(const Netlist& nl, const MergingElements& f
 
 // 2. Numbers the unknowns: every super-node not holding ground, in the order of its first
 // (smallest) node, sets.root() (merge_super_nodes()), which becomes node_of_unknown. Fills
-// unknown_of_node and offset_of_node.
-void number_unknowns(const PotentialUnionFind& uf, const ConcurrentUnionFind& sets, ReducedSystem& sys) {
+// unknown_of_node and offset_of_node. Returns whether every node with an unknown has offset 0 (no
+// voltage source between two nodes of one super-node but the ground's), as on grids whose vias are
+// 0 V sources: then a conductance between two unknowns adds nothing to b (stamp()).
+bool number_unknowns(const PotentialUnionFind& uf, const ConcurrentUnionFind& sets, ReducedSystem& sys) {
   const uint32_t n_nodes = static_cast<uint32_t>(sys.unknown_of_node.size());
   const std::ptrdiff_t sn = n_nodes;
   const double ground_offset = uf.offset(Netlist::ground);
@@ -148,7 +150,8 @@ void number_unknowns(const PotentialUnionFind& uf, const ConcurrentUnionFind& se
   size_for_overwrite(sys.node_of_unknown, size_t(n));  // an entry per first node, below
   // v(node) = x[unknown] + offset, x being the voltage of the unknown's first node. Dynamic: the
   // writes fault in the three fresh arrays' pages, unevenly across threads.
-#pragma omp parallel for schedule(dynamic, 4096)
+  bool offsets_zero = true;
+#pragma omp parallel for schedule(dynamic, 4096) reduction(&& : offsets_zero)
   for (std::ptrdiff_t v = 0; v < sn; ++v) {
     const uint32_t r = first_of(v);
     if (r == Netlist::ground) {
@@ -158,8 +161,10 @@ void number_unknowns(const PotentialUnionFind& uf, const ConcurrentUnionFind& se
       if (r == uint32_t(v)) sys.node_of_unknown[size_t(number[size_t(v)] - 1)] = uint32_t(v);
       sys.unknown_of_node[size_t(v)] = number[r] - 1;
       sys.offset_of_node[size_t(v)] = uf.offset(uint32_t(v)) - uf.offset(r);
+      offsets_zero = offsets_zero && sys.offset_of_node[size_t(v)] == 0;
     }
   }
+  return offsets_zero;
 }
 
 // The elements that stamp each unknown's row (stamps()), grouped by row: a conductance to another
@@ -248,12 +253,16 @@ struct RowEntry {
 // sources, row by row in parallel: each row sums its elements' contributions in element order (so
 // G and b do not depend on the thread count), then CSR with sorted columns, parallel conductances
 // summed, the diagonal in place. `rows`: entries_by_row()'s (its extra lists sorted here).
+// offsets_zero: number_unknowns()'s; then a conductance between two unknowns adds g (o_self -
+// o_other) = a zero to b, which leaves b as it is (b starts at +0, a sum is -0 only where both terms
+// are, and adding a zero of either sign to anything else changes no bit): the term and its two
+// offsets' look-ups are skipped.
 //
 // Each row is written once, as it is summed, over its own slot of G's arrays (entries_by_row()),
 // which fits it exactly unless it has parallel conductances: only then are the rows moved to close
 // the gaps. (Writing G in a second pass over the rows looked every element, its ends' unknowns and
 // its conductance up again.)
-void stamp(const Netlist& nl, const Companion* companion, ReducedSystem& sys, RowEntries& rows) {
+void stamp(const Netlist& nl, const Companion* companion, ReducedSystem& sys, RowEntries& rows, bool offsets_zero) {
   const int32_t n = static_cast<int32_t>(sys.node_of_unknown.size());
   size_for_overwrite(sys.b, size_t(n));
   CsrMatrix& G = sys.G;
@@ -292,10 +301,11 @@ void stamp(const Netlist& nl, const Companion* companion, ReducedSystem& sys, Ro
       for (const RowEntry& r : row) {
         const Element& e = nl.elements[r.element];
         if (e.kind == ElementKind::CurrentSource) continue;
+        d += r.g;
+        if (r.neighbour >= 0 && offsets_zero) continue;
         const bool plus = sys.unknown_of_node[e.plus] == u;
         const double o_self = sys.offset_of_node[plus ? e.plus : e.minus];
         const double o_other = sys.offset_of_node[plus ? e.minus : e.plus];
-        d += r.g;
         if (r.neighbour >= 0) {
           b -= r.g * (o_self - o_other);
         } else {
@@ -443,13 +453,13 @@ ReducedSystem reduce(const Netlist& nl, const Companion* companion, const Mergin
   Stopwatch step;
   const PotentialUnionFind super_nodes = merge_super_nodes(nl, merging, sets);
   const double merged = step.lap();
-  number_unknowns(super_nodes, sets, sys);
+  const bool offsets_zero = number_unknowns(super_nodes, sets, sys);
   const double numbered = step.lap();
   double grouped = 0, stamped = 0;
   {  // the rows' lists freed before the floating check
     RowEntries rows = entries_by_row(nl, companion, sys, sets);
     grouped = step.lap();
-    stamp(nl, companion, sys, rows);
+    stamp(nl, companion, sys, rows, offsets_zero);
     stamped = step.lap();
   }
   check_floating(nl, sets);
