@@ -391,6 +391,17 @@ TEST_CASE("super-nodes across the threads' ranges of nodes: offsets bit for bit 
     REQUIRE(one.unknown_of_node[a] == one.unknown_of_node[b]);
     REQUIRE(std::abs(one.offset_of_node[a] - one.offset_of_node[b] - std::stod(std::to_string(forced[i]))) < 1e-9);
   }
+  // Unknowns in the order of their first nodes, each node's unknown its first node's (the chains'
+  // first nodes lie in other blocks of nodes than most of their nodes).
+  for (int32_t u = 0; u < one.unknowns(); ++u) {
+    REQUIRE(one.unknown_of_node[one.node_of_unknown[size_t(u)]] == u);
+    if (u > 0) REQUIRE(one.node_of_unknown[size_t(u) - 1] < one.node_of_unknown[size_t(u)]);
+  }
+  for (uint32_t v = 1; v < nl.node_count(); ++v) {
+    const int32_t u = one.unknown_of_node[v];
+    REQUIRE(u >= 0);
+    REQUIRE(one.node_of_unknown[size_t(u)] <= v);
+  }
   for (int threads : {2, 3, 8}) {
     const ReducedSystem s = reduce_with_threads(nl, threads);
     CHECK(s.unknown_of_node == one.unknown_of_node);

@@ -128,6 +128,9 @@ PotentialUnionFind merge_super_nodes(const Netlist& nl, const MergingElements& f
   return uf;
 }
 
+// number_unknowns()'s blocks of nodes: enough of them to balance 16 threads on a grid of 10^5 nodes.
+constexpr std::ptrdiff_t kNumberedBlock = 4096;
+
 // 2. Numbers the unknowns: every super-node not holding ground, in the order of its first
 // (smallest) node, sets.root() (merge_super_nodes()), which becomes node_of_unknown. Fills
 // unknown_of_node and offset_of_node. Returns whether every node with an unknown has offset 0 (no
@@ -139,29 +142,70 @@ bool number_unknowns(const PotentialUnionFind& uf, const ConcurrentUnionFind& se
   const double ground_offset = uf.offset(Netlist::ground);
   static_assert(Netlist::ground == 0, "the ground's super-node is the one whose smallest node is 0");
   auto first_of = [&](std::ptrdiff_t v) { return uint32_t(sets.root(int32_t(v))); };
-  // number[v]: 1 at first nodes, then their running count: first node v gets unknown number[v] - 1.
-  FillVector<int32_t> number;
-  size_for_overwrite(number, n_nodes);
-  if (n_nodes > 0) number[0] = 0;  // the ground's
-#pragma omp parallel for schedule(static, 4096)
-  for (std::ptrdiff_t v = 1; v < sn; ++v) number[size_t(v)] = first_of(v) == uint32_t(v);
-  prefix_sum(number);
-  const int32_t n = n_nodes > 0 ? number.back() : 0;
+  // Unknowns in node order, by blocks of kNumberedBlock nodes: each block counts its first nodes,
+  // the counts summed give each block its first unknown, and each block then numbers its first
+  // nodes in order and gives every other node its first node's unknown, read where that is a first
+  // node of this block (numbered above it) or, once every block has numbered its own, of an earlier
+  // block. (A running count over all nodes cost an array of them and three more passes.)
+  const std::ptrdiff_t blocks = (sn + kNumberedBlock - 1) / kNumberedBlock;
+  auto block = [sn](std::ptrdiff_t c, std::ptrdiff_t& lo, std::ptrdiff_t& hi) {
+    lo = c * kNumberedBlock, hi = std::min(sn, lo + kNumberedBlock);
+  };
+  std::vector<int32_t> start(size_t(blocks) + 1, 0);  // [c + 1]: block c's first nodes, then offsets
+  std::vector<char> later(size_t(blocks), 0);         // block c has nodes of an earlier block's first node
+#pragma omp parallel for schedule(static)
+  for (std::ptrdiff_t c = 0; c < blocks; ++c) {
+    std::ptrdiff_t lo, hi;
+    block(c, lo, hi);
+    int32_t firsts = 0;
+    for (std::ptrdiff_t v = std::max<std::ptrdiff_t>(lo, 1); v < hi; ++v) firsts += first_of(v) == uint32_t(v);
+    start[size_t(c) + 1] = firsts;
+  }
+  prefix_sum(start);
+  const int32_t n = start.back();
   size_for_overwrite(sys.node_of_unknown, size_t(n));  // an entry per first node, below
   // v(node) = x[unknown] + offset, x being the voltage of the unknown's first node. Dynamic: the
   // writes fault in the three fresh arrays' pages, unevenly across threads.
   bool offsets_zero = true;
-#pragma omp parallel for schedule(dynamic, 4096) reduction(&& : offsets_zero)
-  for (std::ptrdiff_t v = 0; v < sn; ++v) {
-    const uint32_t r = first_of(v);
-    if (r == Netlist::ground) {
-      sys.unknown_of_node[size_t(v)] = -1;
-      sys.offset_of_node[size_t(v)] = uf.offset(uint32_t(v)) - ground_offset;
-    } else {
-      if (r == uint32_t(v)) sys.node_of_unknown[size_t(number[size_t(v)] - 1)] = uint32_t(v);
-      sys.unknown_of_node[size_t(v)] = number[r] - 1;
-      sys.offset_of_node[size_t(v)] = uf.offset(uint32_t(v)) - uf.offset(r);
-      offsets_zero = offsets_zero && sys.offset_of_node[size_t(v)] == 0;
+  auto from_first_node = [&](std::ptrdiff_t v, uint32_t r) {
+    sys.unknown_of_node[size_t(v)] = sys.unknown_of_node[r];
+    sys.offset_of_node[size_t(v)] = uf.offset(uint32_t(v)) - uf.offset(r);
+    return sys.offset_of_node[size_t(v)] == 0;
+  };
+#pragma omp parallel
+  {
+#pragma omp for schedule(dynamic, 1) reduction(&& : offsets_zero)
+    for (std::ptrdiff_t c = 0; c < blocks; ++c) {
+      std::ptrdiff_t lo, hi;
+      block(c, lo, hi);
+      int32_t next = start[size_t(c)];
+      for (std::ptrdiff_t v = lo; v < hi; ++v) {
+        const uint32_t r = first_of(v);
+        if (r == Netlist::ground) {
+          sys.unknown_of_node[size_t(v)] = -1;
+          sys.offset_of_node[size_t(v)] = uf.offset(uint32_t(v)) - ground_offset;
+        } else if (r == uint32_t(v)) {
+          sys.node_of_unknown[size_t(next)] = uint32_t(v);
+          sys.unknown_of_node[size_t(v)] = next++;
+          sys.offset_of_node[size_t(v)] = uf.offset(uint32_t(v)) - uf.offset(r);
+          offsets_zero = offsets_zero && sys.offset_of_node[size_t(v)] == 0;
+        } else if (std::ptrdiff_t(r) >= lo) {
+          offsets_zero = from_first_node(v, r) && offsets_zero;
+        } else {
+          later[size_t(c)] = 1;
+        }
+      }
+    }
+    // The nodes whose first node is in an earlier block.
+#pragma omp for schedule(dynamic, 1) reduction(&& : offsets_zero)
+    for (std::ptrdiff_t c = 0; c < blocks; ++c) {
+      if (!later[size_t(c)]) continue;
+      std::ptrdiff_t lo, hi;
+      block(c, lo, hi);
+      for (std::ptrdiff_t v = lo; v < hi; ++v) {
+        const uint32_t r = first_of(v);
+        if (r != Netlist::ground && std::ptrdiff_t(r) < lo) offsets_zero = from_first_node(v, r) && offsets_zero;
+      }
     }
   }
   return offsets_zero;
