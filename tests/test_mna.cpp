@@ -9,6 +9,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <utility>
 
 #include "grid_system.hpp"
 #include "mna/reduce.hpp"
@@ -273,6 +274,85 @@ TEST_CASE("reduce() gives the same system bit for bit for 1, 2, 3 and 8 threads"
   }
 }
 
+namespace {
+
+// b and G's diagonal as a serial pass over the elements sums them, for a DC reduction `sys` of nl:
+// every conductance's terms first, then every current source's, each in element order, a term of b
+// g (o_self - o_other) even where it is a zero.
+void serial_stamp(const Netlist& nl, const ReducedSystem& sys, std::vector<double>& b, std::vector<double>& diag) {
+  b.assign(size_t(sys.unknowns()), 0.0);
+  diag.assign(b.size(), 0.0);
+  for (const Element& e : nl.elements) {
+    if (e.kind != ElementKind::Resistor || !(e.value > 0)) continue;
+    const double g = 1.0 / e.value;
+    for (const auto& [self, other] : {std::pair{e.plus, e.minus}, std::pair{e.minus, e.plus}}) {
+      const int32_t u = sys.unknown_of_node[self], v = sys.unknown_of_node[other];
+      if (u < 0 || u == v) continue;
+      const double o_self = sys.offset_of_node[self], o_other = sys.offset_of_node[other];
+      diag[size_t(u)] += g;
+      if (v >= 0) {
+        b[size_t(u)] -= g * (o_self - o_other);
+      } else {
+        b[size_t(u)] += g * (o_other - o_self);
+      }
+    }
+  }
+  for (const Element& e : nl.elements) {
+    if (e.kind != ElementKind::CurrentSource) continue;
+    if (sys.unknown_of_node[e.plus] >= 0) b[size_t(sys.unknown_of_node[e.plus])] -= e.value;
+    if (sys.unknown_of_node[e.minus] >= 0) b[size_t(sys.unknown_of_node[e.minus])] += e.value;
+  }
+}
+
+// A 150 x 150 two-layer grid whose vias are 0 V sources and whose pads hold 1.2 V: no node with an
+// unknown is offset from its super-node's first node.
+std::string via_grid() {
+  const int n = 150;
+  std::string text = "Vdd vdd 0 1.2\n";
+  auto name = [](int layer, int i, int j) {
+    return "n" + std::to_string(layer) + "_" + std::to_string(i) + "_" + std::to_string(j);
+  };
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j) {
+      const std::string id = std::to_string(i) + "_" + std::to_string(j);
+      for (int layer : {1, 2}) {
+        if (layer == 1 ? j + 1 < n : i + 1 < n)
+          text += "R" + std::to_string(layer) + "_" + id + " " + name(layer, i, j) + " " +
+                  (layer == 1 ? name(1, i, j + 1) : name(2, i + 1, j)) + " " + std::to_string(0.5 + 0.01 * ((i + j) % 7)) + "\n";
+      }
+      if ((i + j) % 3 == 0) text += "V" + id + " " + name(1, i, j) + " " + name(2, i, j) + " 0\n";
+      if (i % 20 == 0 && j % 20 == 0) text += "Rp" + id + " vdd " + name(2, i, j) + " 0.05\n";
+      if ((i * n + j) % 5 == 0) text += "I" + id + " " + name(1, i, j) + " 0 " + std::to_string(1e-4 * (1 + j % 3)) + "\n";
+    }
+  return text;
+}
+
+}  // namespace
+
+// reduce() skips the terms of b that are zeros when no node with an unknown has an offset: the
+// same bits as summing every term, with offsets (mixed_grid) and without (via_grid).
+TEST_CASE("reduce()'s b and diagonal are those of a serial pass over the elements, bit for bit", "[mna]") {
+  const std::string text = GENERATE(mixed_grid(11), via_grid());
+  const Netlist nl = parse_netlist_text(text, "grid.sp");
+  for (int threads : {1, 3}) {
+    const ReducedSystem sys = reduce_with_threads(nl, threads);
+    REQUIRE(sys.unknowns() > 20000);
+    std::vector<double> b, diag;
+    serial_stamp(nl, sys, b, diag);
+    CHECK(std::memcmp(sys.b.data(), b.data(), b.size() * sizeof(double)) == 0);
+    size_t diagonals = 0;
+    for (int32_t i = 0; i < sys.G.rows; ++i)
+      for (int32_t k = sys.G.ptr[i]; k < sys.G.ptr[i + 1]; ++k)
+        if (sys.G.col[k] == i) diagonals += std::memcmp(&sys.G.val[k], &diag[size_t(i)], sizeof(double)) == 0;
+    CHECK(diagonals == diag.size());
+    // Offsets change b where they are not zeros.
+    size_t offset_nodes = 0;
+    for (size_t v = 0; v < sys.offset_of_node.size(); ++v)
+      offset_nodes += sys.unknown_of_node[v] >= 0 && sys.offset_of_node[v] != 0;
+    CHECK((offset_nodes > 0) == (text != via_grid()));
+  }
+}
+
 // Super-nodes whose nodes lie in every thread's range of nodes: three chains of voltage sources,
 // each over a third of the nodes (from node 0's, n/3's and 2n/3's range up), linked in a shuffled
 // order, so that the threads owning the chains' first nodes find most of their nodes in other
@@ -310,6 +390,17 @@ TEST_CASE("super-nodes across the threads' ranges of nodes: offsets bit for bit 
     const uint32_t b = nl.node_names.find("a" + std::to_string(links[i].second));
     REQUIRE(one.unknown_of_node[a] == one.unknown_of_node[b]);
     REQUIRE(std::abs(one.offset_of_node[a] - one.offset_of_node[b] - std::stod(std::to_string(forced[i]))) < 1e-9);
+  }
+  // Unknowns in the order of their first nodes, each node's unknown its first node's (the chains'
+  // first nodes lie in other blocks of nodes than most of their nodes).
+  for (int32_t u = 0; u < one.unknowns(); ++u) {
+    REQUIRE(one.unknown_of_node[one.node_of_unknown[size_t(u)]] == u);
+    if (u > 0) REQUIRE(one.node_of_unknown[size_t(u) - 1] < one.node_of_unknown[size_t(u)]);
+  }
+  for (uint32_t v = 1; v < nl.node_count(); ++v) {
+    const int32_t u = one.unknown_of_node[v];
+    REQUIRE(u >= 0);
+    REQUIRE(one.node_of_unknown[size_t(u)] <= v);
   }
   for (int threads : {2, 3, 8}) {
     const ReducedSystem s = reduce_with_threads(nl, threads);

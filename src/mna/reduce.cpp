@@ -128,38 +128,87 @@ PotentialUnionFind merge_super_nodes(const Netlist& nl, const MergingElements& f
   return uf;
 }
 
+// number_unknowns()'s blocks of nodes: enough of them to balance 16 threads on a grid of 10^5 nodes.
+constexpr std::ptrdiff_t kNumberedBlock = 4096;
+
 // 2. Numbers the unknowns: every super-node not holding ground, in the order of its first
 // (smallest) node, sets.root() (merge_super_nodes()), which becomes node_of_unknown. Fills
-// unknown_of_node and offset_of_node.
-void number_unknowns(const PotentialUnionFind& uf, const ConcurrentUnionFind& sets, ReducedSystem& sys) {
+// unknown_of_node and offset_of_node. Returns whether every node with an unknown has offset 0 (no
+// voltage source between two nodes of one super-node but the ground's), as on grids whose vias are
+// 0 V sources: then a conductance between two unknowns adds nothing to b (stamp()).
+bool number_unknowns(const PotentialUnionFind& uf, const ConcurrentUnionFind& sets, ReducedSystem& sys) {
   const uint32_t n_nodes = static_cast<uint32_t>(sys.unknown_of_node.size());
   const std::ptrdiff_t sn = n_nodes;
   const double ground_offset = uf.offset(Netlist::ground);
   static_assert(Netlist::ground == 0, "the ground's super-node is the one whose smallest node is 0");
   auto first_of = [&](std::ptrdiff_t v) { return uint32_t(sets.root(int32_t(v))); };
-  // number[v]: 1 at first nodes, then their running count: first node v gets unknown number[v] - 1.
-  FillVector<int32_t> number;
-  size_for_overwrite(number, n_nodes);
-  if (n_nodes > 0) number[0] = 0;  // the ground's
-#pragma omp parallel for schedule(static, 4096)
-  for (std::ptrdiff_t v = 1; v < sn; ++v) number[size_t(v)] = first_of(v) == uint32_t(v);
-  prefix_sum(number);
-  const int32_t n = n_nodes > 0 ? number.back() : 0;
+  // Unknowns in node order, by blocks of kNumberedBlock nodes: each block counts its first nodes,
+  // the counts summed give each block its first unknown, and each block then numbers its first
+  // nodes in order and gives every other node its first node's unknown, read where that is a first
+  // node of this block (numbered above it) or, once every block has numbered its own, of an earlier
+  // block. (A running count over all nodes cost an array of them and three more passes.)
+  const std::ptrdiff_t blocks = (sn + kNumberedBlock - 1) / kNumberedBlock;
+  auto block = [sn](std::ptrdiff_t c, std::ptrdiff_t& lo, std::ptrdiff_t& hi) {
+    lo = c * kNumberedBlock, hi = std::min(sn, lo + kNumberedBlock);
+  };
+  std::vector<int32_t> start(size_t(blocks) + 1, 0);  // [c + 1]: block c's first nodes, then offsets
+  std::vector<char> later(size_t(blocks), 0);         // block c has nodes of an earlier block's first node
+#pragma omp parallel for schedule(static)
+  for (std::ptrdiff_t c = 0; c < blocks; ++c) {
+    std::ptrdiff_t lo, hi;
+    block(c, lo, hi);
+    int32_t firsts = 0;
+    for (std::ptrdiff_t v = std::max<std::ptrdiff_t>(lo, 1); v < hi; ++v) firsts += first_of(v) == uint32_t(v);
+    start[size_t(c) + 1] = firsts;
+  }
+  prefix_sum(start);
+  const int32_t n = start.back();
   size_for_overwrite(sys.node_of_unknown, size_t(n));  // an entry per first node, below
   // v(node) = x[unknown] + offset, x being the voltage of the unknown's first node. Dynamic: the
   // writes fault in the three fresh arrays' pages, unevenly across threads.
-#pragma omp parallel for schedule(dynamic, 4096)
-  for (std::ptrdiff_t v = 0; v < sn; ++v) {
-    const uint32_t r = first_of(v);
-    if (r == Netlist::ground) {
-      sys.unknown_of_node[size_t(v)] = -1;
-      sys.offset_of_node[size_t(v)] = uf.offset(uint32_t(v)) - ground_offset;
-    } else {
-      if (r == uint32_t(v)) sys.node_of_unknown[size_t(number[size_t(v)] - 1)] = uint32_t(v);
-      sys.unknown_of_node[size_t(v)] = number[r] - 1;
-      sys.offset_of_node[size_t(v)] = uf.offset(uint32_t(v)) - uf.offset(r);
+  bool offsets_zero = true;
+  auto from_first_node = [&](std::ptrdiff_t v, uint32_t r) {
+    sys.unknown_of_node[size_t(v)] = sys.unknown_of_node[r];
+    sys.offset_of_node[size_t(v)] = uf.offset(uint32_t(v)) - uf.offset(r);
+    return sys.offset_of_node[size_t(v)] == 0;
+  };
+#pragma omp parallel
+  {
+#pragma omp for schedule(dynamic, 1) reduction(&& : offsets_zero)
+    for (std::ptrdiff_t c = 0; c < blocks; ++c) {
+      std::ptrdiff_t lo, hi;
+      block(c, lo, hi);
+      int32_t next = start[size_t(c)];
+      for (std::ptrdiff_t v = lo; v < hi; ++v) {
+        const uint32_t r = first_of(v);
+        if (r == Netlist::ground) {
+          sys.unknown_of_node[size_t(v)] = -1;
+          sys.offset_of_node[size_t(v)] = uf.offset(uint32_t(v)) - ground_offset;
+        } else if (r == uint32_t(v)) {
+          sys.node_of_unknown[size_t(next)] = uint32_t(v);
+          sys.unknown_of_node[size_t(v)] = next++;
+          sys.offset_of_node[size_t(v)] = uf.offset(uint32_t(v)) - uf.offset(r);
+          offsets_zero = offsets_zero && sys.offset_of_node[size_t(v)] == 0;
+        } else if (std::ptrdiff_t(r) >= lo) {
+          offsets_zero = from_first_node(v, r) && offsets_zero;
+        } else {
+          later[size_t(c)] = 1;
+        }
+      }
+    }
+    // The nodes whose first node is in an earlier block.
+#pragma omp for schedule(dynamic, 1) reduction(&& : offsets_zero)
+    for (std::ptrdiff_t c = 0; c < blocks; ++c) {
+      if (!later[size_t(c)]) continue;
+      std::ptrdiff_t lo, hi;
+      block(c, lo, hi);
+      for (std::ptrdiff_t v = lo; v < hi; ++v) {
+        const uint32_t r = first_of(v);
+        if (r != Netlist::ground && std::ptrdiff_t(r) < lo) offsets_zero = from_first_node(v, r) && offsets_zero;
+      }
     }
   }
+  return offsets_zero;
 }
 
 // The elements that stamp each unknown's row (stamps()), grouped by row: a conductance to another
@@ -248,12 +297,16 @@ struct RowEntry {
 // sources, row by row in parallel: each row sums its elements' contributions in element order (so
 // G and b do not depend on the thread count), then CSR with sorted columns, parallel conductances
 // summed, the diagonal in place. `rows`: entries_by_row()'s (its extra lists sorted here).
+// offsets_zero: number_unknowns()'s; then a conductance between two unknowns adds g (o_self -
+// o_other) = a zero to b, which leaves b as it is (b starts at +0, a sum is -0 only where both terms
+// are, and adding a zero of either sign to anything else changes no bit): the term and its two
+// offsets' look-ups are skipped.
 //
 // Each row is written once, as it is summed, over its own slot of G's arrays (entries_by_row()),
 // which fits it exactly unless it has parallel conductances: only then are the rows moved to close
 // the gaps. (Writing G in a second pass over the rows looked every element, its ends' unknowns and
 // its conductance up again.)
-void stamp(const Netlist& nl, const Companion* companion, ReducedSystem& sys, RowEntries& rows) {
+void stamp(const Netlist& nl, const Companion* companion, ReducedSystem& sys, RowEntries& rows, bool offsets_zero) {
   const int32_t n = static_cast<int32_t>(sys.node_of_unknown.size());
   size_for_overwrite(sys.b, size_t(n));
   CsrMatrix& G = sys.G;
@@ -292,10 +345,11 @@ void stamp(const Netlist& nl, const Companion* companion, ReducedSystem& sys, Ro
       for (const RowEntry& r : row) {
         const Element& e = nl.elements[r.element];
         if (e.kind == ElementKind::CurrentSource) continue;
+        d += r.g;
+        if (r.neighbour >= 0 && offsets_zero) continue;
         const bool plus = sys.unknown_of_node[e.plus] == u;
         const double o_self = sys.offset_of_node[plus ? e.plus : e.minus];
         const double o_other = sys.offset_of_node[plus ? e.minus : e.plus];
-        d += r.g;
         if (r.neighbour >= 0) {
           b -= r.g * (o_self - o_other);
         } else {
@@ -442,16 +496,17 @@ ReducedSystem reduce(const Netlist& nl, const Companion* companion, const Mergin
   ConcurrentUnionFind sets(static_cast<int32_t>(nl.node_count()));
   Stopwatch step;
   double merged = 0, numbered = 0, grouped = 0, stamped = 0;
+  bool offsets_zero = false;
   {  // the super-nodes' potentials (12 B per netlist node) freed once read, before the rows are made
     const PotentialUnionFind super_nodes = merge_super_nodes(nl, merging, sets);
     merged = step.lap();
-    number_unknowns(super_nodes, sets, sys);
+    offsets_zero = number_unknowns(super_nodes, sets, sys);
     numbered = step.lap();
   }
   {  // the rows' lists freed before the floating check
     RowEntries rows = entries_by_row(nl, companion, sys, sets);
     grouped = step.lap();
-    stamp(nl, companion, sys, rows);
+    stamp(nl, companion, sys, rows, offsets_zero);
     stamped = step.lap();
   }
   check_floating(nl, sets);
