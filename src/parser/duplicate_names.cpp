@@ -13,9 +13,10 @@ constexpr uint32_t kNamesPerShard = 8192;  // a shard's table: 16k slots of 8 by
 // threads: 64 blocks' counts, 0.5 MB, summed on one thread in well under a millisecond).
 constexpr uint32_t kBlocksPerThread = 4;
 
-// An element in its shard: the low 32 bits of its name's hash (the shard is chosen by the top
-// bits) beside its index, so that a shard's pass reads its entries in one run of memory instead
-// of fetching each element's hash from an array indexed by element, a cache miss per element.
+// An element in its shard: the low 32 bits of its name's hash (the shard is chosen by their top
+// bits, a slot in the shard's table by their low bits) beside its index, so that a shard's pass
+// reads its entries in one run of memory instead of fetching each element's hash from an array
+// indexed by element, a cache miss per element.
 // A shard's table holds the same pairs.
 struct Entry {
   uint32_t tag;
@@ -29,20 +30,26 @@ std::vector<DuplicateName> find_duplicate_names(const NameTable& names) {
   unsigned bits = 0;
   while (bits < 16 && (uint64_t(n) >> bits) > kNamesPerShard) ++bits;
   const size_t shards = size_t(1) << bits;
-  const auto shard_of = [bits](uint64_t h) { return bits == 0 ? size_t(0) : size_t(h >> (64 - bits)); };
+  const auto shard_of = [bits](uint32_t h) { return bits == 0 ? size_t(0) : size_t(h >> (32 - bits)); };
   // Elements by shard, in element order within each (a counting sort over contiguous blocks).
-  // Hashes are computed twice, to count and to place, rather than kept: reading the names again
-  // in order is cheaper than writing and reading back an array of 8 bytes per element. Blocks,
-  // several per thread and taken dynamically, rather than one range per thread: with one range
-  // each, the threads waited for the slowest (the placing pass faults `order` in as it scatters,
-  // unevenly), 3 of 16 busy at the pass's end in the H100 profile of a 7.2M-node grid.
+  // Each name is hashed once, by the counting pass, which keeps the hash (4 bytes an element, freed
+  // before the tables are built) for the placing pass: hashing every name again there, and reading
+  // its offsets and text again, was a third of this function's instructions (callgrind, 1M-node
+  // grid). Blocks, several per thread and taken dynamically, rather than one range per thread:
+  // with one range each, the threads waited for the slowest (the placing pass faults `order` in as
+  // it scatters, unevenly), 3 of 16 busy at the pass's end in the H100 profile of a 7.2M-node grid.
   const int threads = std::max(1, std::min(omp_get_max_threads(), int(n / 65536) + 1));
   const uint32_t blocks = threads == 1 ? 1 : uint32_t(threads) * kBlocksPerThread;
   std::vector<uint32_t> start(size_t(blocks) * shards + 1, 0);  // [block * shards + shard], then offsets
   const auto range = [n, blocks](uint32_t b) { return uint32_t(uint64_t(n) * b / blocks); };
+  std::unique_ptr<uint32_t[]> hashes(new uint32_t[n]);  // each written by the counting pass before it is read
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
   for (uint32_t b = 0; b < blocks; ++b)
-    for (uint32_t i = range(b); i < range(b + 1); ++i) ++start[size_t(b) * shards + shard_of(NameTable::hash(names[i])) + 1];
+    for (uint32_t i = range(b); i < range(b + 1); ++i) {
+      const auto h = static_cast<uint32_t>(NameTable::hash(names[i]));
+      hashes[i] = h;
+      ++start[size_t(b) * shards + shard_of(h) + 1];
+    }
   // Offsets shard-major, so that each shard's elements are contiguous and in element order.
   std::unique_ptr<Entry[]> order(new Entry[n]);  // each written once below before it is read
   std::vector<uint32_t> at(size_t(blocks) * shards);
@@ -58,10 +65,8 @@ std::vector<DuplicateName> find_duplicate_names(const NameTable& names) {
   shard_begin[shards] = sum;
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
   for (uint32_t b = 0; b < blocks; ++b)
-    for (uint32_t i = range(b); i < range(b + 1); ++i) {
-      const uint64_t h = NameTable::hash(names[i]);
-      order[at[size_t(b) * shards + shard_of(h)]++] = {static_cast<uint32_t>(h), i};
-    }
+    for (uint32_t i = range(b); i < range(b + 1); ++i) order[at[size_t(b) * shards + shard_of(hashes[i])]++] = {hashes[i], i};
+  hashes.reset();
   // Each shard: an open-addressing table of the first element of each name.
   std::vector<std::vector<DuplicateName>> found(shards);
 #pragma omp parallel num_threads(threads)

@@ -4,8 +4,9 @@
 // Why after the parse and not while interning (issue 13): element names are only ever read by id
 // (messages), so they need no index while the text is parsed; a table of every element name,
 // probed once per element, was a quarter of a one-thread parse and 34 bytes per node at its peak.
-// Here the names are counted into shards by hash (two passes over the arena, in parallel), and
-// each shard, small enough to stay in a core's cache, is checked on one thread in element order.
+// Here the names are counted into shards by hash (one pass over the arena, then one over the
+// hashes it kept, in parallel), and each shard, small enough to stay in a core's cache, is checked
+// on one thread in element order.
 #include <cstdint>
 #include <vector>
 
