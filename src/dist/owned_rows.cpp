@@ -335,22 +335,17 @@ void check_floating(const OwnedRows& out, std::vector<uint8_t>& anchored, const 
   const int32_t n = G.rows, first = out.first_unknown;
   const auto local = [&](int32_t j) { return j >= first && j - first < n; };
   ConcurrentUnionFind components(n);
-  std::vector<uint8_t> on_cut(size_t(n), 0);  // per root: the component couples to another rank
+  std::vector<uint8_t> on_cut;  // per root: the component couples to another rank
+  assign_touched(on_cut, size_t(n), uint8_t(0));
 #pragma omp parallel for schedule(dynamic, 4096)
   for (int32_t u = 0; u < n; ++u)
     for (int32_t k = G.ptr[size_t(u)]; k < G.ptr[size_t(u) + 1]; ++k)
       if (local(G.col[size_t(k)]) && G.col[size_t(k)] - first > u) components.unite(u, G.col[size_t(k)] - first);
   components.flatten();
-  // Flags only go from 0 to 1: concurrent stores of 1 to one root lose nothing.
-#pragma omp parallel for schedule(static, 4096)
-  for (int32_t u = 0; u < n; ++u) {
-    const int32_t r = components.root(u);
-    if (__atomic_load_n(&anchored[size_t(u)], __ATOMIC_RELAXED)) __atomic_store_n(&anchored[size_t(r)], uint8_t(1), __ATOMIC_RELAXED);
-    for (int32_t k = G.ptr[size_t(u)]; k < G.ptr[size_t(u) + 1]; ++k)
-      if (!local(G.col[size_t(k)])) __atomic_store_n(&on_cut[size_t(r)], uint8_t(1), __ATOMIC_RELAXED);
-  }
-  // The rows on the cut, ascending: each thread collects those of its range (static schedule:
-  // ranges in thread order), joined in thread order.
+  // One pass over the rows: each root's flags (anchored, on the cut), and the rows on the cut,
+  // ascending, with their edges to higher rows of other ranks: each thread collects those of its
+  // range (static schedule: ranges in thread order), joined in thread order. Flags only go from
+  // 0 to 1: concurrent stores of 1 to one root lose nothing.
   std::vector<std::vector<CutRow>> rows_of(static_cast<size_t>(omp_get_max_threads()));
   std::vector<std::vector<CutEdge>> edges_of(rows_of.size());
 #pragma omp parallel
@@ -360,6 +355,7 @@ void check_floating(const OwnedRows& out, std::vector<uint8_t>& anchored, const 
 #pragma omp for schedule(static) nowait
     for (int32_t u = 0; u < n; ++u) {
       const int32_t r = components.root(u);
+      if (__atomic_load_n(&anchored[size_t(u)], __ATOMIC_RELAXED)) __atomic_store_n(&anchored[size_t(r)], uint8_t(1), __ATOMIC_RELAXED);
       bool boundary = false;
       for (int32_t k = G.ptr[size_t(u)]; k < G.ptr[size_t(u) + 1]; ++k) {
         const int32_t j = G.col[size_t(k)];
@@ -367,7 +363,10 @@ void check_floating(const OwnedRows& out, std::vector<uint8_t>& anchored, const 
         boundary = true;
         if (j > first + u) my_edges.push_back({first + r, j});
       }
-      if (boundary) my_rows.push_back({first + u, first + r, anchored[size_t(r)]});
+      if (boundary) {
+        __atomic_store_n(&on_cut[size_t(r)], uint8_t(1), __ATOMIC_RELAXED);
+        my_rows.push_back({first + u, first + r, 0});  // anchored: its component's, once all are known
+      }
     }
   }
   std::vector<CutRow> cut_rows;
@@ -376,6 +375,7 @@ void check_floating(const OwnedRows& out, std::vector<uint8_t>& anchored, const 
     cut_rows.insert(cut_rows.end(), rows_of[t].begin(), rows_of[t].end());
     cut_edges.insert(cut_edges.end(), edges_of[t].begin(), edges_of[t].end());
   }
+  for (CutRow& c : cut_rows) c.anchored = anchored[size_t(c.label - first)];
 
   // Rank 0: the cut components merged; the labels of the lowest floating one (ascending) to all.
   std::vector<CutRow> all_rows = gather_to(0, cut_rows, comm);
