@@ -67,7 +67,9 @@ void check_distributed_options(const Options& opt, int ranks) {
 
 }  // namespace
 
-RunReport run_distributed(const Options& opt, const dist::MpiSession& mpi) {
+RunReport run_distributed(const Options& opt, const dist::MpiSession& mpi, DistributedRunData* data) {
+  DistributedRunData own;
+  DistributedRunData& keep = data ? *data : own;
   RunReport rep;
   rep.netlist = opt.netlist;
   rep.ranks = mpi.size();
@@ -95,7 +97,8 @@ RunReport run_distributed(const Options& opt, const dist::MpiSession& mpi) {
   ProgressLine parse_progress(mpi.is_root() && progress_wanted(opt.quiet));
   parse_options.progress = show_parse_progress;
   parse_options.progress_user = &parse_progress;
-  dist::RankNetlist netlist = dist::parse_distributed(opt.netlist, MPI_COMM_WORLD, parse_options);
+  dist::RankNetlist& netlist = keep.netlist;
+  netlist = dist::parse_distributed(opt.netlist, MPI_COMM_WORLD, parse_options);
   parse_progress.finish();
   rep.time.parse = phase.lap();
   rep.nodes = int64_t(netlist.total_nodes) - 1;
@@ -108,7 +111,7 @@ RunReport run_distributed(const Options& opt, const dist::MpiSession& mpi) {
                opt.netlist, mpi.size(), rep.nodes, double(rep.bytes) / 1e6, rep.time.parse, netlist.elements.size(),
                netlist.owned());
 
-  dist::RankSystem sys;
+  dist::RankSystem& sys = keep.system;
   try {
     // Once the rows are stamped only the owned node names are needed (the voltages file).
     sys = dist::reduce_distributed(netlist, MPI_COMM_WORLD, true, [&] {
@@ -174,7 +177,7 @@ RunReport run_distributed(const Options& opt, const dist::MpiSession& mpi) {
                                  rep.result.relative_residual, rep.result.iterations, opt.tolerance));
   }
 
-  std::vector<double> voltages;
+  std::vector<double>& voltages = keep.voltages;
   try {
     voltages = dist::owned_voltages(sys, solved.x, MPI_COMM_WORLD);
   } catch (const std::exception& e) {

@@ -16,14 +16,28 @@
 // output, a solve that did not converge) is thrown on every rank alike, and main.cpp turns it
 // into the same exit code everywhere, rank 0 alone logging it. A failure of one rank inside
 // collective work (memory, a device) ends the job through MpiSession::abort.
+#include <vector>
+
 #include "app/options.hpp"
 #include "app/run.hpp"
+#include "dist/distributed_reduce.hpp"
 #include "dist/mpi_session.hpp"
+#include "dist/rank_netlist.hpp"
 
 namespace pgsim {
 
+// A rank's largest data: its part of the netlist (the owned names, for the voltages file), its
+// system, and its nodes' voltages. run_distributed() keeps them in the caller's when given one
+// (main.cpp: a rank about to exit leaves them to the kernel, as one process leaves its RunData),
+// else in its own, freed when it returns.
+struct DistributedRunData {
+  dist::RankNetlist netlist;
+  dist::RankSystem system;
+  std::vector<double> voltages;
+};
+
 // Every rank of a job of mpi.size() > 1. The report is complete on rank 0 (per_rank, levels,
 // times); the other ranks' reports hold what they computed themselves.
-RunReport run_distributed(const Options& options, const dist::MpiSession& mpi);
+RunReport run_distributed(const Options& options, const dist::MpiSession& mpi, DistributedRunData* data = nullptr);
 
 }  // namespace pgsim

@@ -133,8 +133,9 @@ CoarseProblem::CoarseProblem(const RankBlock& block, const CoarseSpace& space, M
 
   Stopwatch watch;  // -v: the steps' times, logged by rank 0
   std::vector<int32_t> unknown_of_row = space.unknown_of_row;
-  for (int32_t& u : unknown_of_row)
-    if (u >= 0) u += first;
+#pragma omp parallel for schedule(static, 65536)
+  for (std::ptrdiff_t i = 0; i < std::ptrdiff_t(unknown_of_row.size()); ++i)
+    if (unknown_of_row[size_t(i)] >= 0) unknown_of_row[size_t(i)] += first;
   const std::vector<int32_t> halo = halo_values(block, unknown_of_row, comm);
   operators_ = build_coarse_operators(block, unknown_of_row, halo, first, space.count, N);
   const double operators_seconds = watch.lap();

@@ -34,10 +34,13 @@ MpiSession::MpiSession([[maybe_unused]] int* argc, [[maybe_unused]] char*** argv
 #endif
 }
 
-MpiSession::~MpiSession() {
+MpiSession::~MpiSession() { finalize(); }
+
+void MpiSession::finalize() {
 #ifdef PGSIM_HAVE_MPI
-  if (initialized_) MPI_Finalize();
+  if (initialized_ && !finalized_) MPI_Finalize();
 #endif
+  finalized_ = true;
 }
 
 void MpiSession::abort(int code) const {

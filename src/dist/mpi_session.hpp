@@ -17,8 +17,12 @@ class MpiSession {
   int rank() const { return rank_; }
   int size() const { return size_; }
   bool is_root() const { return rank_ == 0; }
-  // Whether MPI was started (a launcher announced a job): then the destructor must finalize it.
+  // Whether MPI was started (a launcher announced a job): then finalize() or the destructor
+  // must finalize it.
   bool initialized() const { return initialized_; }
+  // Finalizes MPI when it was started and is not yet finalized (collective: every rank calls
+  // it); nothing else. No MPI call may follow.
+  void finalize();
   // Non-empty when a launcher started several processes but this build cannot join them.
   const std::string& launch_error() const { return launch_error_; }
 
@@ -28,7 +32,7 @@ class MpiSession {
 
  private:
   int rank_ = 0, size_ = 1;
-  bool initialized_ = false;
+  bool initialized_ = false, finalized_ = false;
   std::string launch_error_;
 };
 

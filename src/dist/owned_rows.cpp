@@ -70,7 +70,7 @@ struct RowContributions {
   int32_t first_row = 0;
   FillVector<uint32_t> local;     // row u's own elements, ascending: local[local_ptr[u] .. local_ptr[u + 1])
   FillVector<int32_t> local_ptr;
-  std::vector<Contribution> received;
+  FillVector<Contribution> received;
   size_t lower = 0;                      // received from lower ranks: received[0 .. lower)
   FillVector<int32_t> received_ptr;      // empty when none was received
   FillVector<uint32_t> received_order;   // row u's: received[received_order[received_ptr[u] .. received_ptr[u + 1])], ascending
@@ -110,7 +110,10 @@ struct StampTimes {
   uint64_t sent = 0, kept = 0;  // contributions sent to other ranks; elements listed for this rank's rows
 };
 
-RowContributions exchange_contributions(const RankNetlist& nl, const SuperNodes& sn, const OwnedRows& out,
+// Also counts each row's couplings (its contributions of a conductance to another unknown) plus
+// one for the diagonal into out.G.ptr[u + 1]: the row's slot in G, which assemble() fills once
+// (it is exact unless the row has parallel conductances).
+RowContributions exchange_contributions(const RankNetlist& nl, const SuperNodes& sn, OwnedRows& out,
                                         MPI_Comm comm, StampTimes& times) {
   const auto ranks = size_t(nl.ranks);
   const auto n = size_t(out.rows());
@@ -132,6 +135,9 @@ RowContributions exchange_contributions(const RankNetlist& nl, const SuperNodes&
     from = elements * t / size_t(threads), to = elements * (t + 1) / size_t(threads);
   };
   assign_parallel(rc.local_ptr, n + 1, 0);  // row u's count at [u], summed to row ends, filled downwards
+  FillVector<int32_t>& slot = out.G.ptr;     // [u + 1]: row u's couplings + 1
+  assign_parallel(slot, n + 1, 1);
+  slot[0] = 0;
   int64_t own = 0;
 #pragma omp parallel num_threads(threads) reduction(+ : own)
   {
@@ -145,7 +151,11 @@ RowContributions exchange_contributions(const RankNetlist& nl, const SuperNodes&
         const size_t q = other_rank(c);
         if (q < ranks) {
           ++mine[q];
-        } else if (c.row != last) {
+          last = c.row;
+          return;
+        }
+        if (c.neighbour >= 0) __atomic_fetch_add(&slot[size_t(c.row - first_row) + 1], 1, __ATOMIC_RELAXED);
+        if (c.row != last) {
           __atomic_fetch_add(&rc.local_ptr[size_t(c.row - first_row)], 1, __ATOMIC_RELAXED);
           ++own;
         }
@@ -177,7 +187,7 @@ RowContributions exchange_contributions(const RankNetlist& nl, const SuperNodes&
   times.contributions = times.watch.lap();
   times.sent = send.size(), times.kept = rc.local.size();
   std::vector<int> recv_counts;
-  rc.received = all_to_all(send, send_counts, comm, recv_counts);
+  all_to_all(send, send_counts, comm, recv_counts, rc.received);  // not zeroed first: every record is received
   FillVector<Contribution>().swap(send);
   for (int q = 0; q < nl.rank; ++q) rc.lower += size_t(recv_counts[size_t(q)]);
   times.exchange = times.watch.lap();
@@ -194,7 +204,10 @@ RowContributions exchange_contributions(const RankNetlist& nl, const SuperNodes&
     const auto row_of = [&](std::ptrdiff_t i) { return size_t(rc.received[size_t(i)].row - first_row); };
     assign_parallel(rc.received_ptr, n + 1, 0);
 #pragma omp parallel for schedule(static, 65536)
-    for (std::ptrdiff_t i = 0; i < received; ++i) __atomic_fetch_add(&rc.received_ptr[row_of(i)], 1, __ATOMIC_RELAXED);
+    for (std::ptrdiff_t i = 0; i < received; ++i) {
+      __atomic_fetch_add(&rc.received_ptr[row_of(i)], 1, __ATOMIC_RELAXED);
+      if (rc.received[size_t(i)].neighbour >= 0) __atomic_fetch_add(&slot[row_of(i) + 1], 1, __ATOMIC_RELAXED);
+    }
     prefix_sum(rc.received_ptr);
     rc.received_order.resize(size_t(received));
 #pragma omp parallel for schedule(static, 65536)
@@ -217,19 +230,27 @@ void sorted_couplings(const std::vector<Contribution>& cs, std::vector<std::pair
   sort_by_key(row.data(), row.data() + row.size(), [](const std::pair<int32_t, double>& x) { return x.first; });
 }
 
-// reduce()'s rows from the contributions (its stamp(), row by row in parallel). anchored[u]: row
-// u has a conductance to a fixed node.
-void assemble(const RowContributions& rc, OwnedRows& out, std::vector<uint8_t>& anchored) {
+// reduce()'s rows from the contributions (its stamp(), row by row in parallel), each written
+// once over its slot of G's arrays (G.ptr: the slots' offsets, as exchange_contributions() counts
+// them, its row lengths on return). anchored[u]: row u has a conductance to a fixed node.
+// Every row's length goes to `length`; when a row has parallel conductances its slot is longer,
+// and close_gaps() moves the rows. (A first pass over the rows to count their entries looked
+// every element's ends up again.)
+void assemble(const RowContributions& rc, OwnedRows& out, std::vector<uint8_t>& anchored, FillVector<int32_t>& length) {
   const int32_t n = out.rows();
   CsrMatrix& G = out.G;
+  int64_t slots = 0;
+#pragma omp parallel for schedule(static, 65536) reduction(+ : slots)
+  for (int32_t u = 0; u < n; ++u) slots += G.ptr[size_t(u) + 1];
+  if (slots > INT32_MAX) throw InputError("the system has more than 2^31 nonzeros, beyond this build's index width");
+  prefix_sum(G.ptr);
   // Arrays of a row each (a 50M-node grid's rank: 17M rows), their pages faulted in by all threads
   // (mna/touched_vector.hpp) rather than zeroed by this one first.
-  size_for_overwrite(G.ptr, size_t(n) + 1);
-  G.ptr[0] = 0;
+  size_for_overwrite(G.col, size_t(slots));
+  size_for_overwrite(G.val, size_t(slots));
   size_for_overwrite(out.b, size_t(n));
   assign_touched(anchored, size_t(n), uint8_t(0));
-  std::vector<double> diag;
-  size_for_overwrite(diag, size_t(n));
+  size_for_overwrite(length, size_t(n));
 #pragma omp parallel
   {
     std::vector<Contribution> cs;
@@ -246,47 +267,55 @@ void assemble(const RowContributions& rc, OwnedRows& out, std::vector<uint8_t>& 
       }
       for (const Contribution& c : cs)  // then current sources
         if (c.neighbour == kCurrent) b += c.delta;
-      diag[size_t(u)] = d;
       out.b[size_t(u)] = b;
       sorted_couplings(cs, row);
-      int32_t length = 1;
-      for (size_t i = 0; i < row.size(); ++i) length += i == 0 || row[i].first != row[i - 1].first;
-      G.ptr[size_t(u) + 1] = length;
-    }
-  }
-  int64_t nnz = 0;
-  for (int32_t u = 0; u < n; ++u) {
-    nnz += G.ptr[size_t(u) + 1];
-    if (nnz > INT32_MAX) throw InputError("the system has more than 2^31 nonzeros, beyond this build's index width");
-    G.ptr[size_t(u) + 1] = int32_t(nnz);
-  }
-  G.col.resize(size_t(nnz));
-  G.val.resize(size_t(nnz));
-#pragma omp parallel
-  {
-    std::vector<Contribution> cs;
-    std::vector<std::pair<int32_t, double>> row;
-#pragma omp for schedule(dynamic, 4096)
-    for (int32_t u = 0; u < n; ++u) {
-      rc.collect(size_t(u), cs);
-      sorted_couplings(cs, row);
       const int32_t global = out.first_unknown + u;
-      int32_t at = G.ptr[size_t(u)];
+      const int32_t first = G.ptr[size_t(u)];
+      int32_t at = first;
       bool diagonal_placed = false;
       for (const auto& [j, g] : row) {
         if (!diagonal_placed && j > global) {
-          G.col[size_t(at)] = global, G.val[size_t(at++)] = diag[size_t(u)];
+          G.col[size_t(at)] = global, G.val[size_t(at++)] = d;
           diagonal_placed = true;
         }
-        if (at > G.ptr[size_t(u)] && G.col[size_t(at) - 1] == j) {
+        if (at > first && G.col[size_t(at) - 1] == j) {
           G.val[size_t(at) - 1] -= g;  // parallel to the previous conductance
         } else {
           G.col[size_t(at)] = j, G.val[size_t(at++)] = -g;
         }
       }
-      if (!diagonal_placed) G.col[size_t(at)] = global, G.val[size_t(at)] = diag[size_t(u)];
+      if (!diagonal_placed) G.col[size_t(at)] = global, G.val[size_t(at++)] = d;
+      length[size_t(u)] = at - first;
     }
   }
+}
+
+// G's rows, of length[u] entries at the start of their slots (assemble()), moved together when
+// some row left its slot's end unused; G.ptr becomes the rows' offsets.
+void close_gaps(CsrMatrix& G, const FillVector<int32_t>& length) {
+  const int32_t n = G.rows;
+  bool filled = true;
+#pragma omp parallel for schedule(static, 65536) reduction(&& : filled)
+  for (int32_t u = 0; u < n; ++u) filled = filled && G.ptr[size_t(u)] + length[size_t(u)] == G.ptr[size_t(u) + 1];
+  if (filled) return;
+  FillVector<int32_t> ptr;
+  size_for_overwrite(ptr, size_t(n) + 1);
+  ptr[0] = 0;
+#pragma omp parallel for schedule(static, 65536)
+  for (int32_t u = 0; u < n; ++u) ptr[size_t(u) + 1] = length[size_t(u)];
+  prefix_sum(ptr);
+  decltype(G.col) col;
+  decltype(G.val) val;
+  size_for_overwrite(col, size_t(ptr[size_t(n)]));
+  size_for_overwrite(val, col.size());
+#pragma omp parallel for schedule(static, 4096)
+  for (int32_t u = 0; u < n; ++u) {
+    std::copy_n(G.col.data() + G.ptr[size_t(u)], length[size_t(u)], col.data() + ptr[size_t(u)]);
+    std::copy_n(G.val.data() + G.ptr[size_t(u)], length[size_t(u)], val.data() + ptr[size_t(u)]);
+  }
+  G.ptr.swap(ptr);
+  G.col.swap(col);
+  G.val.swap(val);
 }
 
 // A row of another rank's graph on the cut, labelled with its rank-local component.
@@ -306,22 +335,17 @@ void check_floating(const OwnedRows& out, std::vector<uint8_t>& anchored, const 
   const int32_t n = G.rows, first = out.first_unknown;
   const auto local = [&](int32_t j) { return j >= first && j - first < n; };
   ConcurrentUnionFind components(n);
-  std::vector<uint8_t> on_cut(size_t(n), 0);  // per root: the component couples to another rank
+  std::vector<uint8_t> on_cut;  // per root: the component couples to another rank
+  assign_touched(on_cut, size_t(n), uint8_t(0));
 #pragma omp parallel for schedule(dynamic, 4096)
   for (int32_t u = 0; u < n; ++u)
     for (int32_t k = G.ptr[size_t(u)]; k < G.ptr[size_t(u) + 1]; ++k)
       if (local(G.col[size_t(k)]) && G.col[size_t(k)] - first > u) components.unite(u, G.col[size_t(k)] - first);
   components.flatten();
-  // Flags only go from 0 to 1: concurrent stores of 1 to one root lose nothing.
-#pragma omp parallel for schedule(static, 4096)
-  for (int32_t u = 0; u < n; ++u) {
-    const int32_t r = components.root(u);
-    if (__atomic_load_n(&anchored[size_t(u)], __ATOMIC_RELAXED)) __atomic_store_n(&anchored[size_t(r)], uint8_t(1), __ATOMIC_RELAXED);
-    for (int32_t k = G.ptr[size_t(u)]; k < G.ptr[size_t(u) + 1]; ++k)
-      if (!local(G.col[size_t(k)])) __atomic_store_n(&on_cut[size_t(r)], uint8_t(1), __ATOMIC_RELAXED);
-  }
-  // The rows on the cut, ascending: each thread collects those of its range (static schedule:
-  // ranges in thread order), joined in thread order.
+  // One pass over the rows: each root's flags (anchored, on the cut), and the rows on the cut,
+  // ascending, with their edges to higher rows of other ranks: each thread collects those of its
+  // range (static schedule: ranges in thread order), joined in thread order. Flags only go from
+  // 0 to 1: concurrent stores of 1 to one root lose nothing.
   std::vector<std::vector<CutRow>> rows_of(static_cast<size_t>(omp_get_max_threads()));
   std::vector<std::vector<CutEdge>> edges_of(rows_of.size());
 #pragma omp parallel
@@ -331,6 +355,7 @@ void check_floating(const OwnedRows& out, std::vector<uint8_t>& anchored, const 
 #pragma omp for schedule(static) nowait
     for (int32_t u = 0; u < n; ++u) {
       const int32_t r = components.root(u);
+      if (__atomic_load_n(&anchored[size_t(u)], __ATOMIC_RELAXED)) __atomic_store_n(&anchored[size_t(r)], uint8_t(1), __ATOMIC_RELAXED);
       bool boundary = false;
       for (int32_t k = G.ptr[size_t(u)]; k < G.ptr[size_t(u) + 1]; ++k) {
         const int32_t j = G.col[size_t(k)];
@@ -338,7 +363,10 @@ void check_floating(const OwnedRows& out, std::vector<uint8_t>& anchored, const 
         boundary = true;
         if (j > first + u) my_edges.push_back({first + r, j});
       }
-      if (boundary) my_rows.push_back({first + u, first + r, anchored[size_t(r)]});
+      if (boundary) {
+        __atomic_store_n(&on_cut[size_t(r)], uint8_t(1), __ATOMIC_RELAXED);
+        my_rows.push_back({first + u, first + r, 0});  // anchored: its component's, once all are known
+      }
     }
   }
   std::vector<CutRow> cut_rows;
@@ -347,6 +375,7 @@ void check_floating(const OwnedRows& out, std::vector<uint8_t>& anchored, const 
     cut_rows.insert(cut_rows.end(), rows_of[t].begin(), rows_of[t].end());
     cut_edges.insert(cut_edges.end(), edges_of[t].begin(), edges_of[t].end());
   }
+  for (CutRow& c : cut_rows) c.anchored = anchored[size_t(c.label - first)];
 
   // Rank 0: the cut components merged; the labels of the lowest floating one (ascending) to all.
   std::vector<CutRow> all_rows = gather_to(0, cut_rows, comm);
@@ -416,8 +445,12 @@ OwnedRows stamp_owned_rows(const RankNetlist& nl, const SuperNodes& sn, MPI_Comm
   std::vector<uint8_t> anchored;
   StampTimes times;
   {
-    const RowContributions rc = exchange_contributions(nl, sn, out, comm, times);
-    assemble(rc, out, anchored);
+    FillVector<int32_t> length;
+    {
+      const RowContributions rc = exchange_contributions(nl, sn, out, comm, times);
+      assemble(rc, out, anchored, length);
+    }
+    close_gaps(out.G, length);  // the contributions freed first: the rare case holds G twice
     times.assemble = times.watch.lap();
   }
   check_floating(out, anchored, nl, sn, comm);
