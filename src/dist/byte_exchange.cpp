@@ -9,7 +9,6 @@ namespace pgsim::dist {
 namespace {
 
 constexpr int kTag = 1717;
-constexpr uint64_t kCopyPiece = uint64_t(1) << 20;  // bytes of the own share one thread copies at a time
 
 }  // namespace
 
@@ -50,18 +49,10 @@ void exchange_bytes(const char* send, const std::vector<uint64_t>& send_counts, 
            const_cast<char*>(send) + offset, send_counts[q], q);
     offset += send_counts[q];
   }
-  // This rank's own share is copied while the messages travel, on all threads (about half of the
-  // bytes where names or ids go to their owners by hash: 250 MB of one rank's names at 50M nodes,
-  // whose pages the copy also faults in).
+  // This rank's own share is copied while the messages travel.
   uint64_t own = 0;
   for (int q = 0; q < rank; ++q) own += recv_counts[q];
-  const uint64_t bytes = send_counts[rank];
-  const auto pieces = std::ptrdiff_t((bytes + kCopyPiece - 1) / kCopyPiece);
-#pragma omp parallel for schedule(static) if (pieces > 1)
-  for (std::ptrdiff_t k = 0; k < pieces; ++k) {
-    const uint64_t at = uint64_t(k) * kCopyPiece;
-    std::memcpy(recv + own + at, send + mine + at, std::min(kCopyPiece, bytes - at));
-  }
+  if (send_counts[rank]) std::memcpy(recv + own, send + mine, send_counts[rank]);
   MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
 }
 

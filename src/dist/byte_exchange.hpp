@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "dist/collective_error.hpp"
-#include "parser/default_init.hpp"
 
 namespace pgsim::dist {
 
@@ -26,17 +25,15 @@ void exchange_bytes(const char* send, const std::vector<uint64_t>& send_counts, 
                     const std::vector<uint64_t>& recv_counts, MPI_Comm comm, uint64_t max_message = kMaxMessageBytes);
 
 // The same for arrays of a trivially copyable T; counts in elements. A rank that cannot allocate
-// the result fails every rank (collective_error.hpp). The result is not zeroed first (a
-// FillVector: one thread's pass over a rank's 31M node ids at 50M nodes, for nothing): the
-// exchange writes every element.
+// the result fails every rank (collective_error.hpp).
 template <class T, class SendVector>
-FillVector<T> exchange(const SendVector& send, const std::vector<uint64_t>& send_counts,
-                       const std::vector<uint64_t>& recv_counts, MPI_Comm comm) {
+std::vector<T> exchange(const SendVector& send, const std::vector<uint64_t>& send_counts,
+                        const std::vector<uint64_t>& recv_counts, MPI_Comm comm) {
   std::vector<uint64_t> send_bytes(send_counts), recv_bytes(recv_counts);
   uint64_t total = 0;
   for (uint64_t& c : send_bytes) c *= sizeof(T);
   for (uint64_t& c : recv_bytes) total += c, c *= sizeof(T);
-  FillVector<T> recv;
+  std::vector<T> recv;
   agree_on_failure(comm, [&] { recv.resize(total); });
   exchange_bytes(reinterpret_cast<const char*>(send.data()), send_bytes, reinterpret_cast<char*>(recv.data()), recv_bytes, comm);
   return recv;

@@ -222,7 +222,7 @@ Numbering number_nodes(const NameTable& local, MPI_Comm comm) {
 #pragma omp parallel for schedule(static)
     for (int64_t k = 0; k < int64_t(received); ++k) is_first[k] = first[k] == uint64_t(k);
   });
-  const FillVector<uint8_t> mine = exchange<uint8_t>(is_first, in_names, out.names, comm);
+  const std::vector<uint8_t> mine = exchange<uint8_t>(is_first, in_names, out.names, comm);
   decltype(is_first)().swap(is_first);
 
   // This rank's first appearances, numbered after the earlier ranks'. Local names 1 .. n - 1 in
@@ -266,14 +266,14 @@ Numbering number_nodes(const NameTable& local, MPI_Comm comm) {
       }
     }
   });
-  FillVector<uint32_t> at_owner = exchange<uint32_t>(ids, out.names, in_names, comm);
+  std::vector<uint32_t> at_owner = exchange<uint32_t>(ids, out.names, in_names, comm);
   decltype(ids)().swap(ids);
   // first[k] <= k, and entries that are first appearances keep the id their sender gave.
 #pragma omp parallel for schedule(static)
   for (int64_t k = 0; k < int64_t(received); ++k) at_owner[k] = at_owner[first[k]];
   decltype(first)().swap(first);
-  const FillVector<uint32_t> back = exchange<uint32_t>(at_owner, in_names, out.names, comm);
-  decltype(at_owner)().swap(at_owner);
+  const std::vector<uint32_t> back = exchange<uint32_t>(at_owner, in_names, out.names, comm);
+  std::vector<uint32_t>().swap(at_owner);
   agree_on_failure(comm, [&] {
     // Owned names, in local order (their id order), without a hash index: each thread's range's
     // bytes, then the names placed from where the ranges before it end.
@@ -342,7 +342,7 @@ NameTable balance_owned(const NameTable& seen, uint32_t seen_first, uint32_t tot
     for (int64_t i = 0; i < int64_t(n); ++i) sizes[i] = static_cast<uint32_t>(seen[uint32_t(i)].size());
   });
   const std::vector<uint64_t> in_names = exchange_counts(names, comm), in_bytes = exchange_counts(bytes, comm);
-  const FillVector<uint32_t> in_sizes = exchange<uint32_t>(sizes, names, in_names, comm);
+  const std::vector<uint32_t> in_sizes = exchange<uint32_t>(sizes, names, in_names, comm);
   decltype(sizes)().swap(sizes);
   uint64_t total = 0;
   for (uint64_t c : in_bytes) total += c;

@@ -70,7 +70,7 @@ struct RowContributions {
   int32_t first_row = 0;
   FillVector<uint32_t> local;     // row u's own elements, ascending: local[local_ptr[u] .. local_ptr[u + 1])
   FillVector<int32_t> local_ptr;
-  FillVector<Contribution> received;
+  std::vector<Contribution> received;
   size_t lower = 0;                      // received from lower ranks: received[0 .. lower)
   FillVector<int32_t> received_ptr;      // empty when none was received
   FillVector<uint32_t> received_order;   // row u's: received[received_order[received_ptr[u] .. received_ptr[u + 1])], ascending
@@ -187,7 +187,7 @@ RowContributions exchange_contributions(const RankNetlist& nl, const SuperNodes&
   times.contributions = times.watch.lap();
   times.sent = send.size(), times.kept = rc.local.size();
   std::vector<int> recv_counts;
-  all_to_all(send, send_counts, comm, recv_counts, rc.received);  // not zeroed first: every record is received
+  rc.received = all_to_all(send, send_counts, comm, recv_counts);
   FillVector<Contribution>().swap(send);
   for (int q = 0; q < nl.rank; ++q) rc.lower += size_t(recv_counts[size_t(q)]);
   times.exchange = times.watch.lap();

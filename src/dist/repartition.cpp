@@ -10,7 +10,6 @@
 #include "dist/partition.hpp"
 #include "dist/record_exchange.hpp"
 #include "mna/prefix_sum.hpp"
-#include "mna/touched_vector.hpp"
 
 namespace pgsim::dist {
 namespace {
@@ -194,7 +193,7 @@ DistributedRows migrate(DistributedRows mine, const RowMigration& plan, MPI_Comm
   const int64_t count = plan.new_offset[me + 1] - plan.new_offset[me];
   if (count > INT32_MAX) throw std::length_error("repartition: more rows on one rank than this build's index width");
   std::vector<int> received;
-  FillVector<int32_t> in_lengths;  // not zeroed first: every length is received
+  std::vector<int32_t> in_lengths;
   all_to_all(lengths, row_counts, comm, received, in_lengths);
   FillVector<int32_t>().swap(lengths);
   if (static_cast<int64_t>(in_lengths.size()) != count) throw std::logic_error("repartition: rows received differ from the plan");
@@ -230,8 +229,7 @@ std::vector<double> return_values(const std::vector<double>& moved, const RowMig
   if (plan.new_offset[me + 1] - plan.new_offset[me] != static_cast<int64_t>(moved.size()))
     throw std::invalid_argument("return_values: one value per moved row");
   std::vector<int> unused;
-  FillVector<double> in;  // not zeroed first: every value is received
-  all_to_all(moved, counts, comm, unused, in);
+  const std::vector<double> in = all_to_all(moved, counts, comm, unused);
   // In: from each new owner, this rank's old rows of that part, in old order; placed piece by piece.
   const int64_t lo = plan.old_offset[me], hi = plan.old_offset[me + 1];
   const std::vector<Piece> pieces = pieces_of(lo, hi - lo, plan.block_rows);
@@ -242,8 +240,7 @@ std::vector<double> return_values(const std::vector<double>& moved, const RowMig
     t += pieces[p].hi - pieces[p].lo;
   }
   const std::vector<int> at = displacements(std::vector<int>(taken.begin(), taken.end()));
-  std::vector<double> values;
-  size_for_overwrite(values, static_cast<size_t>(hi - lo));  // every value placed below; pages faulted in by all threads
+  std::vector<double> values(static_cast<size_t>(hi - lo));
 #pragma omp parallel for schedule(dynamic, 1)
   for (std::ptrdiff_t p = 0; p < std::ptrdiff_t(pieces.size()); ++p) {
     const Piece& piece = pieces[size_t(p)];
