@@ -14,6 +14,7 @@
 #include "mna/concurrent_union_find.hpp"
 #include "mna/prefix_sum.hpp"
 #include "mna/reduce.hpp"
+#include "mna/row_slots.hpp"
 #include "mna/stopwatch.hpp"
 #include "mna/touched_vector.hpp"
 #include "parser/input_error.hpp"
@@ -231,12 +232,11 @@ void sorted_couplings(const std::vector<Contribution>& cs, std::vector<std::pair
 }
 
 // reduce()'s rows from the contributions (its stamp(), row by row in parallel), each written
-// once over its slot of G's arrays (G.ptr: the slots' offsets, as exchange_contributions() counts
-// them, its row lengths on return). anchored[u]: row u has a conductance to a fixed node.
-// Every row's length goes to `length`; when a row has parallel conductances its slot is longer,
-// and close_gaps() moves the rows. (A first pass over the rows to count their entries looked
-// every element's ends up again.)
-void assemble(const RowContributions& rc, OwnedRows& out, std::vector<uint8_t>& anchored, FillVector<int32_t>& length) {
+// once over its slot of G's arrays (mna/row_slots.hpp): the slots' sizes are G.ptr[u + 1] as
+// exchange_contributions() counts them, their offsets go to `slot`, and G.ptr[u + 1] becomes row
+// u's length; when a row has parallel conductances its slot is longer, and close_row_gaps()
+// moves the rows. anchored[u]: row u has a conductance to a fixed node.
+void assemble(const RowContributions& rc, OwnedRows& out, std::vector<uint8_t>& anchored, FillVector<int32_t>& slot) {
   const int32_t n = out.rows();
   CsrMatrix& G = out.G;
   int64_t slots = 0;
@@ -244,13 +244,15 @@ void assemble(const RowContributions& rc, OwnedRows& out, std::vector<uint8_t>& 
   for (int32_t u = 0; u < n; ++u) slots += G.ptr[size_t(u) + 1];
   if (slots > INT32_MAX) throw InputError("the system has more than 2^31 nonzeros, beyond this build's index width");
   prefix_sum(G.ptr);
+  slot.swap(G.ptr);
+  size_for_overwrite(G.ptr, size_t(n) + 1);  // every row's length written below
+  G.ptr[0] = 0;
   // Arrays of a row each (a 50M-node grid's rank: 17M rows), their pages faulted in by all threads
   // (mna/touched_vector.hpp) rather than zeroed by this one first.
   size_for_overwrite(G.col, size_t(slots));
   size_for_overwrite(G.val, size_t(slots));
   size_for_overwrite(out.b, size_t(n));
   assign_touched(anchored, size_t(n), uint8_t(0));
-  size_for_overwrite(length, size_t(n));
 #pragma omp parallel
   {
     std::vector<Contribution> cs;
@@ -270,7 +272,7 @@ void assemble(const RowContributions& rc, OwnedRows& out, std::vector<uint8_t>& 
       out.b[size_t(u)] = b;
       sorted_couplings(cs, row);
       const int32_t global = out.first_unknown + u;
-      const int32_t first = G.ptr[size_t(u)];
+      const int32_t first = slot[size_t(u)];
       int32_t at = first;
       bool diagonal_placed = false;
       for (const auto& [j, g] : row) {
@@ -285,37 +287,9 @@ void assemble(const RowContributions& rc, OwnedRows& out, std::vector<uint8_t>& 
         }
       }
       if (!diagonal_placed) G.col[size_t(at)] = global, G.val[size_t(at++)] = d;
-      length[size_t(u)] = at - first;
+      G.ptr[size_t(u) + 1] = at - first;
     }
   }
-}
-
-// G's rows, of length[u] entries at the start of their slots (assemble()), moved together when
-// some row left its slot's end unused; G.ptr becomes the rows' offsets.
-void close_gaps(CsrMatrix& G, const FillVector<int32_t>& length) {
-  const int32_t n = G.rows;
-  bool filled = true;
-#pragma omp parallel for schedule(static, 65536) reduction(&& : filled)
-  for (int32_t u = 0; u < n; ++u) filled = filled && G.ptr[size_t(u)] + length[size_t(u)] == G.ptr[size_t(u) + 1];
-  if (filled) return;
-  FillVector<int32_t> ptr;
-  size_for_overwrite(ptr, size_t(n) + 1);
-  ptr[0] = 0;
-#pragma omp parallel for schedule(static, 65536)
-  for (int32_t u = 0; u < n; ++u) ptr[size_t(u) + 1] = length[size_t(u)];
-  prefix_sum(ptr);
-  decltype(G.col) col;
-  decltype(G.val) val;
-  size_for_overwrite(col, size_t(ptr[size_t(n)]));
-  size_for_overwrite(val, col.size());
-#pragma omp parallel for schedule(static, 4096)
-  for (int32_t u = 0; u < n; ++u) {
-    std::copy_n(G.col.data() + G.ptr[size_t(u)], length[size_t(u)], col.data() + ptr[size_t(u)]);
-    std::copy_n(G.val.data() + G.ptr[size_t(u)], length[size_t(u)], val.data() + ptr[size_t(u)]);
-  }
-  G.ptr.swap(ptr);
-  G.col.swap(col);
-  G.val.swap(val);
 }
 
 // A row of another rank's graph on the cut, labelled with its rank-local component.
@@ -445,12 +419,13 @@ OwnedRows stamp_owned_rows(const RankNetlist& nl, const SuperNodes& sn, MPI_Comm
   std::vector<uint8_t> anchored;
   StampTimes times;
   {
-    FillVector<int32_t> length;
+    FillVector<int32_t> slot;
     {
       const RowContributions rc = exchange_contributions(nl, sn, out, comm, times);
-      assemble(rc, out, anchored, length);
+      assemble(rc, out, anchored, slot);
     }
-    close_gaps(out.G, length);  // the contributions freed first: the rare case holds G twice
+    // The contributions freed first: the rare case holds G twice.
+    close_row_gaps(out.G, [&slot](int32_t u) { return size_t(slot[size_t(u)]); });
     times.assemble = times.watch.lap();
   }
   check_floating(out, anchored, nl, sn, comm);

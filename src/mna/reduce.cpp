@@ -12,6 +12,7 @@
 #include "mna/concurrent_union_find.hpp"
 #include "mna/potential_union_find.hpp"
 #include "mna/prefix_sum.hpp"
+#include "mna/row_slots.hpp"
 #include "mna/source_loop.hpp"
 #include "mna/stopwatch.hpp"
 #include "mna/touched_vector.hpp"
@@ -389,20 +390,7 @@ void stamp(const Netlist& nl, const Companion* companion, ReducedSystem& sys, Ro
       G.ptr[size_t(u) + 1] = length;
     }
   }
-  prefix_sum(G.ptr);
-  if (size_t(G.ptr[size_t(n)]) == G.col.size()) return;  // every row filled its slot: in place
-  decltype(G.col) col;
-  decltype(G.val) val;
-  size_for_overwrite(col, size_t(G.ptr[size_t(n)]));
-  size_for_overwrite(val, col.size());
-#pragma omp parallel for schedule(static, 4096)
-  for (int32_t u = 0; u < n; ++u) {
-    const size_t to = size_t(G.ptr[size_t(u)]), length = size_t(G.ptr[size_t(u) + 1]) - to;
-    std::copy_n(G.col.data() + slot(u), length, col.data() + to);
-    std::copy_n(G.val.data() + slot(u), length, val.data() + to);
-  }
-  G.col.swap(col);
-  G.val.swap(val);
+  close_row_gaps(G, slot);
 }
 
 // 4. Floating components: super-nodes with no resistive path to a fixed node, i.e. to the ground's
