@@ -68,7 +68,7 @@ void release_elements(Netlist& netlist);
 // The largest data of a DC run, alive until its end: the netlist (node names, readable by id:
 // their index is dropped after the parse), the reduced system (with chain elimination its G
 // packed into packed_G, mna/packed_symmetric.hpp, and system.G left empty, unless G could not be
-// packed, and system.node_of_unknown freed once the system is exported, if asked), the solution and every
+// packed, and system.node_of_unknown always freed, after the --export-system files if asked for), the solution and every
 // node's voltage and deviation. run() keeps them in the caller's RunData when given one (main.cpp: a
 // process about to exit leaves them to the kernel), else in its own, freed when it returns.
 struct RunData {
