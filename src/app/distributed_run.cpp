@@ -13,6 +13,7 @@
 #include "app/distributed_voltages.hpp"
 #include "app/exit_codes.hpp"
 #include "app/output_file.hpp"
+#include "app/parked_names.hpp"
 #include "app/progress.hpp"
 #include "app/report.hpp"
 #include "app/solve_error.hpp"
@@ -112,12 +113,22 @@ RunReport run_distributed(const Options& opt, const dist::MpiSession& mpi, Distr
                netlist.owned());
 
   dist::RankSystem& sys = keep.system;
+  // The owned node names are read again only by the voltages file: parked (app/parked_names.hpp)
+  // from the stamp's end through the solve, as one process parks its node names.
+  ParkedNames owned_names;
+  double park_seconds = 0;
   try {
-    // Once the rows are stamped only the owned node names are needed (the voltages file).
-    sys = dist::reduce_distributed(netlist, MPI_COMM_WORLD, true, [&] {
-      decltype(netlist.elements)().swap(netlist.elements);
-      netlist.element_names = NameTable();
-    });
+    // Element names are read only by the super-nodes' loop message, elements until the rows are
+    // stamped: each is released as soon as it is done with, the names before the stamp, where a
+    // rank's host memory peaks.
+    sys = dist::reduce_distributed(
+        netlist, MPI_COMM_WORLD, true, [&] { netlist.element_names = NameTable(); },
+        [&] {
+          decltype(netlist.elements)().swap(netlist.elements);
+          Stopwatch parking;
+          owned_names = park_names(netlist.owned_names);
+          park_seconds = parking.lap();
+        });
   } catch (const InputError&) {
     throw;  // reduce()'s errors are thrown on every rank (distributed_reduce.hpp)
   } catch (const std::exception& e) {
@@ -184,6 +195,14 @@ RunReport run_distributed(const Options& opt, const dist::MpiSession& mpi, Distr
     end_job(mpi, "the recovery of the voltages", e);
   }
   rep.time.recover = phase.lap() - rep.time.setup - rep.time.solve;
+  Stopwatch restoring;
+  const size_t parked_bytes = owned_names.bytes.size();
+  restore_names(owned_names, netlist.owned_names);
+  dist::log_step(MPI_COMM_WORLD, fmt::format("rank {}: owned node names parked in {:.3f} s ({:.1f} MB from {:.1f} MB), "
+                                             "restored in {:.3f} s",
+                                             mpi.rank(), park_seconds, double(parked_bytes) / 1e6,
+                                             double(netlist.owned_names.arena_bytes() + 8 * (uint64_t(netlist.owned()) + 1)) / 1e6,
+                                             restoring.lap()));
   if (!opt.output.empty()) write_voltages_distributed(opt.output, netlist, voltages, MPI_COMM_WORLD);
   spdlog::info("the IR-drop summary is computed in one process only (it is not part of a distributed run)");
   rep.time.write = phase.lap();

@@ -145,7 +145,8 @@ void eliminate_and_split(RankSystem& sys, DistributedRows rows, const std::vecto
 
 }  // namespace
 
-RankSystem reduce_distributed(const RankNetlist& nl, MPI_Comm comm, bool repartition, const std::function<void()>& stamped) {
+RankSystem reduce_distributed(const RankNetlist& nl, MPI_Comm comm, bool repartition, const std::function<void()>& merged,
+                              const std::function<void()>& stamped) {
   RankSystem sys;
   sys.first_node = nl.first_node;
   sys.owned_nodes = nl.owned();
@@ -153,7 +154,8 @@ RankSystem reduce_distributed(const RankNetlist& nl, MPI_Comm comm, bool reparti
   Stopwatch step;  // -v: the steps' times (dist/step_log.hpp)
   double peak[4];  // -v: the peak host bytes after each step (VmHWM)
   sys.super_nodes = SuperNodes(nl, comm);
-  const double merged = step.lap();
+  if (merged) merged();
+  const double merge_seconds = step.lap();
   peak[0] = double(host_memory().peak);
   OwnedRows owned = stamp_owned_rows(nl, sys.super_nodes, comm);
   if (stamped) stamped();
@@ -186,7 +188,7 @@ RankSystem reduce_distributed(const RankNetlist& nl, MPI_Comm comm, bool reparti
                              "stamp and floating check {:.3f} s, repartition {:.3f} s (plan {:.3f} s, rows moved {:.3f} s), chain "
                              "elimination and block {:.3f} s (split {:.3f} s, elimination {:.3f} s, block {:.3f} s); peak host "
                              "memory after each step {:.0f}, {:.0f}, {:.0f}, {:.0f} MB",
-                             nl.rank, merged, double(sys.super_nodes.bytes()) / 1e6, sys.super_nodes.links(), stamp_seconds,
+                             nl.rank, merge_seconds, double(sys.super_nodes.bytes()) / 1e6, sys.super_nodes.links(), stamp_seconds,
                              planned + moved, planned, moved, step.lap(), parts[0], parts[1], parts[2], peak[0] / 1e6,
                              peak[1] / 1e6, peak[2] / 1e6, peak[3] / 1e6));
   return sys;

@@ -63,11 +63,14 @@ struct RankSystem {
 // and shorts, or a floating part of the circuit. Anything else (a rank's rows beyond this
 // build's index width, std::bad_alloc) is thrown on the rank where it happens alone: the caller
 // must end the job (MpiSession::abort), or the other ranks wait forever.
-// `stamped`, when given, is called once step 2 is done: from then on only nl's node ranges and
-// owned names are read, so the caller may release nl.elements and nl.element_names there, before
-// steps 3 and 4 hold the rows twice (the rank's peak host memory, with the netlist still held).
+// `merged`, when given, is called once step 1 is done: nl.element_names is not read after it
+// (they name the members of a loop that step 1 reports), so the caller may release them there,
+// before step 2's stamp, where a rank's host memory peaks. `stamped`, when given, is called once
+// step 2 is done (the floating check, which names a node, is its end): from then on only nl.rank
+// and nl.ranks are read, so the caller may release nl.elements and set nl.owned_names aside
+// there, before steps 3 and 4 hold the rows twice.
 RankSystem reduce_distributed(const RankNetlist& nl, MPI_Comm comm, bool repartition = true,
-                              const std::function<void()>& stamped = {});
+                              const std::function<void()>& merged = {}, const std::function<void()>& stamped = {});
 
 // Collective. The voltage of every node this rank owns (index i: node first_node + i) from the
 // rank's part x_block of the kept system's solution (block order): eliminated unknowns recovered
