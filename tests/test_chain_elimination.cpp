@@ -145,7 +145,8 @@ bool same_bits(const A& a, const B& b) {
 // eliminate_chains (reading G, and in a copy of G's own arrays) and recover on 1, 2 and 8 threads:
 // the same unknowns eliminated, the same steps, schedule, kept system and recovered voltages, bit
 // for bit. Returns the 1-thread result.
-EliminatedSystem check_thread_independent(const CsrMatrix& G, const std::vector<double>& b) {
+EliminatedSystem check_thread_independent(const CsrMatrix& G, const std::vector<double>& b,
+                                          const std::vector<uint8_t>* pinned = nullptr) {
   const int threads_before = omp_get_max_threads();
   // Any kept solution will do: the recovery's arithmetic is what is compared.
   auto recovered = [](const EliminatedSystem& e) {
@@ -154,7 +155,7 @@ EliminatedSystem check_thread_independent(const CsrMatrix& G, const std::vector<
     return e.recover(x_kept);
   };
   omp_set_num_threads(1);
-  EliminatedSystem one = eliminate_chains(G, b);
+  EliminatedSystem one = eliminate_chains(G, b, pinned);
   const std::vector<double> x_one = recovered(one);
   auto check_same = [&](const EliminatedSystem& e) {
     CHECK(e.G.rows == one.G.rows);
@@ -172,9 +173,9 @@ EliminatedSystem check_thread_independent(const CsrMatrix& G, const std::vector<
   for (int threads : {1, 2, 8}) {
     INFO("threads " << threads);
     omp_set_num_threads(threads);
-    if (threads > 1) check_same(eliminate_chains(G, b));
+    if (threads > 1) check_same(eliminate_chains(G, b, pinned));
     CsrMatrix own = G;  // eliminated in its own arrays: the same result, own left empty
-    check_same(eliminate_chains(std::move(own), b));
+    check_same(eliminate_chains(std::move(own), b, pinned));
     CHECK(own.rows == 0);
     CHECK(own.nnz() == 0);
   }
@@ -195,6 +196,16 @@ TEST_CASE("chain elimination gives the same system, steps and recovery bit for b
   const EliminatedSystem one = check_thread_independent(sys.G, sys.b);
   CHECK(one.eliminated() > 262144);
   CHECK(one.level_ptr.size() > 3);  // ranges at level 0 and merged ones above
+
+  // With pinned rows (as a rank's rows coupled to another rank): every 97th row and a band of
+  // rows, copied and in G's own arrays alike; none of them eliminated.
+  std::vector<uint8_t> pinned(size_t(sys.G.rows), 0);
+  for (size_t v = 0; v < pinned.size(); v += 97) pinned[v] = 1;
+  for (size_t v = pinned.size() / 2; v < pinned.size() / 2 + 5000; ++v) pinned[v] = 1;
+  const EliminatedSystem kept = check_thread_independent(sys.G, sys.b, &pinned);
+  CHECK(kept.eliminated() > 200000);
+  CHECK(kept.eliminated() < one.eliminated());
+  CHECK(std::none_of(kept.steps.begin(), kept.steps.end(), [&](const auto& s) { return pinned[size_t(s.v)] != 0; }));
 }
 
 TEST_CASE("chains cut by the elimination's ranges are eliminated across them, exactly", "[chains]") {

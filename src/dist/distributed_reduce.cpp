@@ -72,9 +72,8 @@ void eliminate_and_split(RankSystem& sys, DistributedRows rows, const std::vecto
   rows = DistributedRows{};
   times[0] = watch.lap();
 
-  sys.elimination = eliminate_chains(s.local, b, &s.pinned);
+  sys.elimination = eliminate_chains(std::move(s.local), b, &s.pinned);  // in s.local's arrays, not a copy
   times[1] = watch.lap();
-  s.local = CsrMatrix{};
   std::vector<double>().swap(b);
   EliminatedSystem& e = sys.elimination;
 

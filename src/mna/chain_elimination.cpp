@@ -331,11 +331,11 @@ EliminatedSystem eliminate_chains(const CsrMatrix& G, const std::vector<double>&
   return eliminate(g, G.rows, G.col.data(), G.val.data(), b, pinned != nullptr ? pinned->data() : nullptr);
 }
 
-EliminatedSystem eliminate_chains(CsrMatrix&& G, const std::vector<double>& b) {
+EliminatedSystem eliminate_chains(CsrMatrix&& G, const std::vector<double>& b, const std::vector<uint8_t>* pinned) {
   CsrMatrix own = std::move(G);  // its offsets read to the end; its entries become g's
   G = CsrMatrix();
   WorkGraph g{own.ptr.data(), std::move(own.col), std::move(own.val), {}, {}, {}, {}};
-  return eliminate(g, own.rows, g.col.data(), g.w.data(), b, nullptr);
+  return eliminate(g, own.rows, g.col.data(), g.w.data(), b, pinned != nullptr ? pinned->data() : nullptr);
 }
 
 std::vector<double> EliminatedSystem::recover(const std::vector<double>& x_kept) const {

@@ -64,9 +64,10 @@ struct EliminatedSystem {
 EliminatedSystem eliminate_chains(const CsrMatrix& G, const std::vector<double>& b,
                                   const std::vector<uint8_t>* pinned = nullptr);
 
-// The same elimination (no pinned rows) with G's own arrays as its work space instead of a copy
-// of them (12 B per entry: 35 B per netlist node on a 50M-node grid, at the elimination's peak of
-// host memory): G is left empty, the result the same bits.
-EliminatedSystem eliminate_chains(CsrMatrix&& G, const std::vector<double>& b);
+// The same elimination with G's own arrays as its work space instead of a copy of them (12 B per
+// entry: 35 B per netlist node on a 50M-node grid, at the elimination's peak of host memory, in
+// one process as on a rank): G is left empty, the result the same bits.
+EliminatedSystem eliminate_chains(CsrMatrix&& G, const std::vector<double>& b,
+                                  const std::vector<uint8_t>* pinned = nullptr);
 
 }  // namespace pgsim
