@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <exception>
+#include <memory>
 #include <string>
 
 #include "app/backend.hpp"
@@ -25,6 +26,9 @@
 #include "dist/host_ranks.hpp"
 #include "dist/process_age.hpp"
 #include "dist/step_log.hpp"
+#ifdef PGSIM_HAVE_NCCL
+#include "gpu/nccl_comm_ahead.hpp"
+#endif
 #include "mna/host_memory.hpp"
 #include "mna/stopwatch.hpp"
 #include "parser/input_error.hpp"
@@ -91,6 +95,17 @@ RunReport run_distributed(const Options& opt, const dist::MpiSession& mpi, Distr
   // gpu/nccl_comm.hpp); the parse leaves that thread a core while it works (app/thread_budget.hpp).
   const bool gpu = opt.backend == "gpu";  // the same on every rank: host_ranks is collective
   const GpuContextWarmUp warm_up(gpu, gpu ? dist::host_ranks(MPI_COMM_WORLD).rank : 0);
+#ifdef PGSIM_HAVE_NCCL
+  // Likewise the NCCL communicator (gpu/nccl_comm_ahead.hpp), released once the solve is done.
+  std::unique_ptr<gpu::NcclCommAhead> nccl;
+  if (gpu) {
+    try {
+      nccl = std::make_unique<gpu::NcclCommAhead>(MPI_COMM_WORLD);
+    } catch (const std::exception& e) {
+      end_job(mpi, "the NCCL communicator's setup", e);
+    }
+  }
+#endif
   ThreadCountScope threads;
   omp_set_num_threads(std::max(1, threads.cap() - warm_up.busy_cores()));
   rep.parse_threads = omp_get_max_threads();
@@ -144,7 +159,10 @@ RunReport run_distributed(const Options& opt, const dist::MpiSession& mpi, Distr
   rep.method = "pcg";
   rep.precond = opt.precond.empty() ? cpu_preconditioner_names().front() : opt.precond;
   if (rep.precond == "cmg") rep.smoother = opt.smoother;
-  const dist::BlockBackend backend{opt.backend == "gpu", opt.spmv, opt.profile};
+  dist::BlockBackend backend{opt.backend == "gpu", opt.spmv, opt.profile};
+#ifdef PGSIM_HAVE_NCCL
+  backend.nccl = nccl.get();
+#endif
   rep.backend = backend.gpu ? "gpu" : "cpu";
   rep.backend_reason = "mpirun with " + std::to_string(rep.ranks) + " ranks: " +
                        (backend.gpu ? "every rank on its own GPU" : "the distributed solve runs on the CPU unless --backend gpu");
@@ -164,11 +182,15 @@ RunReport run_distributed(const Options& opt, const dist::MpiSession& mpi, Distr
   } catch (const std::exception& e) {
     end_job(mpi, "the distributed solve", e);
   }
+#ifdef PGSIM_HAVE_NCCL
+  nccl.reset();
+#endif
   solve_progress.finish();
   rep.result = solved.result;
   if (kept_norm > 0 && sys.b_norm > 0) rep.result.relative_residual *= kept_norm / sys.b_norm;
   rep.result.converged = rep.result.relative_residual <= opt.tolerance;
   rep.time.setup = solved.setup_seconds;
+  rep.time.upload = solved.upload_seconds;
   rep.time.solve = solved.solve_seconds;
   rep.levels = std::move(solved.levels);
   rep.device = solved.device;
@@ -194,7 +216,7 @@ RunReport run_distributed(const Options& opt, const dist::MpiSession& mpi, Distr
   } catch (const std::exception& e) {
     end_job(mpi, "the recovery of the voltages", e);
   }
-  rep.time.recover = phase.lap() - rep.time.setup - rep.time.solve;
+  rep.time.recover = phase.lap() - rep.time.setup - rep.time.upload - rep.time.solve;
   Stopwatch restoring;
   const size_t parked_bytes = owned_names.bytes.size();
   restore_names(owned_names, netlist.owned_names);

@@ -19,6 +19,10 @@
 #include "pcg/preconditioner.hpp"
 #include "pcg/solve_result.hpp"
 
+namespace pgsim::gpu {
+class NcclCommAhead;  // gpu/nccl_comm_ahead.hpp (a build with NCCL)
+}
+
 namespace pgsim::dist {
 
 // What every rank builds its preconditioner from (each rank reads them from its own command line).
@@ -36,6 +40,7 @@ struct BlockBackend {
   bool gpu = false;     // each rank on its own GPU (requires PGSIM_HAVE_NCCL)
   std::string spmv;     // GPU: the interior's SpMV layout (gpu/spmv.hpp names); empty: the default
   bool profile = false;  // GPU: kernel by kernel instead of CUDA graphs, CMG levels timed
+  gpu::NcclCommAhead* nccl = nullptr;  // GPU: the job's communicator, made ahead by the caller (required)
 };
 
 // One rank's share of a distributed solve.
@@ -43,7 +48,9 @@ struct BlockSolve {
   SolveResult result;
   std::vector<double> x;  // the solution over the block's rows, local order
   RankStats stats;
-  double setup_seconds = 0, solve_seconds = 0;
+  double setup_seconds = 0;   // the preconditioner's build on the host
+  double upload_seconds = 0;  // GPU: block, preconditioner and PCG graphs to the device (gpu/distributed_pcg.hpp)
+  double solve_seconds = 0;
   std::vector<LevelStats> levels;
   std::string device;  // the rank's GPU; empty on the CPU back end
   int64_t coarse_unknowns = 0, coarse_factor_nnz = 0;

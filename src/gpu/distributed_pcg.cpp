@@ -21,11 +21,12 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 
 GpuBlockReport solve_block_on_gpu(const dist::RankBlock& block, const CmgHierarchy* hierarchy,
                                   const CoarseCorrectionData* coarse, const SolveControl& control,
-                                  const GpuSolveSettings& settings, MPI_Comm comm) {
+                                  const GpuSolveSettings& settings, NcclCommAhead& ahead) {
   return as_gpu_failure([&] {
     GpuBlockReport rep;
     const auto t0 = std::chrono::steady_clock::now();
-    const NcclComm nccl(comm);
+    const NcclComm& nccl = ahead.get();
+    rep.communicator_wait_seconds = seconds_since(t0);
     rep.device = device_description();
     NcclHaloExchange exchange(block, nccl);
     NcclScalarSum across_ranks(nccl);

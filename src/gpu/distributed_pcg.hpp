@@ -5,14 +5,13 @@
 // with or without the global coarse correction (gpu/two_level_device.hpp), and the one GPU PCG
 // loop (gpu/pcg_gpu.hpp) over a HaloSpmv with NCCL halo exchange and NCCL all-reduced scalars.
 // Plain C++ (no CUDA headers), like gpu_solver.hpp.
-#include <mpi.h>
-
 #include <string>
 #include <vector>
 
 #include "cmg/hierarchy.hpp"
 #include "dist/partition.hpp"
 #include "gpu/gpu_solver.hpp"
+#include "gpu/nccl_comm_ahead.hpp"
 #include "gpu/two_level_device.hpp"
 
 namespace pgsim::gpu {
@@ -20,21 +19,22 @@ namespace pgsim::gpu {
 struct GpuBlockReport {
   SolveResult result;  // the same on every rank
   std::vector<double> x;                // this rank's rows of the solution, local order
-  double upload_seconds = 0;            // NCCL communicator, block, preconditioner, PCG graphs
+  double upload_seconds = 0;            // block, preconditioner, PCG graphs, and any wait for the communicator
+  double communicator_wait_seconds = 0;  // of upload_seconds: waiting for NcclCommAhead's thread
   double solve_seconds = 0;             // PCG, from its first kernel to x back on the host
   size_t peak_device_bytes = 0;         // this rank's DeviceBuffers at their peak (NCCL's own buffers excluded)
   std::string device;                   // this rank's GPU
   std::vector<LevelStats> levels;
 };
 
-// Collective over `comm` (every rank calls it with its own block). `hierarchy`: the CMG
+// Collective over `nccl`'s ranks (every rank calls it with its own block). `hierarchy`: the CMG
 // hierarchy of the block (block.interior; with a coarse correction, dist::softened_block),
 // required when settings.precond is cmg. `coarse`: the coarse correction's data, or null for
 // the block preconditioner alone (every rank alike). settings.profile launches
-// kernel by kernel instead of replaying CUDA graphs. GpuFailure on a CUDA or NCCL failure, or
-// when two ranks of one host would share a GPU.
+// kernel by kernel instead of replaying CUDA graphs. GpuFailure on a CUDA or NCCL failure
+// (the communicator's included).
 GpuBlockReport solve_block_on_gpu(const dist::RankBlock& block, const CmgHierarchy* hierarchy,
                                   const CoarseCorrectionData* coarse, const SolveControl& control,
-                                  const GpuSolveSettings& settings, MPI_Comm comm);
+                                  const GpuSolveSettings& settings, NcclCommAhead& nccl);
 
 }  // namespace pgsim::gpu

@@ -14,10 +14,10 @@ void check_nccl(ncclResult_t result, const char* call) {
 
 }  // namespace
 
-NcclComm::NcclComm(MPI_Comm comm) {
-  int rank = 0, size = 1;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &size);
+NcclJoin agree_nccl_join(MPI_Comm comm) {
+  NcclJoin join;
+  MPI_Comm_rank(comm, &join.rank);
+  MPI_Comm_size(comm, &join.size);
   const auto [local_rank, local_size] = dist::host_ranks(comm);
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess) devices = 0;
@@ -30,12 +30,15 @@ NcclComm::NcclComm(MPI_Comm comm) {
     throw GpuError(std::to_string(local_size) + " ranks on this host share its " + std::to_string(devices) + " GPU(s)" +
                    rule + " (start at most " + std::to_string(devices) + " ranks per host)");
   }
-  device_ = local_rank;
+  join.device = local_rank;
+  if (join.rank == 0) check_nccl(ncclGetUniqueId(&join.id), "ncclGetUniqueId");
+  MPI_Bcast(&join.id, sizeof join.id, MPI_BYTE, 0, comm);
+  return join;
+}
+
+NcclComm::NcclComm(const NcclJoin& join) : device_(join.device) {
   PGSIM_CUDA(cudaSetDevice(device_));
-  ncclUniqueId id;
-  if (rank == 0) check_nccl(ncclGetUniqueId(&id), "ncclGetUniqueId");
-  MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, comm);
-  check_nccl(ncclCommInitRank(&comm_, size, id, rank), "ncclCommInitRank");
+  check_nccl(ncclCommInitRank(&comm_, join.size, join.id, join.rank), "ncclCommInitRank");
 }
 
 NcclComm::~NcclComm() {

@@ -15,14 +15,24 @@
 
 namespace pgsim::gpu {
 
-// The communicator of every rank of `comm` (collective: every rank constructs one). Selects this
-// rank's GPU first: its rank among the ranks of its host (MPI_Comm_split_type shared), which
-// must be below the host's device count; GpuError on every rank when two ranks of one host
-// would share a GPU (checked on all ranks before NCCL starts, so none is left waiting).
-// Rank 0 makes the unique id, MPI_Bcast gives it to the others, ncclCommInitRank joins them.
+// Who this rank is in the job's communicator, agreed over `comm` (collective: every rank calls
+// it). Its GPU: its rank among the ranks of its host (MPI_Comm_split_type shared), which must be
+// below the host's device count; GpuError on every rank when two ranks of one host would share a
+// GPU (checked on all ranks before NCCL starts, so none is left waiting). The id: rank 0 makes
+// it, MPI_Bcast gives it to the others.
+struct NcclJoin {
+  int rank = 0, size = 1;
+  int device = 0;  // the CUDA device this rank uses
+  ncclUniqueId id{};
+};
+NcclJoin agree_nccl_join(MPI_Comm comm);
+
+// The communicator: selects join.device on the calling thread and joins the others with
+// ncclCommInitRank (every rank of the job at once). No MPI call: any thread may make it
+// (gpu/nccl_comm_ahead.hpp makes it beside the parse).
 class NcclComm {
  public:
-  explicit NcclComm(MPI_Comm comm);
+  explicit NcclComm(const NcclJoin& join);
   ~NcclComm();
   NcclComm(const NcclComm&) = delete;
   NcclComm& operator=(const NcclComm&) = delete;
