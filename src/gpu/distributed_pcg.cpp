@@ -27,6 +27,7 @@ GpuBlockReport solve_block_on_gpu(const dist::RankBlock& block, const CmgHierarc
     const auto t0 = std::chrono::steady_clock::now();
     const NcclComm& nccl = ahead.get();
     rep.communicator_wait_seconds = seconds_since(t0);
+    PGSIM_CUDA(cudaSetDevice(nccl.device()));  // the thread that made the communicator selected it for itself only
     rep.device = device_description();
     NcclHaloExchange exchange(block, nccl);
     NcclScalarSum across_ranks(nccl);
