@@ -9,6 +9,7 @@
 #include <exception>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "app/backend.hpp"
 #include "app/distributed_voltages.hpp"
@@ -161,6 +162,11 @@ RunReport run_distributed(const Options& opt, const dist::MpiSession& mpi, Distr
   if (rep.precond == "cmg") rep.smoother = opt.smoother;
   dist::BlockBackend backend{opt.backend == "gpu", opt.spmv, opt.profile};
 #ifdef PGSIM_HAVE_NCCL
+  if (nccl) {
+    std::vector<int> peers;
+    for (const dist::Neighbor& nb : sys.block.neighbors) peers.push_back(nb.rank);
+    nccl->connect(std::move(peers));  // beside the preconditioner's build
+  }
   backend.nccl = nccl.get();
 #endif
   rep.backend = backend.gpu ? "gpu" : "cpu";

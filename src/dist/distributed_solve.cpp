@@ -92,8 +92,9 @@ BlockSolve solve_on_gpu(const RankBlock& blk, const SolveControl& control, const
   settings.profile = backend.profile;
   gpu::GpuBlockReport g = gpu::solve_block_on_gpu(blk, h ? &*h : nullptr, coarse ? &*coarse : nullptr, control,
                                                   settings, *backend.nccl);
-  spdlog::debug("rank {}: NCCL communicator made beside the parse and reduction in {:.3f} s; the upload waited {:.3f} s "
-                "for it", blk.rank, backend.nccl->seconds(), g.communicator_wait_seconds);
+  spdlog::debug("rank {}: NCCL communicator made beside the parse and reduction in {:.3f} s, its peers connected beside "
+                "the setup in {:.3f} s; the upload waited {:.3f} s for it", blk.rank, backend.nccl->make_seconds(),
+                backend.nccl->connect_seconds(), g.communicator_wait_seconds);
   s.result = g.result;
   s.x = std::move(g.x);
   s.setup_seconds = host_setup_seconds;

@@ -4,6 +4,7 @@
 
 #include "dist/host_ranks.hpp"
 #include "gpu/cuda_check.hpp"
+#include "gpu/device_buffer.hpp"
 
 namespace pgsim::gpu {
 namespace {
@@ -39,6 +40,25 @@ NcclJoin agree_nccl_join(MPI_Comm comm) {
 NcclComm::NcclComm(const NcclJoin& join) : device_(join.device) {
   PGSIM_CUDA(cudaSetDevice(device_));
   check_nccl(ncclCommInitRank(&comm_, join.size, join.id, join.rank), "ncclCommInitRank");
+}
+
+void NcclComm::connect(const std::vector<int>& peers) const {
+  PGSIM_CUDA(cudaSetDevice(device_));
+  DeviceBuffer<double> values(2 * peers.size() + 1);
+  PGSIM_CUDA(cudaMemset(values.data(), 0, values.size() * sizeof(double)));
+  cudaStream_t stream = nullptr;
+  PGSIM_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  check_nccl(ncclGroupStart(), "ncclGroupStart");
+  for (size_t k = 0; k < peers.size(); ++k) {
+    check_nccl(ncclSend(values.data() + 2 * k, 1, ncclDouble, peers[k], comm_, stream), "ncclSend");
+    check_nccl(ncclRecv(values.data() + 2 * k + 1, 1, ncclDouble, peers[k], comm_, stream), "ncclRecv");
+  }
+  check_nccl(ncclGroupEnd(), "ncclGroupEnd");
+  double* last = values.data() + 2 * peers.size();
+  check_nccl(ncclAllReduce(last, last, 1, ncclDouble, ncclSum, comm_, stream), "ncclAllReduce");
+  const cudaError_t synced = cudaStreamSynchronize(stream);
+  cudaStreamDestroy(stream);
+  PGSIM_CUDA(synced);
 }
 
 NcclComm::~NcclComm() {

@@ -40,6 +40,11 @@ class NcclComm {
   ncclComm_t get() const { return comm_; }
   int device() const { return device_; }  // the CUDA device this rank uses
 
+  // Collective: one double each way with every rank of `peers` (grouped sends and receives) and
+  // one all-reduced double, waited for. NCCL connects a communicator's peers and collectives at
+  // their first use; done here, that work leaves the solve's first exchange and sum.
+  void connect(const std::vector<int>& peers) const;
+
  private:
   ncclComm_t comm_ = nullptr;
   int device_ = 0;

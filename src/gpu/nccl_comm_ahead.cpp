@@ -1,29 +1,67 @@
 #include "gpu/nccl_comm_ahead.hpp"
 
 #include <chrono>
+#include <stdexcept>
 
 #include "gpu/nccl_comm.hpp"
 
 namespace pgsim::gpu {
 
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
 NcclCommAhead::NcclCommAhead(MPI_Comm comm) {
   const NcclJoin join = agree_nccl_join(comm);
-  thread_ = std::thread([this, join] {
-    const auto t0 = std::chrono::steady_clock::now();
-    try {
-      comm_ = std::make_unique<NcclComm>(join);
-    } catch (...) {
-      error_ = std::current_exception();
+  thread_ = std::thread([this, join] { work(join); });
+}
+
+void NcclCommAhead::work(const NcclJoin& join) {
+  try {
+    auto t0 = std::chrono::steady_clock::now();
+    comm_ = std::make_unique<NcclComm>(join);
+    make_seconds_ = seconds_since(t0);
+    std::vector<int> peers;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      told_.wait(lock, [this] { return peers_.has_value() || stop_; });
+      if (!peers_) return;
+      peers = *peers_;
     }
-    seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  });
+    t0 = std::chrono::steady_clock::now();
+    comm_->connect(peers);
+    connect_seconds_ = seconds_since(t0);
+  } catch (...) {
+    error_ = std::current_exception();
+  }
 }
 
 NcclCommAhead::~NcclCommAhead() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stop_ = true;
+  }
+  told_.notify_one();
   if (thread_.joinable()) thread_.join();
 }
 
+void NcclCommAhead::connect(std::vector<int> peers) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    peers_ = std::move(peers);
+  }
+  told_.notify_one();
+}
+
 const NcclComm& NcclCommAhead::get() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!peers_) throw std::logic_error("NcclCommAhead::get() before connect()");  // it would wait forever
+  }
   if (thread_.joinable()) thread_.join();
   if (error_) std::rethrow_exception(error_);
   return *comm_;

@@ -1,17 +1,23 @@
 #pragma once
 // The job's NCCL communicator, made ahead (issue 17). ncclCommInitRank is most of a distributed
 // GPU solve's upload when it waits for the solve (docs/distributed.md); made on a thread of its
-// own from the run's start, it joins the other ranks while the host parses and reduces.
+// own from the run's start, it joins the other ranks while the host parses and reduces, and
+// connects the rank's peers while the host builds the preconditioner.
 // Plain C++ (no CUDA or NCCL headers), for the application.
 #include <mpi.h>
 
+#include <condition_variable>
 #include <exception>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <thread>
+#include <vector>
 
 namespace pgsim::gpu {
 
 class NcclComm;
+struct NcclJoin;
 
 class NcclCommAhead {
  public:
@@ -19,20 +25,33 @@ class NcclCommAhead {
   // (gpu/nccl_comm.hpp agree_nccl_join; its GpuError is thrown here, on every rank alike), then
   // starts the thread that makes the communicator.
   explicit NcclCommAhead(MPI_Comm comm);
-  // Waits for the thread; destroys the communicator.
+  // Stops the thread (before connect(), it connects nothing) and waits for it; destroys the
+  // communicator.
   ~NcclCommAhead();
   NcclCommAhead(const NcclCommAhead&) = delete;
   NcclCommAhead& operator=(const NcclCommAhead&) = delete;
 
-  // The communicator, once the thread has made it (waits for it); the thread's failure rethrown.
+  // Every rank, once: the ranks this one exchanges with (its block's neighbours). The thread,
+  // the communicator made, connects them and the all-reduce (NcclComm::connect) while the caller
+  // builds the preconditioner.
+  void connect(std::vector<int> peers);
+  // The communicator, made and connected (waits for the thread); the thread's failure rethrown.
+  // Requires connect() first.
   const NcclComm& get();
-  // How long the thread took to make it (valid after get()).
-  double seconds() const { return seconds_; }
+  // Seconds the thread took to make the communicator, and then to connect it (valid after get()).
+  double make_seconds() const { return make_seconds_; }
+  double connect_seconds() const { return connect_seconds_; }
 
  private:
+  void work(const NcclJoin& join);
+
   std::unique_ptr<NcclComm> comm_;
   std::exception_ptr error_;
-  double seconds_ = 0;
+  double make_seconds_ = 0, connect_seconds_ = 0;
+  std::mutex mutex_;
+  std::condition_variable told_;
+  std::optional<std::vector<int>> peers_;  // set by connect()
+  bool stop_ = false;                      // set by the destructor
   std::thread thread_;
 };
 
