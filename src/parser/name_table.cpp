@@ -4,28 +4,6 @@
 #include <stdexcept>
 
 namespace pgsim {
-namespace {
-
-inline uint64_t mix(uint64_t h, uint64_t w) {
-  h ^= w;
-  h *= 0x9e3779b97f4a7c15ull;
-  return h ^ (h >> 32);
-}
-
-}  // namespace
-
-// Hashes the bytes with bit 0x20 set in each: that folds 'A'..'Z' onto 'a'..'z' in one
-// operation, and also folds some non-letters onto each other ('_' onto 0x7f, '@' onto '`'),
-// which only costs a rare extra comparison: names are still compared exactly (equal_lower).
-uint64_t NameTable::hash(std::string_view s) {
-  constexpr uint64_t fold = 0x2020202020202020ull;
-  uint64_t h = 0x243f6a8885a308d3ull ^ s.size();
-  size_t i = 0;
-  for (; i + 8 <= s.size(); i += 8) h = mix(h, load8(s.data() + i) | fold);
-  if (i < s.size()) h = mix(h, tail(s) | fold);
-  h *= 0xff51afd7ed558ccdull;  // final avalanche: slots use the low bits, tags the high ones
-  return h ^ (h >> 29);
-}
 
 size_t NameTable::slot_of(const Shard& shard, std::string_view name, uint64_t h, const Resolver* resolver) const {
   const uint32_t tag = tag_of(h);
