@@ -19,7 +19,8 @@
 //     values through write_voltages to SERIAL; a failure prints "rank R: write: WHAT", exit 2.
 //   dist_parse_check exchange
 //     exchange_bytes (dist/byte_exchange.hpp) of random sizes, in messages of 1, 7 and the
-//     default bytes at most: every byte arrives where it belongs.
+//     default bytes at most: every byte arrives where it belongs; with OwnShare::kLeft, the own
+//     share's place is left as it was and ReceivedView reads every byte where it is.
 #include <mpi.h>
 #include <omp.h>
 #include <spdlog/spdlog.h>
@@ -226,16 +227,25 @@ void run_exchange() {
       if (recv_counts[p] != sizes[p][rank]) fail("exchange_counts: %llu from %d, expected %llu", (unsigned long long)recv_counts[p], p, (unsigned long long)sizes[p][rank]);
       total += recv_counts[p];
     }
-    std::string recv(total, '\0');
-    exchange_bytes(send.data(), send_counts, recv.data(), recv_counts, MPI_COMM_WORLD, max_message);
-    uint64_t at = 0;
-    for (int p = 0; p < ranks; ++p)
-      for (uint64_t i = 0; i < sizes[p][rank]; ++i, ++at)
-        if (recv[at] != byte(p, rank, i)) {
-          fail("exchange_bytes (messages of %llu): byte %llu from rank %d", (unsigned long long)max_message, (unsigned long long)i, p);
-          p = ranks;
-          break;
+    for (OwnShare own : {OwnShare::kCopied, OwnShare::kLeft}) {
+      // A byte no sender writes ((p * 131 + q * 17 + i * 7) % 251 < 251): with kLeft, the own share's place keeps it.
+      const char unwritten = char(251);
+      std::string recv(total, unwritten);
+      exchange_bytes(send.data(), send_counts, recv.data(), recv_counts, MPI_COMM_WORLD, own, max_message);
+      const ReceivedView<char> view(send.data(), send_counts, recv.data(), recv_counts, rank);
+      const char* name = own == OwnShare::kLeft ? "left" : "copied";
+      uint64_t at = 0;
+      for (int p = 0; p < ranks; ++p)
+        for (uint64_t i = 0; i < sizes[p][rank]; ++i, ++at) {
+          const char want = own == OwnShare::kLeft && p == rank ? unwritten : byte(p, rank, i);
+          if (recv[at] != want || view[at] != byte(p, rank, i)) {
+            fail("exchange_bytes (messages of %llu, own share %s): byte %llu from rank %d", (unsigned long long)max_message,
+                 name, (unsigned long long)i, p);
+            p = ranks;
+            break;
+          }
         }
+    }
   }
 }
 

@@ -18,8 +18,15 @@ std::vector<uint64_t> exchange_counts(const std::vector<uint64_t>& send_counts, 
   return recv_counts;
 }
 
+void touch_on_all_threads(char* data, uint64_t count) {
+  const auto n = static_cast<int64_t>(count);
+  constexpr int64_t kPiece = int64_t(1) << 20;
+#pragma omp parallel for schedule(static) if (n > kPiece)
+  for (int64_t b = 0; b < n; b += kPiece) std::memset(data + b, 0, size_t(std::min(kPiece, n - b)));
+}
+
 void exchange_bytes(const char* send, const std::vector<uint64_t>& send_counts, char* recv,
-                    const std::vector<uint64_t>& recv_counts, MPI_Comm comm, uint64_t max_message) {
+                    const std::vector<uint64_t>& recv_counts, MPI_Comm comm, OwnShare own_share, uint64_t max_message) {
   if (max_message == 0 || max_message > uint64_t(INT_MAX)) throw std::invalid_argument("exchange_bytes: bad max_message");
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
@@ -52,7 +59,7 @@ void exchange_bytes(const char* send, const std::vector<uint64_t>& send_counts, 
   // This rank's own share is copied while the messages travel.
   uint64_t own = 0;
   for (int q = 0; q < rank; ++q) own += recv_counts[q];
-  if (send_counts[rank]) std::memcpy(recv + own, send + mine, send_counts[rank]);
+  if (own_share == OwnShare::kCopied && send_counts[rank]) std::memcpy(recv + own, send + mine, send_counts[rank]);
   MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
 }
 

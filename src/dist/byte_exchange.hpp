@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "dist/collective_error.hpp"
+#include "parser/default_init.hpp"
 
 namespace pgsim::dist {
 
@@ -18,25 +19,69 @@ constexpr uint64_t kMaxMessageBytes = uint64_t(1) << 30;
 // [q] is rank q's count for this rank (MPI_Alltoall of 64-bit counts).
 std::vector<uint64_t> exchange_counts(const std::vector<uint64_t>& send_counts, MPI_Comm comm);
 
+// What becomes of this rank's own share (send_counts[rank] bytes, which do not travel). kCopied:
+// copied into its place in recv. kLeft: its place in recv is not written (nor, for a fresh buffer,
+// paged in), and the caller reads the share where it is in `send` (ReceivedView): at 50M nodes on
+// 2 ranks, half of every exchange of the node ids step is a rank's own, hundreds of MB that a
+// copy would move on one thread.
+enum class OwnShare { kCopied, kLeft };
+
 // `send` holds the bytes for rank 0, then those for rank 1, ... (send_counts[q] each); `recv`
 // receives those from rank 0, then from rank 1, ... (recv_counts[q] each, as exchange_counts
 // gives). Collective. `max_message` (at most INT_MAX) exists for tests, which set it tiny.
 void exchange_bytes(const char* send, const std::vector<uint64_t>& send_counts, char* recv,
-                    const std::vector<uint64_t>& recv_counts, MPI_Comm comm, uint64_t max_message = kMaxMessageBytes);
+                    const std::vector<uint64_t>& recv_counts, MPI_Comm comm, OwnShare own = OwnShare::kCopied,
+                    uint64_t max_message = kMaxMessageBytes);
 
-// The same for arrays of a trivially copyable T; counts in elements. A rank that cannot allocate
+// Writes zeros over [data, data + count) on all threads: a fresh buffer that MPI receives into
+// is paged in there rather than by MPI's one thread (what std::vector's resize does, serially).
+void touch_on_all_threads(char* data, uint64_t count);
+
+// The same for arrays of a trivially copyable T; counts in elements. The result's places that MPI
+// writes are zeroed on all threads first (touch_on_all_threads); with OwnShare::kLeft, this rank's
+// own share's place is left unwritten (read it through ReceivedView). A rank that cannot allocate
 // the result fails every rank (collective_error.hpp).
 template <class T, class SendVector>
-std::vector<T> exchange(const SendVector& send, const std::vector<uint64_t>& send_counts,
-                        const std::vector<uint64_t>& recv_counts, MPI_Comm comm) {
+FillVector<T> exchange(const SendVector& send, const std::vector<uint64_t>& send_counts,
+                       const std::vector<uint64_t>& recv_counts, MPI_Comm comm, OwnShare own = OwnShare::kCopied) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
   std::vector<uint64_t> send_bytes(send_counts), recv_bytes(recv_counts);
   uint64_t total = 0;
   for (uint64_t& c : send_bytes) c *= sizeof(T);
   for (uint64_t& c : recv_bytes) total += c, c *= sizeof(T);
-  std::vector<T> recv;
+  FillVector<T> recv;
   agree_on_failure(comm, [&] { recv.resize(total); });
-  exchange_bytes(reinterpret_cast<const char*>(send.data()), send_bytes, reinterpret_cast<char*>(recv.data()), recv_bytes, comm);
+  char* at = reinterpret_cast<char*>(recv.data());
+  for (size_t q = 0; q < recv_bytes.size(); at += recv_bytes[q], ++q)
+    if (own == OwnShare::kCopied || int(q) != rank) touch_on_all_threads(at, recv_bytes[q]);
+  exchange_bytes(reinterpret_cast<const char*>(send.data()), send_bytes, reinterpret_cast<char*>(recv.data()), recv_bytes,
+                 comm, own);
   return recv;
 }
+
+// An exchange's received elements in their layout (rank 0's share first, ...) where this rank's
+// own share stayed in the send buffer (OwnShare::kLeft): element k is recv[k] outside the own
+// share, send's element there inside it.
+template <class T>
+class ReceivedView {
+ public:
+  // `send_counts` and `recv_counts` as passed to the exchange, in elements.
+  ReceivedView(const T* send, const std::vector<uint64_t>& send_counts, const T* recv,
+               const std::vector<uint64_t>& recv_counts, int rank)
+      : recv_(recv) {
+    uint64_t sent_before = 0;
+    for (int q = 0; q < rank; ++q) own_begin_ += recv_counts[size_t(q)], sent_before += send_counts[size_t(q)];
+    own_size_ = recv_counts[size_t(rank)];
+    own_ = send + sent_before;
+  }
+  const T* data(uint64_t k) const { return k - own_begin_ < own_size_ ? own_ + (k - own_begin_) : recv_ + k; }
+  T operator[](uint64_t k) const { return *data(k); }
+
+ private:
+  const T* recv_;
+  const T* own_ = nullptr;
+  uint64_t own_begin_ = 0, own_size_ = 0;
+};
 
 }  // namespace pgsim::dist

@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <stdexcept>
 
@@ -21,7 +22,6 @@ namespace pgsim::dist {
 namespace {
 
 constexpr size_t kCutWindow = 1 << 16;   // bytes read first when looking for a range's start
-constexpr size_t kNameShards = 256;      // an owner's names are matched in this many independent tables
 
 // The first legal cut at or after `target` of the file (of `size` bytes): 0, a line start whose
 // line is not a '+' continuation, or `size`. Reads from target - 1 (whether it ends a line),
@@ -51,23 +51,33 @@ struct Buckets {
 
 // The node ids of a rank's local names (5. of the header comment).
 struct Numbering {
-  std::vector<uint32_t> global;  // by local id; global[0] = 0 (ground)
+  FillVector<uint32_t> global;  // by local id; global[0] = 0 (ground)
   uint32_t first_node = 1, total_nodes = 1;
   NameTable owned;
+  // -v: seconds of the step's parts, in order: names grouped by owner, names exchanged, first
+  // appearances found (by the owners), flags back, ids numbered, ids exchanged (to the owners and
+  // back), owned names kept.
+  std::array<double, 7> seconds{};
 };
 
 // Names this rank sends to their owners: [uint32 size][bytes] records, grouped by owner, in local
-// order within each group. order[i] is local name i's place in that order (i >= 1).
+// order within each group. order[i] is local name i's place in that order (i >= 1). Each owner's
+// group is `threads` pieces, one per thread's block of local names: pieces[2 (q threads + t)] and
+// [... + 1] are the names and bytes of thread t's piece for owner q, so that the owner can find
+// the records' starts on all threads (a record's start is known only from the one before it).
 struct Outgoing {
   FillVector<char> records;
   FillVector<uint32_t> order;
   std::vector<uint64_t> names, bytes;  // per owner
+  std::vector<uint64_t> pieces;
+  int threads = 1;
 };
 
 Outgoing group_by_owner(const NameTable& local, int ranks) {
   const uint32_t n = local.size();
   const int threads = std::max(1, omp_get_max_threads());
   Outgoing out;
+  out.threads = threads;
   out.order.resize(n);
   Buckets counts(threads, ranks);
   const auto block = [&](int t) { return std::pair<uint32_t, uint32_t>(uint32_t(1 + uint64_t(n - 1) * t / threads), uint32_t(1 + uint64_t(n - 1) * (t + 1) / threads)); };
@@ -87,10 +97,13 @@ Outgoing group_by_owner(const NameTable& local, int ranks) {
   // Where each thread's names for each owner go: owners in order, threads in order within each.
   out.names.assign(ranks, 0);
   out.bytes.assign(ranks, 0);
+  out.pieces.assign(size_t(2) * ranks * threads, 0);
   uint64_t name_at = 0, byte_at = 0;
   for (int q = 0; q < ranks; ++q)
     for (int t = 0; t < threads; ++t) {
       const uint64_t names = counts.names[t][q], bytes = counts.bytes[t][q];
+      out.pieces[2 * (size_t(q) * threads + t)] = names;
+      out.pieces[2 * (size_t(q) * threads + t) + 1] = bytes;
       counts.names[t][q] = name_at, counts.bytes[t][q] = byte_at;
       name_at += names, byte_at += bytes;
       out.names[q] += names, out.bytes[q] += bytes;
@@ -116,79 +129,146 @@ Outgoing group_by_owner(const NameTable& local, int ranks) {
   return out;
 }
 
+// A run of received records (a sender thread's piece): `names` of them from `data` on, the first
+// the `first`-th name received (senders in rank order).
+struct Piece {
+  const char* data;
+  uint64_t names, first;
+};
+
+// A received name as its owner matches it: its hash, its record ([uint32 size][bytes]), and its
+// index among the names received.
+struct Entry {
+  uint64_t hash;
+  const char* record;
+  uint32_t index;
+};
+
+std::string_view name_of(const char* record) {
+  uint32_t size;
+  std::memcpy(&size, record, 4);
+  return {record + 4, size};
+}
+
 // An owner's view of the names it received (from rank 0, then rank 1, ...): for each, the index
 // of the first received name equal to it (ASCII case ignored): itself when it is the first
 // appearance in file order, since ranks hold the file in order and send each name once.
-FillVector<uint32_t> first_appearances(const FillVector<char>& records, uint64_t count) {
-  FillVector<uint64_t> at(count), hash(count);
-  for (uint64_t k = 0, p = 0; k < count; ++k) {
-    uint32_t size;
-    std::memcpy(&size, records.data() + p, 4);
-    at[k] = p;
-    p += 4 + size;
-  }
-  const auto name = [&](uint64_t k) {
-    uint32_t size;
-    std::memcpy(&size, records.data() + at[k], 4);
-    return std::string_view(records.data() + at[k] + 4, size);
-  };
-#pragma omp parallel for schedule(static)
-  for (int64_t k = 0; k < int64_t(count); ++k) hash[k] = NameTable::hash(name(uint64_t(k)));
-  // Names grouped by shard (high hash bits), in received order within each: a counting sort, each
-  // thread counting then placing one contiguous range of the names, after the threads before it.
-  const int threads = std::max(1, omp_get_max_threads());
-  std::vector<uint64_t> shard_begin(kNameShards + 1, 0);
-  std::vector<uint64_t> next(size_t(threads) * kNameShards, 0);  // [thread][shard]: a count, then where it writes
-  FillVector<uint32_t> by_shard(count);
-  const auto range = [&](int t) {
-    return std::pair<uint64_t, uint64_t>(count * uint64_t(t) / uint64_t(threads), count * uint64_t(t + 1) / uint64_t(threads));
-  };
-#pragma omp parallel num_threads(threads)
-  {
-    const int t = omp_get_thread_num();
-    const auto [b, e] = range(t);
-    uint64_t* mine = &next[size_t(t) * kNameShards];
-    for (uint64_t k = b; k < e; ++k) ++mine[hash[k] >> 56];
-#pragma omp barrier
-#pragma omp single
-    {
-      uint64_t place = 0;
-      for (size_t s = 0; s < kNameShards; ++s) {
-        shard_begin[s] = place;
-        for (int u = 0; u < threads; ++u) {
-          const uint64_t c = next[size_t(u) * kNameShards + s];
-          next[size_t(u) * kNameShards + s] = place;
-          place += c;
-        }
-      }
-      shard_begin[kNameShards] = place;
+//
+// How: the names are sorted by shard (high hash bits; a stable counting sort, each piece counted
+// then placed on all threads, after the pieces before it), each with its hash and record, so
+// that matching a shard's names reads its own entries in order and a table small enough for the
+// cache (about 4096 names a shard); a name is hashed twice (count, place) rather than its hash
+// kept in an array that the second pass would read back. Apart from the text of names that
+// match (a name seen on several ranks), only first[] is written out of order.
+FillVector<uint32_t> first_appearances(const std::vector<Piece>& pieces, uint64_t count) {
+  int shard_bits = 8;
+  while (shard_bits < 20 && (count >> shard_bits) > 4096) ++shard_bits;
+  const size_t shards = size_t(1) << shard_bits;
+  const auto shard_of = [&](uint64_t h) { return size_t(h >> (64 - shard_bits)); };
+  // Calls f(index, record, hash) for each of piece j's names, in order.
+  const auto walk = [&](size_t j, auto&& f) {
+    const char* record = pieces[j].data;
+    for (uint64_t k = pieces[j].first, e = k + pieces[j].names; k < e; ++k) {
+      const std::string_view name = name_of(record);
+      f(k, record, NameTable::hash(name));
+      record = name.data() + name.size();
     }
-    for (uint64_t k = b; k < e; ++k) by_shard[mine[hash[k] >> 56]++] = static_cast<uint32_t>(k);
+  };
+  const auto piece_count = static_cast<int64_t>(pieces.size());
+  std::vector<uint64_t> next(pieces.size() * shards, 0);  // [piece][shard]: a count, then where it writes
+#pragma omp parallel for schedule(dynamic, 1)
+  for (int64_t j = 0; j < piece_count; ++j) {
+    uint64_t* mine = &next[size_t(j) * shards];
+    walk(size_t(j), [&](uint64_t, const char*, uint64_t h) { ++mine[shard_of(h)]; });
+  }
+  std::vector<uint64_t> shard_begin(shards + 1, 0);
+  uint64_t place = 0;
+  for (size_t s = 0; s < shards; ++s) {
+    shard_begin[s] = place;
+    for (size_t j = 0; j < pieces.size(); ++j) {
+      const uint64_t c = next[j * shards + s];
+      next[j * shards + s] = place;
+      place += c;
+    }
+  }
+  shard_begin[shards] = place;
+  FillVector<Entry> entries(count);
+#pragma omp parallel for schedule(dynamic, 1)
+  for (int64_t j = 0; j < piece_count; ++j) {
+    uint64_t* mine = &next[size_t(j) * shards];
+    walk(size_t(j), [&](uint64_t k, const char* record, uint64_t h) { entries[mine[shard_of(h)]++] = {h, record, uint32_t(k)}; });
   }
   FillVector<uint32_t> first(count);
-#pragma omp parallel for schedule(dynamic, 1)
-  for (int64_t s = 0; s < int64_t(kNameShards); ++s) {
-    const uint64_t b = shard_begin[s], e = shard_begin[s + 1];
-    size_t slots = 16;
-    while (slots < 2 * (e - b)) slots *= 2;
-    std::vector<uint32_t> table(slots, 0);  // received index + 1; 0: empty
-    const size_t mask = slots - 1;
-    for (uint64_t j = b; j < e; ++j) {
-      const uint32_t k = by_shard[j];
-      for (size_t slot = (hash[k] >> 16) & mask;; slot = (slot + 1) & mask) {
-        if (table[slot] == 0) {
-          table[slot] = k + 1;
-          first[k] = k;
-          break;
-        }
-        const uint32_t f = table[slot] - 1;
-        if (hash[f] == hash[k] && NameTable::same(name(f), name(k))) {
-          first[k] = f;
-          break;
+#pragma omp parallel
+  {
+    std::vector<uint32_t> table;  // an entry's place in its shard + 1; 0: empty
+#pragma omp for schedule(dynamic, 16)
+    for (int64_t s = 0; s < int64_t(shards); ++s) {
+      const Entry* shard = entries.data() + shard_begin[s];
+      const uint64_t size = shard_begin[s + 1] - shard_begin[s];
+      size_t slots = 16;
+      while (slots < 2 * size) slots *= 2;
+      table.assign(slots, 0);
+      const size_t mask = slots - 1;
+      for (uint64_t j = 0; j < size; ++j) {
+        const Entry& x = shard[j];
+        for (size_t slot = (x.hash >> 16) & mask;; slot = (slot + 1) & mask) {
+          if (table[slot] == 0) {
+            table[slot] = static_cast<uint32_t>(j + 1);
+            first[x.index] = x.index;
+            break;
+          }
+          const Entry& y = shard[table[slot] - 1];
+          if (y.hash == x.hash && NameTable::same(name_of(y.record), name_of(x.record))) {
+            first[x.index] = y.index;
+            break;
+          }
         }
       }
     }
   }
+  return first;
+}
+
+// Round 1 of number_nodes: every rank's names to their owners, each name's first appearance found
+// there. The names' bytes travel without this rank's own share, which the owner reads in `out`.
+FillVector<uint32_t> names_to_owners(const Outgoing& out, const std::vector<uint64_t>& in_names, uint64_t received,
+                                     MPI_Comm comm, double& exchanged, Stopwatch& watch) {
+  int rank = 0, ranks = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &ranks);
+  const std::vector<uint64_t> in_bytes = exchange_counts(out.bytes, comm);
+  const std::vector<uint64_t> piece_counts(ranks, 2 * uint64_t(out.threads));
+  const std::vector<uint64_t> in_piece_counts = exchange_counts(piece_counts, comm);  // senders' threads may differ
+  const FillVector<uint64_t> in_pieces = exchange<uint64_t>(out.pieces, piece_counts, in_piece_counts, comm);
+  FillVector<char> records;
+  agree_on_failure(comm, [&] {
+    uint64_t bytes = 0;
+    for (uint64_t c : in_bytes) bytes += c;
+    records.resize(bytes);
+    char* at = records.data();
+    for (int q = 0; q < ranks; at += in_bytes[q], ++q)
+      if (q != rank) touch_on_all_threads(at, in_bytes[q]);
+  });
+  exchange_bytes(out.records.data(), out.bytes, records.data(), in_bytes, comm, OwnShare::kLeft);
+  exchanged = watch.lap();
+  // The pieces in rank order: senders' threads in order within each rank.
+  std::vector<Piece> pieces;
+  uint64_t name_at = 0, byte_at = 0, sent_before = 0, piece = 0;
+  for (int q = 0; q < rank; ++q) sent_before += out.bytes[q];
+  for (int q = 0; q < ranks; ++q) {
+    const char* data = q == rank ? out.records.data() + sent_before : records.data() + byte_at;
+    uint64_t in_rank = 0;
+    for (const uint64_t end = piece + in_piece_counts[q] / 2; piece < end; ++piece) {
+      pieces.push_back({data, in_pieces[2 * piece], name_at});
+      data += in_pieces[2 * piece + 1], name_at += in_pieces[2 * piece], in_rank += in_pieces[2 * piece];
+    }
+    if (in_rank != in_names[q]) throw std::logic_error("names_to_owners: pieces and counts disagree");
+    byte_at += in_bytes[q];
+  }
+  if (name_at != received) throw std::logic_error("names_to_owners: pieces and counts disagree");
+  FillVector<uint32_t> first;
+  agree_on_failure(comm, [&] { first = first_appearances(pieces, received); });
   return first;
 }
 
@@ -198,32 +278,29 @@ Numbering number_nodes(const NameTable& local, MPI_Comm comm) {
   MPI_Comm_size(comm, &ranks);
   const uint32_t n = local.size();
   Numbering result;
+  Stopwatch watch;
   // Round 1: the names to their owners; each learns which of its names this rank saw first.
   Outgoing out;
   agree_on_failure(comm, [&] { out = group_by_owner(local, ranks); });
-  const std::vector<uint64_t> in_names = exchange_counts(out.names, comm), in_bytes = exchange_counts(out.bytes, comm);
+  const std::vector<uint64_t> in_names = exchange_counts(out.names, comm);
   uint64_t received = 0;
   for (uint64_t c : in_names) received += c;
-  FillVector<char> records;
   agree_on_failure(comm, [&] {
     if (received >= UINT32_MAX) throw InputError("more than 2^32 node names for one rank to match: use more ranks");
-    uint64_t bytes = 0;
-    for (uint64_t c : in_bytes) bytes += c;
-    records.resize(bytes);
   });
-  exchange_bytes(out.records.data(), out.bytes, records.data(), in_bytes, comm);
+  result.seconds[0] = watch.lap();
+  FillVector<uint32_t> first = names_to_owners(out, in_names, received, comm, result.seconds[1], watch);
   decltype(out.records)().swap(out.records);
-  FillVector<uint32_t> first;
+  result.seconds[2] = watch.lap();
   FillVector<uint8_t> is_first;
   agree_on_failure(comm, [&] {
-    first = first_appearances(records, received);
-    decltype(records)().swap(records);
     is_first.resize(received);
 #pragma omp parallel for schedule(static)
     for (int64_t k = 0; k < int64_t(received); ++k) is_first[k] = first[k] == uint64_t(k);
   });
-  const std::vector<uint8_t> mine = exchange<uint8_t>(is_first, in_names, out.names, comm);
-  decltype(is_first)().swap(is_first);
+  const FillVector<uint8_t> flags = exchange<uint8_t>(is_first, in_names, out.names, comm, OwnShare::kLeft);
+  const ReceivedView<uint8_t> mine(is_first.data(), in_names, flags.data(), out.names, rank);
+  result.seconds[3] = watch.lap();
 
   // This rank's first appearances, numbered after the earlier ranks'. Local names 1 .. n - 1 in
   // `threads` contiguous ranges, in order: each thread counts, numbers and places its range's.
@@ -250,30 +327,38 @@ Numbering number_nodes(const NameTable& local, MPI_Comm comm) {
   result.first_node = static_cast<uint32_t>(1 + before);
   result.total_nodes = static_cast<uint32_t>(1 + all);
 
-  // Round 2: owned ids to the owners, every name's id back.
+  // Round 2: owned ids to the owners, every name's id back. result.global[i]: the id for now
+  // where this rank saw name i first, else 0.
   FillVector<uint32_t> ids;
   agree_on_failure(comm, [&] {
-    result.global.assign(n, 0);
+    result.global.resize(n);
     ids.resize(n > 0 ? n - 1 : 0);
+    if (n > 0) result.global[0] = 0;
 #pragma omp parallel num_threads(threads)
     {
       const int t = omp_get_thread_num();
       const auto [b, e] = range(t);
       auto next = static_cast<uint32_t>(result.first_node + owned_before[size_t(t)]);
       for (uint32_t i = b; i < e; ++i) {
-        if (mine[out.order[i]]) result.global[i] = next++;
+        result.global[i] = mine[out.order[i]] ? next++ : 0;
         ids[out.order[i]] = result.global[i];
       }
     }
   });
-  std::vector<uint32_t> at_owner = exchange<uint32_t>(ids, out.names, in_names, comm);
-  decltype(ids)().swap(ids);
-  // first[k] <= k, and entries that are first appearances keep the id their sender gave.
+  result.seconds[4] = watch.lap();
+  const FillVector<uint32_t> at_owner = exchange<uint32_t>(ids, out.names, in_names, comm, OwnShare::kLeft);
+  FillVector<uint32_t> answers;
+  agree_on_failure(comm, [&] {
+    // first[k] <= k, and entries that are first appearances hold the id their sender gave.
+    const ReceivedView<uint32_t> given(ids.data(), out.names, at_owner.data(), in_names, rank);
+    answers.resize(received);
 #pragma omp parallel for schedule(static)
-  for (int64_t k = 0; k < int64_t(received); ++k) at_owner[k] = at_owner[first[k]];
+    for (int64_t k = 0; k < int64_t(received); ++k) answers[k] = given[first[k]];
+  });
   decltype(first)().swap(first);
-  const std::vector<uint32_t> back = exchange<uint32_t>(at_owner, in_names, out.names, comm);
-  std::vector<uint32_t>().swap(at_owner);
+  const FillVector<uint32_t> back = exchange<uint32_t>(answers, in_names, out.names, comm, OwnShare::kLeft);
+  const ReceivedView<uint32_t> id_of(answers.data(), in_names, back.data(), out.names, rank);
+  result.seconds[5] = watch.lap();
   agree_on_failure(comm, [&] {
     // Owned names, in local order (their id order), without a hash index: each thread's range's
     // bytes, then the names placed from where the ranges before it end.
@@ -284,8 +369,8 @@ Numbering number_nodes(const NameTable& local, MPI_Comm comm) {
       const auto [b, e] = range(t);
       uint64_t bytes = 0;
       for (uint32_t i = b; i < e; ++i) {
-        result.global[i] = back[out.order[i]];
-        if (mine[out.order[i]]) bytes += local[i].size();
+        if (result.global[i] != 0) bytes += local[i].size();
+        else result.global[i] = id_of[out.order[i]];
       }
       bytes_before[size_t(t) + 1] = bytes;
     }
@@ -304,6 +389,7 @@ Numbering number_nodes(const NameTable& local, MPI_Comm comm) {
         }
     }
   });
+  result.seconds[6] = watch.lap();
   return result;
 }
 
@@ -342,25 +428,34 @@ NameTable balance_owned(const NameTable& seen, uint32_t seen_first, uint32_t tot
     for (int64_t i = 0; i < int64_t(n); ++i) sizes[i] = static_cast<uint32_t>(seen[uint32_t(i)].size());
   });
   const std::vector<uint64_t> in_names = exchange_counts(names, comm), in_bytes = exchange_counts(bytes, comm);
-  const std::vector<uint32_t> in_sizes = exchange<uint32_t>(sizes, names, in_names, comm);
-  decltype(sizes)().swap(sizes);
-  uint64_t total = 0;
+  // This rank's own share (most of its balanced names, where its first appearances were many)
+  // stays in `sizes` and `seen` (OwnShare::kLeft), read there when placed.
+  const FillVector<uint32_t> sizes_in = exchange<uint32_t>(sizes, names, in_names, comm, OwnShare::kLeft);
+  const ReceivedView<uint32_t> in_sizes(sizes.data(), names, sizes_in.data(), in_names, rank);
+  uint64_t total = 0, count = 0;
   for (uint64_t c : in_bytes) total += c;
+  for (uint64_t c : in_names) count += c;
+  const char* const sent = n > 0 ? seen[0].data() : nullptr;
   FillVector<char> arena;
-  agree_on_failure(comm, [&] { arena.resize(total); });
-  exchange_bytes(n > 0 ? seen[0].data() : nullptr, bytes, arena.data(), in_bytes, comm);
+  agree_on_failure(comm, [&] {
+    arena.resize(total);
+    char* at = arena.data();
+    for (int q = 0; q < ranks; at += in_bytes[q], ++q)
+      if (q != rank) touch_on_all_threads(at, in_bytes[q]);
+  });
+  exchange_bytes(sent, bytes, arena.data(), in_bytes, comm, OwnShare::kLeft);
+  const ReceivedView<char> text(sent, bytes, arena.data(), in_bytes, rank);
 
   // The received names placed in id order: each thread its range's, after the bytes of those before.
   NameTable owned;
   agree_on_failure(comm, [&] {
-    const auto count = static_cast<uint32_t>(in_sizes.size());
     const int threads = std::max(1, omp_get_max_threads());
     std::vector<uint64_t> before(size_t(threads) + 1, 0);
     const auto range = [&](int t) {
       return std::pair<uint32_t, uint32_t>(uint32_t(uint64_t(count) * uint64_t(t) / uint64_t(threads)),
                                            uint32_t(uint64_t(count) * uint64_t(t + 1) / uint64_t(threads)));
     };
-    owned.extend(count, total);
+    owned.extend(static_cast<uint32_t>(count), total);
     owned.drop_index();
 #pragma omp parallel num_threads(threads)
     {
@@ -374,7 +469,7 @@ NameTable balance_owned(const NameTable& seen, uint32_t seen_first, uint32_t tot
       for (int u = 0; u < threads; ++u) before[size_t(u) + 1] += before[size_t(u)];
       uint64_t at = before[size_t(t)];
       for (uint32_t i = b; i < e; ++i) {
-        owned.place(i, at, std::string_view(arena.data() + at, in_sizes[i]));
+        owned.place(i, at, std::string_view(text.data(at), in_sizes[i]));
         at += in_sizes[i];
       }
     }
@@ -562,7 +657,7 @@ RankNetlist parse_distributed(const std::string& path, MPI_Comm comm, const Pars
     e.minus = numbering.global[e.minus];
     if (e.file == 0) e.line += line_offset;
   }
-  std::vector<uint32_t>().swap(numbering.global);
+  decltype(numbering.global)().swap(numbering.global);
   const double renumbered = watch.lap();
   const uint32_t first_seen = numbering.owned.size();
   out.first_node = balanced_first(rank, ranks, numbering.total_nodes);
@@ -574,10 +669,14 @@ RankNetlist parse_distributed(const std::string& path, MPI_Comm comm, const Pars
   out.files = std::move(part.netlist.files);
   out.bytes_read = part.netlist.bytes_read;
   log_step(comm, fmt::format("distributed parse on rank {}: its range parsed {:.3f} s, checks and warnings {:.3f} s (with "
-                             "the wait for the slowest range), node ids {:.3f} s ({} names seen, {} first seen here), "
+                             "the wait for the slowest range), node ids {:.3f} s ({} names seen, {} first seen here; grouped by owner {:.3f} s, "
+                             "names to their owners {:.3f} s, first appearances {:.3f} s, flags back {:.3f} s, numbered "
+                             "{:.3f} s, ids through the owners {:.3f} s, own names kept {:.3f} s), "
                              "elements renumbered {:.3f} s, ownership balanced {:.3f} s ({} nodes of its own); peak host "
                              "memory {:.0f} MB",
-                             rank, range_parsed, parsed, numbered, local_names, first_seen, renumbered, watch.lap(),
+                             rank, range_parsed, parsed, numbered, local_names, first_seen, numbering.seconds[0],
+                             numbering.seconds[1], numbering.seconds[2], numbering.seconds[3], numbering.seconds[4],
+                             numbering.seconds[5], numbering.seconds[6], renumbered, watch.lap(),
                              out.owned(), double(host_memory().peak) / 1e6));
   return out;
 }

@@ -28,7 +28,9 @@
 //    first appearance; ranks count the names they see first (their owned nodes), an MPI_Exscan
 //    numbers them, and each name's id goes back through its owner. Four all-to-all exchanges
 //    (names to their owners, a first-appearance flag back, owned ids to the owners, every id
-//    back), by dist/byte_exchange.hpp (64-bit counts). "0" and "gnd" are ground, id 0, sent
+//    back), by dist/byte_exchange.hpp (64-bit counts); a rank's share for itself stays where it
+//    is (OwnShare::kLeft), and every buffer is written on all threads, so that what runs on one
+//    thread is MPI's copying of other ranks' shares. "0" and "gnd" are ground, id 0, sent
 //    nowhere.
 // 6. Ownership balanced: rank r owns ids [1 + r (N - 1) / P, 1 + (r + 1) (N - 1) / P) of the N
 //    ids, and each rank sends the names of its first appearances to their owners (one slice of
