@@ -58,6 +58,7 @@ struct Numbering {
   // appearances found (by the owners), flags back, ids numbered, ids exchanged (to the owners and
   // back), owned names kept.
   std::array<double, 7> seconds{};
+  uint64_t bytes_out = 0, bytes_in = 0;  // -v: the names' bytes sent to and received from other ranks
 };
 
 // Names this rank sends to their owners: [uint32 size][bytes] records, grouped by owner, in local
@@ -65,15 +66,18 @@ struct Numbering {
 // group is `threads` pieces, one per thread's block of local names: pieces[2 (q threads + t)] and
 // [... + 1] are the names and bytes of thread t's piece for owner q, so that the owner can find
 // the records' starts on all threads (a record's start is known only from the one before it).
+// The records for this rank itself do not travel (OwnShare::kLeft): they are in `own`, and their
+// place in `records` is never written (nor paged in), so that `records` can be freed as soon as
+// the others' shares are sent while `own` is read.
 struct Outgoing {
-  FillVector<char> records;
+  FillVector<char> records, own;
   FillVector<uint32_t> order;
   std::vector<uint64_t> names, bytes;  // per owner
   std::vector<uint64_t> pieces;
   int threads = 1;
 };
 
-Outgoing group_by_owner(const NameTable& local, int ranks) {
+Outgoing group_by_owner(const NameTable& local, int rank, int ranks) {
   const uint32_t n = local.size();
   const int threads = std::max(1, omp_get_max_threads());
   Outgoing out;
@@ -109,6 +113,8 @@ Outgoing group_by_owner(const NameTable& local, int ranks) {
       out.names[q] += names, out.bytes[q] += bytes;
     }
   out.records.resize(byte_at);
+  out.own.resize(out.bytes[rank]);
+  const uint64_t own_at = counts.bytes[0][rank];  // where the own share's place begins
   if (n > 0) {
 #pragma omp parallel num_threads(threads)
     {
@@ -118,7 +124,7 @@ Outgoing group_by_owner(const NameTable& local, int ranks) {
         const uint32_t q = out.order[i];
         const std::string_view name = local[i];
         const auto size = static_cast<uint32_t>(name.size());
-        char* p = out.records.data() + counts.bytes[t][q];
+        char* p = q == uint32_t(rank) ? out.own.data() + (counts.bytes[t][q] - own_at) : out.records.data() + counts.bytes[t][q];
         std::memcpy(p, &size, 4);
         std::memcpy(p + 4, name.data(), size);
         counts.bytes[t][q] += 4 + size;
@@ -136,12 +142,12 @@ struct Piece {
   uint64_t names, first;
 };
 
-// A received name as its owner matches it: its hash, its record ([uint32 size][bytes]), and its
-// index among the names received.
+// A received name as its owner matches it: bits 16 to 47 of its hash (its tag: the table's slot,
+// and a first test of equality), its index among the names received, and its record ([uint32
+// size][bytes]). 16 bytes: the entries are the largest array of the step.
 struct Entry {
-  uint64_t hash;
+  uint32_t tag, index;
   const char* record;
-  uint32_t index;
 };
 
 std::string_view name_of(const char* record) {
@@ -155,7 +161,7 @@ std::string_view name_of(const char* record) {
 // appearance in file order, since ranks hold the file in order and send each name once.
 //
 // How: the names are sorted by shard (high hash bits; a stable counting sort, each piece counted
-// then placed on all threads, after the pieces before it), each with its hash and record, so
+// then placed on all threads, after the pieces before it), each as an Entry (tag and record), so
 // that matching a shard's names reads its own entries in order and a table small enough for the
 // cache (about 4096 names a shard); a name is hashed twice (count, place) rather than its hash
 // kept in an array that the second pass would read back. Apart from the text of names that
@@ -196,7 +202,8 @@ FillVector<uint32_t> first_appearances(const std::vector<Piece>& pieces, uint64_
 #pragma omp parallel for schedule(dynamic, 1)
   for (int64_t j = 0; j < piece_count; ++j) {
     uint64_t* mine = &next[size_t(j) * shards];
-    walk(size_t(j), [&](uint64_t k, const char* record, uint64_t h) { entries[mine[shard_of(h)]++] = {h, record, uint32_t(k)}; });
+    walk(size_t(j), [&](uint64_t k, const char* record, uint64_t h) { entries[mine[shard_of(h)]++] = {uint32_t(h >> 16), uint32_t(k), record};
+    });
   }
   FillVector<uint32_t> first(count);
 #pragma omp parallel
@@ -212,14 +219,14 @@ FillVector<uint32_t> first_appearances(const std::vector<Piece>& pieces, uint64_
       const size_t mask = slots - 1;
       for (uint64_t j = 0; j < size; ++j) {
         const Entry& x = shard[j];
-        for (size_t slot = (x.hash >> 16) & mask;; slot = (slot + 1) & mask) {
+        for (size_t slot = x.tag & mask;; slot = (slot + 1) & mask) {
           if (table[slot] == 0) {
             table[slot] = static_cast<uint32_t>(j + 1);
             first[x.index] = x.index;
             break;
           }
           const Entry& y = shard[table[slot] - 1];
-          if (y.hash == x.hash && NameTable::same(name_of(y.record), name_of(x.record))) {
+          if (y.tag == x.tag && NameTable::same(name_of(y.record), name_of(x.record))) {
             first[x.index] = y.index;
             break;
           }
@@ -232,8 +239,8 @@ FillVector<uint32_t> first_appearances(const std::vector<Piece>& pieces, uint64_
 
 // Round 1 of number_nodes: every rank's names to their owners, each name's first appearance found
 // there. The names' bytes travel without this rank's own share, which the owner reads in `out`.
-FillVector<uint32_t> names_to_owners(const Outgoing& out, const std::vector<uint64_t>& in_names, uint64_t received,
-                                     MPI_Comm comm, double& exchanged, Stopwatch& watch) {
+FillVector<uint32_t> names_to_owners(Outgoing& out, const std::vector<uint64_t>& in_names, uint64_t received,
+                                     MPI_Comm comm, Numbering& numbering, Stopwatch& watch) {
   int rank = 0, ranks = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &ranks);
@@ -251,13 +258,15 @@ FillVector<uint32_t> names_to_owners(const Outgoing& out, const std::vector<uint
       if (q != rank) touch_on_all_threads(at, in_bytes[q]);
   });
   exchange_bytes(out.records.data(), out.bytes, records.data(), in_bytes, comm, OwnShare::kLeft);
-  exchanged = watch.lap();
+  decltype(out.records)().swap(out.records);
+  numbering.seconds[1] = watch.lap();
+  for (int q = 0; q < ranks; ++q)
+    if (q != rank) numbering.bytes_out += out.bytes[q], numbering.bytes_in += in_bytes[q];
   // The pieces in rank order: senders' threads in order within each rank.
   std::vector<Piece> pieces;
-  uint64_t name_at = 0, byte_at = 0, sent_before = 0, piece = 0;
-  for (int q = 0; q < rank; ++q) sent_before += out.bytes[q];
+  uint64_t name_at = 0, byte_at = 0, piece = 0;
   for (int q = 0; q < ranks; ++q) {
-    const char* data = q == rank ? out.records.data() + sent_before : records.data() + byte_at;
+    const char* data = q == rank ? out.own.data() : records.data() + byte_at;
     uint64_t in_rank = 0;
     for (const uint64_t end = piece + in_piece_counts[q] / 2; piece < end; ++piece) {
       pieces.push_back({data, in_pieces[2 * piece], name_at});
@@ -281,7 +290,7 @@ Numbering number_nodes(const NameTable& local, MPI_Comm comm) {
   Stopwatch watch;
   // Round 1: the names to their owners; each learns which of its names this rank saw first.
   Outgoing out;
-  agree_on_failure(comm, [&] { out = group_by_owner(local, ranks); });
+  agree_on_failure(comm, [&] { out = group_by_owner(local, rank, ranks); });
   const std::vector<uint64_t> in_names = exchange_counts(out.names, comm);
   uint64_t received = 0;
   for (uint64_t c : in_names) received += c;
@@ -289,8 +298,8 @@ Numbering number_nodes(const NameTable& local, MPI_Comm comm) {
     if (received >= UINT32_MAX) throw InputError("more than 2^32 node names for one rank to match: use more ranks");
   });
   result.seconds[0] = watch.lap();
-  FillVector<uint32_t> first = names_to_owners(out, in_names, received, comm, result.seconds[1], watch);
-  decltype(out.records)().swap(out.records);
+  FillVector<uint32_t> first = names_to_owners(out, in_names, received, comm, result, watch);
+  decltype(out.own)().swap(out.own);
   result.seconds[2] = watch.lap();
   FillVector<uint8_t> is_first;
   agree_on_failure(comm, [&] {
@@ -670,12 +679,13 @@ RankNetlist parse_distributed(const std::string& path, MPI_Comm comm, const Pars
   out.bytes_read = part.netlist.bytes_read;
   log_step(comm, fmt::format("distributed parse on rank {}: its range parsed {:.3f} s, checks and warnings {:.3f} s (with "
                              "the wait for the slowest range), node ids {:.3f} s ({} names seen, {} first seen here; grouped by owner {:.3f} s, "
-                             "names to their owners {:.3f} s, first appearances {:.3f} s, flags back {:.3f} s, numbered "
+                             "names to their owners {:.3f} s ({:.0f} MB out, {:.0f} MB in), first appearances {:.3f} s, flags back {:.3f} s, numbered "
                              "{:.3f} s, ids through the owners {:.3f} s, own names kept {:.3f} s), "
                              "elements renumbered {:.3f} s, ownership balanced {:.3f} s ({} nodes of its own); peak host "
                              "memory {:.0f} MB",
                              rank, range_parsed, parsed, numbered, local_names, first_seen, numbering.seconds[0],
-                             numbering.seconds[1], numbering.seconds[2], numbering.seconds[3], numbering.seconds[4],
+                             numbering.seconds[1], double(numbering.bytes_out) / 1e6, double(numbering.bytes_in) / 1e6,
+                             numbering.seconds[2], numbering.seconds[3], numbering.seconds[4],
                              numbering.seconds[5], numbering.seconds[6], renumbered, watch.lap(),
                              out.owned(), double(host_memory().peak) / 1e6));
   return out;
