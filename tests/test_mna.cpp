@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "grid_system.hpp"
+#include "mna/csr.hpp"
 #include "mna/reduce.hpp"
 #include "parser/input_error.hpp"
 #include "parser/netlist.hpp"
@@ -85,6 +86,33 @@ TEST_CASE("factor_entries: a path's Cholesky factor has no fill", "[mna][direct]
   const std::optional<int64_t> entries = factor_entries(A);
   if (direct_solver_name() == "cholmod") CHECK(entries == std::optional<int64_t>(19));
   else CHECK_FALSE(entries);
+}
+
+TEST_CASE("radix_sort_row sorts stably for every digit count", "[mna]") {
+  // Largest columns of 1 (one 1-bit pass), 12 bits (one pass), 13 and 24 bits (two passes of equal
+  // digits) and 31 bits (three): each column drawn several times, its entries' values numbering
+  // them in input order, so an unstable sort or a lost entry changes the result.
+  std::mt19937 rng(7);
+  for (int32_t max_col : {1, 4095, 4096, (1 << 24) - 1, (1 << 30) + 5}) {
+    const int32_t len = 20000;
+    std::uniform_int_distribution<int32_t> pick(0, 300);
+    std::vector<int32_t> palette(301);
+    for (int32_t& c : palette) c = std::uniform_int_distribution<int32_t>(0, max_col)(rng);
+    palette[0] = max_col;
+    std::vector<int32_t> col(len);
+    std::vector<double> val(len);
+    for (int32_t i = 0; i < len; ++i) {
+      col[size_t(i)] = palette[size_t(pick(rng))];
+      val[size_t(i)] = i;
+    }
+    std::vector<std::pair<int32_t, double>> expected(len);
+    for (int32_t i = 0; i < len; ++i) expected[size_t(i)] = {col[size_t(i)], val[size_t(i)]};
+    std::stable_sort(expected.begin(), expected.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    radix_sort_row(col.data(), val.data(), len);
+    bool same = true;
+    for (int32_t i = 0; i < len; ++i) same = same && col[size_t(i)] == expected[size_t(i)].first && val[size_t(i)] == expected[size_t(i)].second;
+    CHECK(same);
+  }
 }
 
 TEST_CASE("voltage divider", "[mna]") {

@@ -26,6 +26,10 @@ struct CsrMatrix {
 // entries), a general sort for the few long ones (a ground vertex, hubs).
 void sort_row(int32_t* col, double* val, int32_t len);
 
+// Sorts one row by column with a radix sort, stably: entries of equal columns keep their order.
+// For long rows (a level's hub row, sort_distinct_row; the CMG's gathered hub rows).
+void radix_sort_row(int32_t* col, double* val, int32_t len);
+
 // Rows of distinct columns longer than this are sorted by radix (sort_distinct_row).
 constexpr int32_t kRadixSortRow = 4096;
 // Sorts one row of distinct columns by column: sort_row up to kRadixSortRow entries, a radix sort
