@@ -117,22 +117,39 @@ TEST_CASE("the renumbered Laplacian is permute_symmetric of the Laplacian, bit f
   omp_set_num_threads(before);
 }
 
-TEST_CASE("galerkin_coarse of a fine level given away frees it and makes the same level", "[cmg]") {
+TEST_CASE("level 0 read from G clusters and coarsens as its stored Laplacian, bit for bit", "[cmg]") {
+  // Rows with and without an edge to the ground (a hub row of the excess rows), at 1, 2 and 8
+  // threads; the renumbered Laplacian from the grounded rows is the one made from G.
   const test::GridSystem sys = grid(120, 4);
   const EliminatedSystem e = eliminate_chains(sys.G, sys.b);
-  CsrMatrix L = sdd_to_laplacian(e.G);
-  const Clustering c = cluster_vertices(L);
-  REQUIRE(c.count < L.rows);
-  const CsrMatrix expected = galerkin_coarse(L, c.cluster_of, c.count);
-  REQUIRE(L.nnz() > 0);  // the const overload leaves the fine level alone
-  const CsrMatrix Ac = galerkin_coarse(std::move(L), c.cluster_of, c.count);
-  CHECK(L.rows == 0);
-  CHECK(L.col.empty());
-  CHECK(L.val.empty());
-  CHECK(Ac.rows == expected.rows);
-  CHECK(Ac.ptr == expected.ptr);
-  CHECK(Ac.col == expected.col);
-  CHECK(Ac.val == expected.val);
+  const CsrMatrix L = sdd_to_laplacian(e.G);
+  const int before = omp_get_max_threads();
+  for (int threads : {1, 2, 8}) {
+    omp_set_num_threads(threads);
+    const GroundedSdd grounded = grounded_sdd(e.G);
+    REQUIRE(grounded.rows() == L.rows);
+    REQUIRE(grounded.ground_col.size() > 100);
+    REQUIRE(grounded.ground_col.size() + 1 < size_t(L.rows));
+    const Clustering expected_c = cluster_vertices(L);
+    const Clustering c = cluster_vertices(grounded);
+    REQUIRE(c.count < L.rows);
+    CHECK(c.count == expected_c.count);
+    CHECK(c.cluster_of == expected_c.cluster_of);
+    const CsrMatrix expected = galerkin_coarse(L, c.cluster_of, c.count);
+    const CsrMatrix Ac = galerkin_coarse(grounded, c.cluster_of, c.count);
+    CHECK(Ac.rows == expected.rows);
+    CHECK(Ac.ptr == expected.ptr);
+    CHECK(Ac.col == expected.col);
+    CHECK(Ac.val == expected.val);
+    std::vector<int32_t> reversed(size_t(L.rows));
+    for (int32_t i = 0; i < L.rows; ++i) reversed[size_t(i)] = L.rows - 1 - i;
+    const CsrMatrix R = sdd_to_laplacian(grounded, reversed);
+    const CsrMatrix P = permute_symmetric(L, reversed);
+    CHECK(R.ptr == P.ptr);
+    CHECK(R.col == P.col);
+    CHECK(R.val == P.val);
+  }
+  omp_set_num_threads(before);
 }
 
 TEST_CASE("clustering cuts long paths and keeps heavy pairs together", "[cmg]") {

@@ -103,28 +103,31 @@ CmgHierarchy build_cmg_hierarchy(const CsrMatrix& G, const CmgOptions& options, 
   CmgBuildTimes t;
   Stopwatch phase, total;
   // Levels first in the numbering the clustering gives (cluster ids by first vertex), ...
-  std::vector<CsrMatrix> raw;
+  // Level 0, the Laplacian of G, is read from G (GroundedSdd) until it is made in its final
+  // numbering (below): it is never stored in this one. raw[0] stays empty unless level 0 is the
+  // coarsest.
+  const GroundedSdd level0 = grounded_sdd(G);
+  std::vector<CsrMatrix> raw(1);
   std::vector<Clustering> clusterings;
-  raw.push_back(sdd_to_laplacian(G));
+  int32_t rows = level0.rows();
   t.laplacian = phase.lap();
-  while (raw.back().rows > options.coarse_rows && int(raw.size()) < options.max_levels) {
+  while (rows > options.coarse_rows && int(raw.size()) < options.max_levels) {
     t.levels.emplace_back();
-    Clustering c = cluster_vertices(raw.back());
+    const bool first = raw.size() == 1;
+    Clustering c = first ? cluster_vertices(level0) : cluster_vertices(raw.back());
     t.levels.back().clustering = phase.lap();
-    if (double(c.count) > options.stall_ratio * double(raw.back().rows)) {
+    if (double(c.count) > options.stall_ratio * double(rows)) {
       spdlog::warn("cmg: coarsening stalled at level {} ({} vertices -> {} clusters); factoring {} vertices directly",
-                   raw.size() - 1, raw.back().rows, c.count, raw.back().rows);
+                   raw.size() - 1, rows, c.count, rows);
       break;
     }
-    // Level 0 is made again from G in its final numbering (below): its Laplacian, as large as G,
-    // is freed as soon as level 1 is gathered from it (not held while A_c's arrays and the coarser
-    // levels are made).
-    CsrMatrix coarse = raw.size() == 1 ? galerkin_coarse(std::move(raw[0]), c.cluster_of, c.count)
-                                       : galerkin_coarse(raw.back(), c.cluster_of, c.count);
-    raw.push_back(std::move(coarse));
+    raw.push_back(first ? galerkin_coarse(level0, c.cluster_of, c.count)
+                        : galerkin_coarse(raw.back(), c.cluster_of, c.count));
+    rows = raw.back().rows;
     t.levels.back().galerkin = phase.lap();
     clusterings.push_back(std::move(c));
   }
+  if (raw.size() == 1) raw[0] = sdd_to_laplacian(G);  // level 0 is the coarsest: stored, not renumbered
   t.levels.resize(raw.size());
 
   // ... then renumbered from the coarsest level down, so every cluster is a contiguous range
@@ -148,10 +151,10 @@ CmgHierarchy build_cmg_hierarchy(const CsrMatrix& G, const CmgOptions& options, 
     FillVector<int32_t>().swap(key);
     clusterings[l] = Clustering();
     t.levels[l].renumber = phase.lap();
-    // Level 0 from G itself (its raw Laplacian was freed once level 1 was made), the others moved
+    // Level 0 from G itself (never stored in the clustering's numbering), the others moved
     // in; each level's diagonal (inv_diag, inverted below) taken as its rows are written.
     std::vector<double>* diagonal = &h.levels[l].inv_diag;
-    h.levels[l].A = l == 0 ? sdd_to_laplacian(G, new_of_old, diagonal)
+    h.levels[l].A = l == 0 ? sdd_to_laplacian(level0, new_of_old, diagonal)
                            : permute_symmetric(std::move(raw[l]), new_of_old, diagonal);
     t.levels[l].permute = phase.lap();
   }

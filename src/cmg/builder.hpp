@@ -55,7 +55,7 @@ struct CmgBuildTimes {
     double permute = 0;     // into the final numbering: permute_symmetric (level 0: sdd_to_laplacian of G)
     double inv_diag = 0;    // 1 / (2 A_ii) from the diagonal taken while permuting
   };
-  double laplacian = 0;      // sdd_to_laplacian
+  double laplacian = 0;      // grounded_sdd: level 0's excesses and ground row, read from G
   std::vector<Level> levels;
   double coarse_factor = 0;  // factor_coarsest
   double coloring = 0;       // use_gauss_seidel (CmgSmoother::sgs only)

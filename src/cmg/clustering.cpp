@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <stdexcept>
 
+#include "cmg/level_rows.hpp"
 #include "mna/atomic_extremum.hpp"
 #include "mna/prefix_sum.hpp"
 #include "mna/touched_vector.hpp"
@@ -90,10 +91,11 @@ void cut_tall_trees(FillVector<int32_t>& parent, FillVector<int32_t>& children) 
   if (done != parent.size()) throw std::logic_error("cmg clustering: the heaviest-neighbour graph has a cycle");
 }
 
-}  // namespace
-
-Clustering cluster_vertices(const CsrMatrix& A) {
-  const int32_t n = A.rows;
+// cluster_vertices of a stored level or of level 0 read from G: the same rows in the same order,
+// so the same clusters.
+template <class Level>
+Clustering cluster(const Level& A) {
+  const int32_t n = level_rows(A);
   const size_t un = static_cast<size_t>(n);
   // Arrays of this computation only: resized unwritten, each element written first by the loop
   // that fills it (on all threads).
@@ -109,16 +111,15 @@ Clustering cluster_vertices(const CsrMatrix& A) {
   for (int32_t v = 0; v < n; ++v) {
     int32_t best = v;
     double best_w = 0, vol = 0;
-    for (int32_t k = A.ptr[v]; k < A.ptr[v + 1]; ++k) {
-      const int32_t u = A.col[k];
-      const double w = -A.val[k];
-      if (u == v || w <= 0) continue;
+    for_each_off_diagonal(A, v, [&](int32_t u, double a) {
+      const double w = -a;
+      if (w <= 0) return;
       vol += w;
       if (w > best_w) {
         best_w = w;
         best = u;
       }
-    }
+    });
     chosen[v] = best;
     heaviest[v] = best_w;
     volume[v] = vol;
@@ -143,14 +144,13 @@ Clustering cluster_vertices(const CsrMatrix& A) {
     if (weak) {
       bool own_added = false;
       double w = 0;
-      for (int32_t k = A.ptr[v]; k < A.ptr[v + 1]; ++k) {
-        const int32_t u = A.col[k];
-        if (!own_added && u >= v) {
+      for_each_off_diagonal(A, v, [&](int32_t u, double) {
+        if (!own_added && u > v) {
           w += heaviest[v];
           own_added = true;
         }
-        if (u != v && parent[u] == v) w += heaviest[u];
-      }
+        if (parent[u] == v) w += heaviest[u];
+      });
       if (!own_added) w += heaviest[v];
       weak = w < threshold;
     }
@@ -197,5 +197,10 @@ Clustering cluster_vertices(const CsrMatrix& A) {
   for (int32_t v = 0; v < n; ++v) c.cluster_of[v] = first[root[v]];
   return c;
 }
+
+}  // namespace
+
+Clustering cluster_vertices(const CsrMatrix& A) { return cluster(A); }
+Clustering cluster_vertices(const GroundedSdd& L) { return cluster(L); }
 
 }  // namespace pgsim

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "cmg/laplacian.hpp"
 #include "mna/csr.hpp"
 
 namespace pgsim {
@@ -17,5 +18,7 @@ struct Clustering {
 // forest); a vertex whose forest edges carry under 1/8 of its weighted degree is detached from its
 // parent; trees are cut so no vertex is more than kMaxHeight edges below its cluster's root.
 Clustering cluster_vertices(const CsrMatrix& A);
+// The same for level 0 read from G (the clusters of cluster_vertices(sdd_to_laplacian(G))).
+Clustering cluster_vertices(const GroundedSdd& L);
 
 }  // namespace pgsim

@@ -8,6 +8,7 @@
 #include <omp.h>
 
 #include "cmg/counting_sort.hpp"
+#include "cmg/level_rows.hpp"
 #include "cmg/row_schedule.hpp"
 #include "mna/prefix_sum.hpp"
 #include "mna/touched_vector.hpp"
@@ -19,22 +20,10 @@ namespace {
 // Rows ahead whose scattered source rows are prefetched (permute_symmetric).
 constexpr int32_t kRowsAhead = 16;
 
-// Entry (c, d) and (d, c) were summed in different orders and may differ in the last bit: copy
-// the upper triangle into the lower one and recompute the diagonals, so the level is exactly
-// symmetric with exactly zero row sums (up to the rounding of that sum). The copies run by pieces
-// of entries (the hub row's are a third of the level's cache misses), the sums by rows.
-void make_exactly_symmetric(CsrMatrix& A) {
-  for_each_entry_piece(A.ptr, [&A](int32_t c, int32_t begin, int32_t end) {
-    for (int32_t k = begin; k < end; ++k) {
-      const int32_t d = A.col[k];
-      if (d < c) {  // row d holds (d, c) in its upper part, which no thread writes
-        const int32_t* row = A.col.data() + A.ptr[d];
-        const int32_t* at = std::lower_bound(row, row + (A.ptr[d + 1] - A.ptr[d]), c);
-        A.val[k] = A.val[at - A.col.data()];
-      }
-    }
-  });
-  // Each row's off-diagonals summed in column order, as before the copies were split.
+// Every row's diagonal made the negated sum of its off-diagonals, summed in column order: every
+// row of the level sums to zero (up to the rounding of that sum). By rows: each row's sum is one
+// thread's, in one order.
+void make_zero_row_sums(CsrMatrix& A) {
 #pragma omp parallel for schedule(static, 1024)
   for (int32_t c = 0; c < A.rows; ++c) {
     double off_sum = 0;
@@ -49,21 +38,24 @@ void make_exactly_symmetric(CsrMatrix& A) {
   }
 }
 
-// galerkin_coarse: release, when not null, is A, freed once the coarse rows are gathered.
-CsrMatrix coarse_level(const CsrMatrix& A, const std::vector<int32_t>& cluster_of, int32_t clusters, CsrMatrix* release) {
+// galerkin_coarse of a stored level or of level 0 read from G: the same rows in the same order,
+// so the same coarse level.
+template <class Level>
+CsrMatrix coarse_level(const Level& A, const std::vector<int32_t>& cluster_of, int32_t clusters) {
+  const int32_t rows = level_rows(A);
   const size_t nc = static_cast<size_t>(clusters);
   // Members of each cluster in increasing order and an upper bound of each coarse row's length.
   FillVector<int32_t> member_ptr, rank;
   counting_sort(cluster_of, clusters, member_ptr, rank);
-  FillVector<int32_t> members(static_cast<size_t>(A.rows));  // unwritten until the loop below
+  FillVector<int32_t> members(static_cast<size_t>(rows));  // unwritten until the loop below
 #pragma omp parallel for schedule(static, 4096)
-  for (int32_t v = 0; v < A.rows; ++v) members[rank[v]] = v;
+  for (int32_t v = 0; v < rows; ++v) members[rank[v]] = v;
   FillVector<int32_t> bound(nc + 1);  // bound[c + 1] written for every cluster c below
   bound[0] = 0;
 #pragma omp parallel for schedule(static, 4096)
   for (int32_t c = 0; c < clusters; ++c) {
     int32_t entries = 0;
-    for (int32_t m = member_ptr[c]; m < member_ptr[c + 1]; ++m) entries += A.ptr[members[m] + 1] - A.ptr[members[m]];
+    for (int32_t m = member_ptr[c]; m < member_ptr[c + 1]; ++m) entries += row_bound(A, members[m]);
     bound[c + 1] = entries;
   }
   prefix_sum(bound);
@@ -101,14 +93,13 @@ CsrMatrix coarse_level(const CsrMatrix& A, const std::vector<int32_t>& cluster_o
     double* val = sval.data();
     int32_t len = 0;
     for (int32_t m = member_ptr[c]; m < member_ptr[c + 1]; ++m) {
-      const int32_t v = members[m];
-      for (int32_t k = A.ptr[v]; k < A.ptr[v + 1]; ++k) {
-        const int32_t cu = cluster_of[A.col[k]];
-        if (cu == c) continue;  // intra-cluster and diagonal entries: the diagonal is rebuilt below
+      for_each_off_diagonal(A, members[m], [&](int32_t u, double a) {
+        const int32_t cu = cluster_of[u];
+        if (cu == c) return;  // intra-cluster entries: the diagonal is rebuilt below
         col[len] = cu;
-        val[len] = A.val[k];
+        val[len] = a;
         ++len;
-      }
+      });
     }
     // sort_row's own order of equal columns gives the sums' bits (the hub's cluster gathers a
     // column up to 17 times on a 5M-node grid's levels): no other sort can take its place.
@@ -123,7 +114,7 @@ CsrMatrix coarse_level(const CsrMatrix& A, const std::vector<int32_t>& cluster_o
         ++out;
       }
     }
-    // The diagonal, in its sorted place; its value is made by make_exactly_symmetric.
+    // The diagonal, in its sorted place; its value is made by make_zero_row_sums.
     int32_t at = out;
     while (at > 0 && col[at - 1] > c) {
       col[at] = col[at - 1];
@@ -138,7 +129,6 @@ CsrMatrix coarse_level(const CsrMatrix& A, const std::vector<int32_t>& cluster_o
     length[c + 1] = out + 1;
   });
   // Only the merged rows are read from here on: what gathered them is freed before A_c is made.
-  if (release != nullptr) *release = CsrMatrix();
   for (FillVector<int32_t>* v : {&member_ptr, &rank, &members, &bound}) FillVector<int32_t>().swap(*v);
   for (FillVector<int32_t>& v : scratch_col) FillVector<int32_t>().swap(v);
   for (FillVector<double>& v : scratch_val) FillVector<double>().swap(v);
@@ -149,25 +139,40 @@ CsrMatrix coarse_level(const CsrMatrix& A, const std::vector<int32_t>& cluster_o
   Ac.ptr = std::move(length);
   Ac.col.resize(static_cast<size_t>(Ac.ptr[nc]));  // unwritten: every row copied in below
   Ac.val.resize(Ac.col.size());
-#pragma omp parallel for schedule(static, 4096)
-  for (int32_t c = 0; c < clusters; ++c) {
-    const size_t t = place[c] >> kOffsetBits, from = place[c] & ((uint64_t(1) << kOffsetBits) - 1);
-    const int32_t len = Ac.ptr[c + 1] - Ac.ptr[c];
-    std::copy_n(merged_col[t].data() + from, len, Ac.col.data() + Ac.ptr[c]);
-    std::copy_n(merged_val[t].data() + from, len, Ac.val.data() + Ac.ptr[c]);
-  }
-  make_exactly_symmetric(Ac);
+  // Entries (c, d) and (d, c) were summed in different orders and may differ in the last bit: the
+  // level is made exactly symmetric by taking every lower entry (c, d), d < c, from the upper
+  // part of row d's merged copy, in the same pass that copies the rows into A_c (where a second
+  // pass over A_c looked it up in A_c's row d). By pieces of entries: a hub row's lookups (a
+  // third of the level's cache misses) are spread over the threads.
+  const uint64_t offset_mask = (uint64_t(1) << kOffsetBits) - 1;
+  auto merged_col_of = [&](int32_t c) { return merged_col[place[c] >> kOffsetBits].data() + (place[c] & offset_mask); };
+  auto merged_val_of = [&](int32_t c) { return merged_val[place[c] >> kOffsetBits].data() + (place[c] & offset_mask); };
+  for_each_entry_piece(Ac.ptr, [&](int32_t c, int32_t begin, int32_t end) {
+    const int32_t* from_col = merged_col_of(c) + (begin - Ac.ptr[c]);
+    const double* from_val = merged_val_of(c) + (begin - Ac.ptr[c]);
+    for (int32_t k = begin; k < end; ++k, ++from_col, ++from_val) {
+      const int32_t d = *from_col;
+      Ac.col[k] = d;
+      if (d < c) {
+        const int32_t* row = merged_col_of(d);
+        Ac.val[k] = merged_val_of(d)[std::lower_bound(row, row + (Ac.ptr[d + 1] - Ac.ptr[d]), c) - row];
+      } else {
+        Ac.val[k] = *from_val;
+      }
+    }
+  });
+  make_zero_row_sums(Ac);
   return Ac;
 }
 
 }  // namespace
 
 CsrMatrix galerkin_coarse(const CsrMatrix& A, const std::vector<int32_t>& cluster_of, int32_t clusters) {
-  return coarse_level(A, cluster_of, clusters, nullptr);
+  return coarse_level(A, cluster_of, clusters);
 }
 
-CsrMatrix galerkin_coarse(CsrMatrix&& A, const std::vector<int32_t>& cluster_of, int32_t clusters) {
-  return coarse_level(A, cluster_of, clusters, &A);
+CsrMatrix galerkin_coarse(const GroundedSdd& L, const std::vector<int32_t>& cluster_of, int32_t clusters) {
+  return coarse_level(L, cluster_of, clusters);
 }
 
 CsrMatrix permute_symmetric(CsrMatrix A, const std::vector<int32_t>& new_of_old, std::vector<double>* diagonal) {

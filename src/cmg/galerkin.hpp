@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "cmg/laplacian.hpp"
 #include "mna/csr.hpp"
 
 namespace pgsim {
@@ -11,11 +12,9 @@ namespace pgsim {
 // by cluster pair. For a Laplacian A the result is a Laplacian: intra-cluster edges cancel against
 // the diagonal, which is recomputed as the negated sum of each row's off-diagonals.
 CsrMatrix galerkin_coarse(const CsrMatrix& A, const std::vector<int32_t>& cluster_of, int32_t clusters);
-// The same from an A not needed after (left empty): its arrays are freed once the coarse rows are
-// gathered from them, before A_c's are made, so that A and A_c are never held at once (the
-// builder's level 0, made again later in its final numbering; at 5M nodes the A_c copy was the
-// hierarchy build's peak of host memory, level 0's Laplacian 25 B per netlist node of it).
-CsrMatrix galerkin_coarse(CsrMatrix&& A, const std::vector<int32_t>& cluster_of, int32_t clusters);
+// The same for level 0 read from G: galerkin_coarse(sdd_to_laplacian(G), ...) bit for bit, without
+// the stored copy (the builder's level 0; cmg/laplacian.hpp).
+CsrMatrix galerkin_coarse(const GroundedSdd& L, const std::vector<int32_t>& cluster_of, int32_t clusters);
 
 // B = P A P^T with B[new_of_old[i]][new_of_old[j]] = A[i][j]; columns sorted in every row.
 // A is taken by value: passed with std::move where it is not needed after, its arrays are freed

@@ -26,43 +26,21 @@ constexpr int32_t kAhead = 16;
 // sorted after. The diagonals' sums run in that same order either way, so the values are the
 // same bits. diagonal: see sdd_to_laplacian.
 template <class Number>
-CsrMatrix laplacian(const CsrMatrix& G, Number number, bool renumbered, std::vector<double>* diagonal) {
+CsrMatrix laplacian(const GroundedSdd& grounded, Number number, bool renumbered, std::vector<double>* diagonal) {
+  const CsrMatrix& G = *grounded.G;
+  const FillVector<double>& excess = grounded.excess;
   const int32_t n = G.rows;
-  // Excess diagonal per row; rows with a positive excess get an edge to the ground vertex n.
-  FillVector<double> excess(static_cast<size_t>(n));  // unwritten until the first loop
   // count[r + 1]: row r's length, written for every row r = number(i) of [0, n] below.
   FillVector<int32_t> count(static_cast<size_t>(n) + 2);
   count[0] = 0;
 #pragma omp parallel for schedule(static, 4096)
   for (int32_t i = 0; i < n; ++i) {
     if (renumbered && i + kAhead < n) __builtin_prefetch(&count[size_t(number(i + kAhead)) + 1], 1);
-    double diag = 0, off = 0;
     int32_t entries = 0;
-    for (int32_t k = G.ptr[i]; k < G.ptr[i + 1]; ++k) {
-      if (G.col[k] == i) {
-        diag = G.val[k];
-      } else if (G.val[k] != 0) {
-        off += std::fabs(G.val[k]);
-        ++entries;
-      }
-    }
-    excess[i] = diag - off;
+    for (int32_t k = G.ptr[i]; k < G.ptr[i + 1]; ++k) entries += G.col[k] != i && G.val[k] != 0 ? 1 : 0;
     count[size_t(number(i)) + 1] = entries + 1 + (excess[i] > 0 ? 1 : 0);  // off-diagonals, diagonal, ground edge
   }
-  // The ground row's entries, the vertices of positive excess in increasing order, placed by
-  // blocks of vertices on all threads (one thread scanning all vertices was a serial tail of
-  // this pass): block_at[b + 1] counts block b's, then (a prefix sum) where the next block's go.
-  const int32_t blocks = (n + kGroundBlock - 1) / kGroundBlock;
-  auto block_end = [n](int32_t b) { return int32_t(std::min<int64_t>(n, int64_t(b + 1) * kGroundBlock)); };
-  std::vector<int32_t> block_at(static_cast<size_t>(blocks) + 1, 0);
-#pragma omp parallel for schedule(static)
-  for (int32_t b = 0; b < blocks; ++b) {
-    int32_t edges = 0;
-    for (int32_t i = b * kGroundBlock; i < block_end(b); ++i) edges += excess[i] > 0 ? 1 : 0;
-    block_at[size_t(b) + 1] = edges;
-  }
-  prefix_sum(block_at);
-  const int32_t ground_degree = block_at.back();
+  const int32_t ground_degree = static_cast<int32_t>(grounded.ground_col.size());
   count[size_t(number(n)) + 1] = ground_degree + 1;
 
   CsrMatrix L;
@@ -119,16 +97,11 @@ CsrMatrix laplacian(const CsrMatrix& G, Number number, bool renumbered, std::vec
   // The ground row, in increasing column order, diagonal last; its sum in G's row order (the
   // placed entries' order: sum - (-e) is sum + e, bit for bit).
   const int32_t first = L.ptr[size_t(ground)];
-#pragma omp parallel for schedule(static)
-  for (int32_t b = 0; b < blocks; ++b) {
-    int32_t at = first + block_at[size_t(b)];
-    for (int32_t i = b * kGroundBlock; i < block_end(b); ++i) {
-      if (excess[i] > 0) {
-        L.col[at] = number(i);
-        L.val[at] = -excess[i];
-        ++at;
-      }
-    }
+#pragma omp parallel for schedule(static, 4096)
+  for (int32_t k = 0; k < ground_degree; ++k) {
+    const int32_t i = grounded.ground_col[size_t(k)];
+    L.col[first + k] = number(i);
+    L.val[first + k] = -excess[i];
   }
   int32_t out = first + ground_degree;
   double sum = 0;
@@ -143,12 +116,56 @@ CsrMatrix laplacian(const CsrMatrix& G, Number number, bool renumbered, std::vec
 
 }  // namespace
 
+GroundedSdd grounded_sdd(const CsrMatrix& G) {
+  const int32_t n = G.rows;
+  GroundedSdd L;
+  L.G = &G;
+  L.excess.resize(static_cast<size_t>(n));  // unwritten until the first loop
+#pragma omp parallel for schedule(static, 4096)
+  for (int32_t i = 0; i < n; ++i) {
+    double diag = 0, off = 0;
+    for (int32_t k = G.ptr[i]; k < G.ptr[i + 1]; ++k) {
+      if (G.col[k] == i) {
+        diag = G.val[k];
+      } else if (G.val[k] != 0) {
+        off += std::fabs(G.val[k]);
+      }
+    }
+    L.excess[i] = diag - off;
+  }
+  // The ground row's columns, the vertices of positive excess in increasing order, placed by
+  // blocks of vertices on all threads (one thread scanning all vertices was a serial tail of
+  // this pass): block_at[b + 1] counts block b's, then (a prefix sum) where the next block's go.
+  const int32_t blocks = (n + kGroundBlock - 1) / kGroundBlock;
+  auto block_end = [n](int32_t b) { return int32_t(std::min<int64_t>(n, int64_t(b + 1) * kGroundBlock)); };
+  std::vector<int32_t> block_at(static_cast<size_t>(blocks) + 1, 0);
+#pragma omp parallel for schedule(static)
+  for (int32_t b = 0; b < blocks; ++b) {
+    int32_t edges = 0;
+    for (int32_t i = b * kGroundBlock; i < block_end(b); ++i) edges += L.excess[i] > 0 ? 1 : 0;
+    block_at[size_t(b) + 1] = edges;
+  }
+  prefix_sum(block_at);
+  L.ground_col.resize(static_cast<size_t>(block_at.back()));  // unwritten: every block's placed below
+#pragma omp parallel for schedule(static)
+  for (int32_t b = 0; b < blocks; ++b) {
+    int32_t at = block_at[size_t(b)];
+    for (int32_t i = b * kGroundBlock; i < block_end(b); ++i)
+      if (L.excess[i] > 0) L.ground_col[size_t(at++)] = i;
+  }
+  return L;
+}
+
 CsrMatrix sdd_to_laplacian(const CsrMatrix& G) {
-  return laplacian(G, [](int32_t i) { return i; }, false, nullptr);
+  return laplacian(grounded_sdd(G), [](int32_t i) { return i; }, false, nullptr);
+}
+
+CsrMatrix sdd_to_laplacian(const GroundedSdd& L, const std::vector<int32_t>& new_of_old, std::vector<double>* diagonal) {
+  return laplacian(L, [&new_of_old](int32_t i) { return new_of_old[size_t(i)]; }, true, diagonal);
 }
 
 CsrMatrix sdd_to_laplacian(const CsrMatrix& G, const std::vector<int32_t>& new_of_old, std::vector<double>* diagonal) {
-  return laplacian(G, [&new_of_old](int32_t i) { return new_of_old[size_t(i)]; }, true, diagonal);
+  return sdd_to_laplacian(grounded_sdd(G), new_of_old, diagonal);
 }
 
 }  // namespace pgsim
