@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "mna/stopwatch.hpp"
+#include "mna/touched_vector.hpp"
 
 namespace pgsim::dist {
 
@@ -206,7 +207,10 @@ void CoarseProblem::solve(double* c) const {
 
 std::vector<double> CoarseProblem::inverse_rows() const {
   const int64_t N = unknowns(), m = operators_.positions();
-  std::vector<double> rows(static_cast<size_t>(m * N));
+  // Hundreds of MB (positions x N_c, both near kMaxCoarseUnknowns): a plain vector's zero fill
+  // would fault in every page on this thread alone, most of this function's time.
+  std::vector<double> rows;
+  size_for_overwrite(rows, static_cast<size_t>(m * N));
   // Row read[p] of the symmetric E^{-1} is its column read[p]: column p of this N x m column-major map.
   Eigen::Map<Eigen::MatrixXd> all(rows.data(), N, m);
   // Column blocks on all threads (the factor is only read).
