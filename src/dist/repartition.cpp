@@ -10,6 +10,7 @@
 #include "dist/partition.hpp"
 #include "dist/record_exchange.hpp"
 #include "mna/prefix_sum.hpp"
+#include "mna/touched_vector.hpp"
 
 namespace pgsim::dist {
 namespace {
@@ -144,73 +145,114 @@ std::vector<Piece> pieces_of(int64_t first, int64_t count, int64_t block_rows) {
   return pieces;
 }
 
+// A run of records of one array going to one rank: `count` records from `from` in the sender's
+// array, to be the records [slot, slot + count) of what that rank receives from this one.
+struct Run {
+  int64_t from, count, slot;
+  int to;
+};
+
+// Moves the records of `runs` (each rank's runs to one destination cover its slots without gap)
+// from `src` into `dst`: the records from rank q start at dst[recv_at[q]]. This rank's own runs
+// are copied on all threads, straight into dst; only the others' are packed and pass through
+// MPI (the rows that stay, most of them where the parse's ranks already hold the parts, cross
+// no buffer). send_counts and recv_at are per rank, self included.
+template <class T>
+void move_runs(const T* src, const std::vector<Run>& runs, const std::vector<int>& send_counts,
+               const std::vector<int>& recv_counts, const std::vector<int>& recv_at, T* dst, MPI_Comm comm) {
+  const int me = comm_rank(comm);
+  std::vector<int> send_others(send_counts), recv_others(recv_counts);
+  send_others[size_t(me)] = recv_others[size_t(me)] = 0;
+  const std::vector<int> send_at = displacements(send_others);
+  FillVector<T> send(size_t(send_at.back()) + size_t(send_others.back()));
+#pragma omp parallel for schedule(dynamic, 1)
+  for (std::ptrdiff_t r = 0; r < std::ptrdiff_t(runs.size()); ++r) {
+    const Run& run = runs[size_t(r)];
+    T* to = run.to == me ? dst + recv_at[size_t(me)] : send.data() + send_at[size_t(run.to)];
+    std::copy(src + run.from, src + run.from + run.count, to + run.slot);
+  }
+  const RecordType<T> type;
+  MPI_Alltoallv(send.data(), send_others.data(), send_at.data(), type.get(), dst, recv_others.data(), recv_at.data(),
+                type.get(), comm);
+}
+
 }  // namespace
 
 DistributedRows migrate(DistributedRows mine, const RowMigration& plan, MPI_Comm comm) {
   const int P = comm_size(comm), me = comm_rank(comm);
   const auto parts = static_cast<size_t>(P);
-  const CsrMatrix& A = mine.rows;
 
   // Rows go out in old order, per destination: each receiver knows which old rows it gets from
   // each sender (the plan), in that order, so only lengths, entries and b travel. A block moves
-  // whole, so the packing is planned piece by piece (a few thousand) and done on all threads.
-  const std::vector<Piece> pieces = pieces_of(mine.first_row, A.rows, plan.block_rows);
-  std::vector<int> row_counts(parts, 0), entry_counts(parts, 0);
-  std::vector<int64_t> rows_to(parts, 0), entries_to(parts, 0), row_slot(pieces.size()), entry_slot(pieces.size());
-  for (size_t p = 0; p < pieces.size(); ++p) {
-    const auto d = static_cast<size_t>(plan.part_of_block[pieces[p].block]);
-    row_slot[p] = rows_to[d], entry_slot[p] = entries_to[d];
-    rows_to[d] += pieces[p].hi - pieces[p].lo;
-    entries_to[d] += A.ptr[pieces[p].hi] - A.ptr[pieces[p].lo];
+  // whole, so the moves are planned piece by piece (a few thousand): a run of rows and one of
+  // entries per piece.
+  const std::vector<Piece> pieces = pieces_of(mine.first_row, mine.rows.rows, plan.block_rows);
+  std::vector<Run> row_runs, entry_runs;
+  std::vector<int64_t> rows_to(parts, 0), entries_to(parts, 0);
+  for (const Piece& piece : pieces) {
+    const int d = plan.part_of_block[piece.block];
+    const int64_t lo = mine.rows.ptr[piece.lo], hi = mine.rows.ptr[piece.hi];
+    row_runs.push_back({piece.lo, piece.hi - piece.lo, rows_to[size_t(d)], d});
+    entry_runs.push_back({lo, hi - lo, entries_to[size_t(d)], d});
+    rows_to[size_t(d)] += piece.hi - piece.lo;
+    entries_to[size_t(d)] += hi - lo;
   }
-  for (size_t r = 0; r < parts; ++r) row_counts[r] = record_count(size_t(rows_to[r])), entry_counts[r] = record_count(size_t(entries_to[r]));
-  const std::vector<int> row_at = displacements(row_counts), entry_at = displacements(entry_counts);
-  FillVector<int32_t> lengths(static_cast<size_t>(A.rows)), cols(A.col.size());
-  FillVector<double> vals(A.col.size()), b(static_cast<size_t>(A.rows));
-#pragma omp parallel for schedule(dynamic, 1)
-  for (std::ptrdiff_t p = 0; p < std::ptrdiff_t(pieces.size()); ++p) {
-    const Piece& piece = pieces[size_t(p)];
-    const auto d = static_cast<size_t>(plan.part_of_block[piece.block]);
-    const int64_t slot = row_at[d] + row_slot[size_t(p)], entry = entry_at[d] + entry_slot[size_t(p)] - A.ptr[piece.lo];
-    for (int64_t i = piece.lo; i < piece.hi; ++i) {
-      lengths[size_t(slot + i - piece.lo)] = A.ptr[i + 1] - A.ptr[i];
-      b[size_t(slot + i - piece.lo)] = mine.b[size_t(i)];
-    }
-    for (int64_t k = A.ptr[piece.lo]; k < A.ptr[piece.hi]; ++k) {
-      cols[size_t(entry + k)] = static_cast<int32_t>(plan.new_index(A.col[k]));
-      vals[size_t(entry + k)] = A.val[k];
-    }
-  }
-  mine = DistributedRows{};  // packed: at most two copies of the rows from here on (sent and received)
+  std::vector<int> counts(2 * parts), recv(2 * parts);  // per rank: rows, entries
+  for (size_t r = 0; r < parts; ++r) counts[2 * r] = record_count(size_t(rows_to[r])), counts[2 * r + 1] = record_count(size_t(entries_to[r]));
+  MPI_Alltoall(counts.data(), 2, MPI_INT, recv.data(), 2, MPI_INT, comm);
+  std::vector<int> row_counts(parts), entry_counts(parts), rows_in(parts), entries_in(parts);
+  for (size_t r = 0; r < parts; ++r)
+    row_counts[r] = counts[2 * r], entry_counts[r] = counts[2 * r + 1], rows_in[r] = recv[2 * r], entries_in[r] = recv[2 * r + 1];
 
   // This rank's new rows in new order are its part's blocks in old order, so their old indices
   // grow, and with them their old owners: the rows arrive (grouped by sender, in rank order)
-  // exactly in new order. The received arrays are the new rows' arrays; only each row's columns,
-  // renumbered, are sorted again.
+  // exactly in new order, each sender's at its place in the new arrays.
   DistributedRows out;
   out.global_rows = plan.global_rows;
   out.first_row = plan.new_offset[me];
   const int64_t count = plan.new_offset[me + 1] - plan.new_offset[me];
   if (count > INT32_MAX) throw std::length_error("repartition: more rows on one rank than this build's index width");
-  std::vector<int> received;
-  std::vector<int32_t> in_lengths;
-  all_to_all(lengths, row_counts, comm, received, in_lengths);
-  FillVector<int32_t>().swap(lengths);
-  if (static_cast<int64_t>(in_lengths.size()) != count) throw std::logic_error("repartition: rows received differ from the plan");
-  all_to_all(b, row_counts, comm, received, out.b);
-  FillVector<double>().swap(b);
-  all_to_all(cols, entry_counts, comm, received, out.rows.col);
-  FillVector<int32_t>().swap(cols);
-  all_to_all(vals, entry_counts, comm, received, out.rows.val);
-  FillVector<double>().swap(vals);
+  const std::vector<int> row_at = displacements(rows_in);
+  if (int64_t(row_at.back()) + rows_in.back() != count) throw std::logic_error("repartition: rows received differ from the plan");
   CsrMatrix& R = out.rows;
   R.rows = static_cast<int32_t>(count);
   R.ptr.resize(static_cast<size_t>(count) + 1);
-  R.ptr[0] = 0;
-  std::copy(in_lengths.begin(), in_lengths.end(), R.ptr.begin() + 1);
-  prefix_sum(R.ptr);
+  {
+    FillVector<int32_t> lengths(static_cast<size_t>(mine.rows.rows));
 #pragma omp parallel for schedule(static, 4096)
-  for (int32_t i = 0; i < R.rows; ++i) sort_row(R.col.data() + R.ptr[i], R.val.data() + R.ptr[i], R.ptr[i + 1] - R.ptr[i]);
+    for (int32_t i = 0; i < mine.rows.rows; ++i) lengths[size_t(i)] = mine.rows.ptr[i + 1] - mine.rows.ptr[i];
+    move_runs(lengths.data(), row_runs, row_counts, rows_in, row_at, R.ptr.data() + 1, comm);
+  }
+  R.ptr[0] = 0;
+  prefix_sum(R.ptr);
+  std::vector<int> entry_at(parts);
+  for (size_t r = 0; r < parts; ++r) entry_at[r] = R.ptr[size_t(row_at[r])];
+  // Array by array, each released once moved: with its send buffer, at most two copies of the
+  // rank's rows at once (every row leaving), and one and a fraction where most stay.
+  R.val.resize(size_t(R.ptr[size_t(count)]));
+  move_runs(mine.rows.val.data(), entry_runs, entry_counts, entries_in, entry_at, R.val.data(), comm);
+  FillVector<double>().swap(mine.rows.val);
+  R.col.resize(R.val.size());
+  move_runs(mine.rows.col.data(), entry_runs, entry_counts, entries_in, entry_at, R.col.data(), comm);
+  FillVector<int32_t>().swap(mine.rows.col);
+  size_for_overwrite(out.b, static_cast<size_t>(count));
+  move_runs(mine.b.data(), row_runs, row_counts, rows_in, row_at, out.b.data(), comm);
+  mine = DistributedRows{};
+
+  // Columns to new indices, unless the plan keeps every row's index (the parse's ranks already
+  // hold the parts, a block straddling two of them aside). A row's columns stay ascending where
+  // the renumbering keeps their order (within a part it does): only the others are sorted.
+  bool same_indices = true;
+  for (int64_t b = 0; b < int64_t(plan.new_first_of_block.size()); ++b)
+    same_indices = same_indices && plan.new_first_of_block[size_t(b)] == b * plan.block_rows;
+  if (same_indices) return out;
+#pragma omp parallel for schedule(static, 4096)
+  for (int32_t i = 0; i < R.rows; ++i) {
+    int32_t* col = R.col.data() + R.ptr[i];
+    const int32_t len = R.ptr[i + 1] - R.ptr[i];
+    for (int32_t k = 0; k < len; ++k) col[k] = static_cast<int32_t>(plan.new_index(col[k]));
+    if (!std::is_sorted(col, col + len)) sort_row(col, R.val.data() + R.ptr[i], len);
+  }
   return out;
 }
 
@@ -218,7 +260,7 @@ std::vector<double> return_values(const std::vector<double>& moved, const RowMig
   const int P = comm_size(comm), me = comm_rank(comm);
   const auto parts = static_cast<size_t>(P);
   // Out: this rank's new rows are in old order (migrate), so those of each old owner are one run,
-  // in the order that owner sent them: `moved` goes back as it is.
+  // in the order that owner sent them: `moved` goes back as it is, one run per old owner.
   std::vector<int> counts(parts, 0);
   for (int64_t blk = 0; blk < static_cast<int64_t>(plan.part_of_block.size()); ++blk) {
     if (plan.part_of_block[blk] != me) continue;
@@ -228,19 +270,26 @@ std::vector<double> return_values(const std::vector<double>& moved, const RowMig
   }
   if (plan.new_offset[me + 1] - plan.new_offset[me] != static_cast<int64_t>(moved.size()))
     throw std::invalid_argument("return_values: one value per moved row");
-  std::vector<int> unused;
-  const std::vector<double> in = all_to_all(moved, counts, comm, unused);
-  // In: from each new owner, this rank's old rows of that part, in old order; placed piece by piece.
+  const std::vector<int> moved_at = displacements(counts);
+  std::vector<Run> out_runs;
+  for (size_t o = 0; o < parts; ++o)
+    if (counts[o] > 0) out_runs.push_back({moved_at[o], counts[o], 0, int(o)});
+  // In: from each new owner, this rank's old rows of that part, in old order; first into a
+  // buffer in that order (by sender), then placed piece by piece.
   const int64_t lo = plan.old_offset[me], hi = plan.old_offset[me + 1];
   const std::vector<Piece> pieces = pieces_of(lo, hi - lo, plan.block_rows);
-  std::vector<int64_t> taken(parts, 0), from(pieces.size());
+  std::vector<int> taken(parts, 0);
+  std::vector<int64_t> from(pieces.size());
   for (size_t p = 0; p < pieces.size(); ++p) {
-    int64_t& t = taken[static_cast<size_t>(plan.part_of_block[pieces[p].block])];
+    int& t = taken[static_cast<size_t>(plan.part_of_block[pieces[p].block])];
     from[p] = t;
-    t += pieces[p].hi - pieces[p].lo;
+    t += static_cast<int>(pieces[p].hi - pieces[p].lo);
   }
-  const std::vector<int> at = displacements(std::vector<int>(taken.begin(), taken.end()));
-  std::vector<double> values(static_cast<size_t>(hi - lo));
+  const std::vector<int> at = displacements(taken);
+  FillVector<double> in(static_cast<size_t>(hi - lo));
+  move_runs(moved.data(), out_runs, counts, taken, at, in.data(), comm);
+  std::vector<double> values;
+  size_for_overwrite(values, static_cast<size_t>(hi - lo));
 #pragma omp parallel for schedule(dynamic, 1)
   for (std::ptrdiff_t p = 0; p < std::ptrdiff_t(pieces.size()); ++p) {
     const Piece& piece = pieces[size_t(p)];

@@ -16,11 +16,14 @@
 // and broadcasts one part per block. A block moves whole, so every rank computes any row's new
 // global index from the part array alone: the new numbering puts part 0's blocks first, each
 // part's blocks in their old order, each block's rows in their old order. Then the rows move
-// (one MPI_Alltoallv for the row lengths, one for their entries), and after the solve the
-// values go back the same way reversed.
+// (one MPI_Alltoallv each for the row lengths, the entries' values, their columns and b), and
+// after the solve the values go back the same way reversed.
 //
 // Cost: the coarse graph has global_rows / block_rows vertices (a few thousand per rank); each
-// row crosses the network at most once each way.
+// row crosses the network at most once each way. The rows that stay on their rank are copied
+// straight into the new arrays, and where the plan keeps every row's index (on pgsim-gen's
+// grids at P = 2 the parse's ranks already hold the nets: at 50M nodes 3,104 of 34.9M rows
+// change rank) no column is renumbered or row sorted.
 #include <mpi.h>
 
 #include <cstdint>
