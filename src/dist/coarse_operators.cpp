@@ -30,6 +30,32 @@ void gather_row(const RankBlock& block, const std::vector<int32_t>& own, const s
   std::sort(row.begin(), row.end());
 }
 
+// Row i's sum at its own unknown u when i is no boundary row and every coupling of i to a coarse
+// unknown is to u (all but a few rows: those inside one aggregate): true, with `sum` what
+// gather_row and for_each_sum give (the values sorted, summed in that order), without their pairs
+// (a row of one unknown sorts by value alone). False for any other row, `sum` untouched.
+bool sum_inside(const RankBlock& block, const std::vector<int32_t>& own, int32_t i, std::vector<double>& values,
+                double& sum) {
+  const CsrMatrix& A = block.interior;
+  const int32_t u = own[i];
+  values.clear();
+  for (int32_t k = A.ptr[i]; k < A.ptr[i + 1]; ++k) {
+    const int32_t c = own[A.col[k]];
+    if (c < 0) continue;
+    if (c != u) return false;
+    values.push_back(A.val[k]);
+  }
+  if (std::binary_search(block.boundary_rows.begin(), block.boundary_rows.end(), i)) return false;
+  std::sort(values.begin(), values.end());
+  double s = 0;
+  if (!values.empty()) {
+    s = values[0];
+    for (size_t k = 1; k < values.size(); ++k) s += values[k];
+  }
+  sum = s;
+  return true;
+}
+
 // Calls f(unknown, sum) for each distinct unknown of a gathered row, ascending.
 template <class F>
 void for_each_sum(const std::vector<std::pair<int32_t, double>>& row, F&& f) {
@@ -97,10 +123,16 @@ CoarseOperators build_coarse_operators(const RankBlock& block, const std::vector
 #pragma omp parallel
   {
     std::vector<std::pair<int32_t, double>> row;
+    std::vector<double> values;
 #pragma omp for schedule(static, 4096)
     for (int32_t i = 0; i < n; ++i) {
-      gather_row(block, unknown_of_row, halo_unknown, i, row);
       double own = 0;
+      if (sum_inside(block, unknown_of_row, i, values, own)) {
+        op.own_coupling[i] = own;
+        others[i] = 0;
+        continue;
+      }
+      gather_row(block, unknown_of_row, halo_unknown, i, row);
       int32_t other = 0;
       for_each_sum(row, [&](int32_t c, double s) {
         if (c == unknown_of_row[i]) own = s;
