@@ -171,9 +171,11 @@ RankSystem reduce_distributed(const RankNetlist& nl, MPI_Comm comm, bool reparti
   std::vector<int64_t> row_begin(sys.unknown_begin.begin(), sys.unknown_begin.end());
   // A system of fewer rows than ranks is no work to share: it stays where the parse put it.
   double planned = 0;
+  int64_t leaving = 0;  // -v: the rows that step 3 sends to other ranks
   if (repartition && nl.ranks > 1 && rows.global_rows >= nl.ranks) {
     RowMigration plan = plan_migration(rows, comm);
     planned = step.lap();
+    leaving = plan.rows_leaving(nl.rank);
     rows = migrate(std::move(rows), plan, comm);
     row_begin = plan.new_offset;
     sys.migration = std::move(plan);
@@ -184,11 +186,13 @@ RankSystem reduce_distributed(const RankNetlist& nl, MPI_Comm comm, bool reparti
   eliminate_and_split(sys, std::move(rows), row_begin, nl.ranks, comm, parts);
   peak[3] = double(host_memory().peak);
   log_step(comm, fmt::format("distributed reduction on rank {}: super-nodes {:.3f} s ({:.0f} MB held, {} links across ranks), "
-                             "stamp and floating check {:.3f} s, repartition {:.3f} s (plan {:.3f} s, rows moved {:.3f} s), chain "
-                             "elimination and block {:.3f} s (split {:.3f} s, elimination {:.3f} s, block {:.3f} s); peak host "
+                             "stamp and floating check {:.3f} s, repartition {:.3f} s (plan {:.3f} s, rows moved {:.3f} s: {} "
+                             "of its {} to other ranks), chain elimination and block {:.3f} s (split {:.3f} s, elimination {:.3f} "
+                             "s, block {:.3f} s); peak host "
                              "memory after each step {:.0f}, {:.0f}, {:.0f}, {:.0f} MB",
                              nl.rank, merge_seconds, double(sys.super_nodes.bytes()) / 1e6, sys.super_nodes.links(), stamp_seconds,
-                             planned + moved, planned, moved, step.lap(), parts[0], parts[1], parts[2], peak[0] / 1e6,
+                             planned + moved, planned, moved, leaving, sys.unknowns(), step.lap(), parts[0], parts[1], parts[2],
+                             peak[0] / 1e6,
                              peak[1] / 1e6, peak[2] / 1e6, peak[3] / 1e6));
   return sys;
 }

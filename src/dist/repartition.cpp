@@ -178,6 +178,14 @@ void move_runs(const T* src, const std::vector<Run>& runs, const std::vector<int
 
 }  // namespace
 
+int64_t RowMigration::rows_leaving(int r) const {
+  const int64_t first = old_offset[size_t(r)];
+  int64_t leaving = 0;
+  for (const Piece& piece : pieces_of(first, old_offset[size_t(r) + 1] - first, block_rows))
+    if (part_of_block[size_t(piece.block)] != r) leaving += piece.hi - piece.lo;
+  return leaving;
+}
+
 DistributedRows migrate(DistributedRows mine, const RowMigration& plan, MPI_Comm comm) {
   const int P = comm_size(comm), me = comm_rank(comm);
   const auto parts = static_cast<size_t>(P);

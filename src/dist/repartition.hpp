@@ -50,6 +50,9 @@ struct RowMigration {
   std::vector<int64_t> old_offset;        // per rank + 1: the rows each rank held before
   std::vector<int64_t> new_offset;        // per rank + 1: after
 
+  // Of the rows rank r held before, those that go to another rank (the ones migrate sends).
+  int64_t rows_leaving(int r) const;
+
   int64_t new_index(int64_t old_row) const {
     const int64_t blk = old_row / block_rows;
     return new_first_of_block[static_cast<size_t>(blk)] + old_row - blk * block_rows;
