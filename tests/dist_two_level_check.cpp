@@ -128,6 +128,15 @@ int main(int argc, char** argv) {
     const std::vector<double> rows = problem.inverse_rows();
     check(rows.size() == m * N && m > size_t(op.count), "E^{-1}'s rows: own and neighbours' unknowns", double(m),
           double(op.count));
+    // Each row is the coarse solve of its unit vector, bit for bit (column blocks of the same solves).
+    double row_diff = 0;
+    for (size_t k = 0; k < m; ++k) {
+      std::vector<double> e(N, 0.0);
+      e[size_t(op.read[k])] = 1;
+      problem.solve(e.data());
+      for (size_t j = 0; j < N; ++j) row_diff = std::max(row_diff, std::fabs(rows[k * N + j] - e[j]));
+    }
+    check(row_diff == 0, "E^{-1}'s rows are the coarse solves of unit vectors", row_diff, 0);
     const std::vector<double> r = test::random_vector(n, 17 + uint32_t(rank));
     const std::vector<double> z = test::coarse_sequence(
         op, rows, r,

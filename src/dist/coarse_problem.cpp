@@ -213,15 +213,20 @@ std::vector<double> CoarseProblem::inverse_rows() const {
   size_for_overwrite(rows, static_cast<size_t>(m * N));
   // Row read[p] of the symmetric E^{-1} is its column read[p]: column p of this N x m column-major map.
   Eigen::Map<Eigen::MatrixXd> all(rows.data(), N, m);
-  // Column blocks on all threads (the factor is only read).
+  // Column blocks on all threads (the factor is only read), each thread's unit columns zeroed
+  // once and reset after each block rather than allocated and zero-filled per block.
   constexpr int64_t kColumns = 64;
   const int64_t blocks = (m + kColumns - 1) / kColumns;
-#pragma omp parallel for schedule(dynamic, 1)
-  for (int64_t blk = 0; blk < blocks; ++blk) {
-    const int64_t first = blk * kColumns, width = std::min(kColumns, m - first);
-    Eigen::MatrixXd unit = Eigen::MatrixXd::Zero(N, width);
-    for (int64_t j = 0; j < width; ++j) unit(operators_.read[first + j], j) = 1;
-    all.middleCols(first, width) = factor_->llt.solve(unit);
+#pragma omp parallel
+  {
+    Eigen::MatrixXd unit = Eigen::MatrixXd::Zero(N, std::min(kColumns, m));
+#pragma omp for schedule(dynamic, 1)
+    for (int64_t blk = 0; blk < blocks; ++blk) {
+      const int64_t first = blk * kColumns, width = std::min(kColumns, m - first);
+      for (int64_t j = 0; j < width; ++j) unit(operators_.read[first + j], j) = 1;
+      all.middleCols(first, width) = factor_->llt.solve(unit.leftCols(width));
+      for (int64_t j = 0; j < width; ++j) unit(operators_.read[first + j], j) = 0;
+    }
   }
   return rows;
 }
