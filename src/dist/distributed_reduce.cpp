@@ -188,12 +188,10 @@ RankSystem reduce_distributed(const RankNetlist& nl, MPI_Comm comm, bool reparti
   log_step(comm, fmt::format("distributed reduction on rank {}: super-nodes {:.3f} s ({:.0f} MB held, {} links across ranks), "
                              "stamp and floating check {:.3f} s, repartition {:.3f} s (plan {:.3f} s, rows moved {:.3f} s: {} "
                              "of its {} to other ranks), chain elimination and block {:.3f} s (split {:.3f} s, elimination {:.3f} "
-                             "s, block {:.3f} s); peak host "
-                             "memory after each step {:.0f}, {:.0f}, {:.0f}, {:.0f} MB",
+                             "s, block {:.3f} s); peak host memory after each step {:.0f}, {:.0f}, {:.0f}, {:.0f} MB",
                              nl.rank, merge_seconds, double(sys.super_nodes.bytes()) / 1e6, sys.super_nodes.links(), stamp_seconds,
                              planned + moved, planned, moved, leaving, sys.unknowns(), step.lap(), parts[0], parts[1], parts[2],
-                             peak[0] / 1e6,
-                             peak[1] / 1e6, peak[2] / 1e6, peak[3] / 1e6));
+                             peak[0] / 1e6, peak[1] / 1e6, peak[2] / 1e6, peak[3] / 1e6));
   return sys;
 }
 
