@@ -31,62 +31,99 @@ struct Contribution {
 };
 constexpr int32_t kFixed = -1, kCurrent = -2;
 
+// An element that stamps (DC: resistors and current sources), its ends' unknowns looked up once
+// per pass over it.
+struct Ends {
+  int32_t up = -1, um = -1;
+  double g = 0;  // its conductance; 0 for a current source
+  bool current = false;
+};
 
-// Calls emit(c) for each contribution of element e (DC: resistors and current sources stamp),
-// with reduce()'s arithmetic: b -= t there is b += -t here, the same double.
-template <class Emit>
-void contributions(const Element& e, const SuperNodes& sn, Emit emit) {
-  if (!stamps(e, nullptr)) return;  // no conductance: only the elements it names are looked up
-  const int32_t up = sn.unknown_of(e.plus), um = sn.unknown_of(e.minus);
-  if (e.kind == ElementKind::CurrentSource) {
-    // SPICE: a positive source drives current out of its plus node into minus; a row holding
-    // both ends gets both terms, in this order.
-    if (up >= 0) emit(Contribution{up, kCurrent, 0.0, -e.value});
-    if (um >= 0) emit(Contribution{um, kCurrent, 0.0, e.value});
-    return;
-  }
-  const double g = element_conductance(e, nullptr);
-  if (up == um) return;  // across a super-node: no current flows
-  const double op = sn.offset_of(e.plus), om = sn.offset_of(e.minus);
-  for (int side = 0; side < 2; ++side) {
-    const int32_t u = side == 0 ? up : um, other = side == 0 ? um : up;
-    if (u < 0) continue;
-    const double o_self = side == 0 ? op : om, o_other = side == 0 ? om : op;
-    if (other >= 0) emit(Contribution{u, other, g, -(g * (o_self - o_other))});
-    else emit(Contribution{u, kFixed, g, g * (o_other - o_self)});
-  }
+// Whether e stamps; if so, x becomes its ends.
+bool stamped_ends(const Element& e, const SuperNodes& sn, Ends& x) {
+  x.current = e.kind == ElementKind::CurrentSource;
+  x.g = x.current ? 0.0 : element_conductance(e, nullptr);
+  if (!x.current && !(x.g > 0)) return false;  // stamps(): no conductance
+  x.up = sn.unknown_of(e.plus), x.um = sn.unknown_of(e.minus);
+  return true;
 }
 
-// The contributions to this rank's rows, grouped by local row, each row's in element order:
-// those received from lower ranks, this rank's own, then those received from higher ranks.
+// Calls row(u, coupling) for each unknown u whose row the element stamps, once per row (a current
+// source within one unknown stamps its row twice); coupling: a conductance to another unknown.
+template <class Row>
+void rows_of(const Ends& x, Row row) {
+  if (x.current) {
+    if (x.up >= 0) row(x.up, false);
+    if (x.um >= 0 && x.um != x.up) row(x.um, false);
+    return;
+  }
+  if (x.up == x.um) return;  // across a super-node: no current flows
+  if (x.up >= 0) row(x.up, x.um >= 0);
+  if (x.um >= 0) row(x.um, x.up >= 0);
+}
+
+// The records row u (one of rows_of()'s) gets from element e, through emit(c): one, or two for a
+// current source within one unknown. reduce()'s arithmetic: b -= t there is b += -t here, the
+// same double.
+template <class Emit>
+void contributions_to(const Element& e, const Ends& x, int32_t u, const SuperNodes& sn, Emit emit) {
+  if (x.current) {
+    // SPICE: a positive source drives current out of its plus node into minus; a row holding
+    // both ends gets both terms, in this order.
+    if (x.up == u) emit(Contribution{u, kCurrent, 0.0, -e.value});
+    if (x.um == u) emit(Contribution{u, kCurrent, 0.0, e.value});
+    return;
+  }
+  const bool plus = x.up == u;
+  const int32_t other = plus ? x.um : x.up;
+  const double o_self = sn.offset_of(plus ? e.plus : e.minus), o_other = sn.offset_of(plus ? e.minus : e.plus);
+  if (other >= 0) emit(Contribution{u, other, x.g, -(x.g * (o_self - o_other))});
+  else emit(Contribution{u, kFixed, x.g, x.g * (o_other - o_self)});
+}
+
+// The contributions to this rank's rows, by local row, each row's in element order: those
+// received from lower ranks, this rank's own, then those received from higher ranks.
 //
 // This rank's own (nearly all of them) are held as the numbers of the elements that stamp each
-// row (4 bytes per element end, ascending: element order), and their contributions computed
-// again when the row is assembled, as reduce() does: a contribution record is 24 bytes, and
-// the rank's held them all at once beside its netlist, its peak. Those received (elements of
+// row, and their contributions computed again when the row is assembled, as reduce() does (a
+// record is 24 bytes): those coupling the row to another unknown at the start of the row's slot
+// of G.col (mna/row_slots.hpp), which the row is later written over, the others (current
+// sources, conductances to fixed nodes: a few per row) in `extra`. Those received (elements of
 // other ranks that stamp this rank's rows) are records, grouped by row through an index.
 struct RowContributions {
   const RankNetlist* nl = nullptr;
   const SuperNodes* sn = nullptr;
   int32_t first_row = 0;
-  FillVector<uint32_t> local;     // row u's own elements, ascending: local[local_ptr[u] .. local_ptr[u + 1])
-  FillVector<int32_t> local_ptr;
+  FillVector<uint32_t> extra;  // row u's: extra[extra_ptr[u] .. extra_ptr[u + 1]), ascending
+  FillVector<int32_t> extra_ptr;
   std::vector<Contribution> received;
   size_t lower = 0;                      // received from lower ranks: received[0 .. lower)
   FillVector<int32_t> received_ptr;      // empty when none was received
   FillVector<uint32_t> received_order;   // row u's: received[received_order[received_ptr[u] .. received_ptr[u + 1])], ascending
 
-  // Row u's contributions into `row`, in element order.
-  void collect(size_t u, std::vector<Contribution>& row) const {
+  // Row u's contributions into `row`, in element order. Its slot of G.col begins at `slot` and
+  // holds `slot_size` entries: its couplings, own and received, and the diagonal; the own ones'
+  // element numbers first, ascending (exchange_contributions()).
+  void collect(size_t u, const int32_t* slot, int32_t slot_size, std::vector<Contribution>& row) const {
     row.clear();
     int32_t p = 0, end = 0;
     if (!received_ptr.empty()) p = received_ptr[u], end = received_ptr[u + 1];
+    int32_t own = slot_size - 1;  // own couplings: less the received ones
+    for (int32_t i = p; i < end; ++i) own -= received[received_order[size_t(i)]].neighbour >= 0;
     for (; p < end && received_order[size_t(p)] < lower; ++p) row.push_back(received[received_order[size_t(p)]]);
     const int32_t global = first_row + int32_t(u);
-    for (int32_t k = local_ptr[u]; k < local_ptr[u + 1]; ++k)
-      contributions(nl->elements[local[size_t(k)]], *sn, [&](const Contribution& c) {
-        if (c.row == global) row.push_back(c);
-      });
+    const auto push = [&](const Contribution& c) { row.push_back(c); };
+    const uint32_t* x = extra.data() + extra_ptr[u];
+    const uint32_t* x_end = extra.data() + extra_ptr[u + 1];
+    const int32_t* g = slot;
+    const int32_t* g_end = slot + own;
+    while (g < g_end || x < x_end) {  // both lists ascending, merged
+      const uint32_t k = x == x_end || (g < g_end && uint32_t(*g) < *x) ? uint32_t(*g++) : *x++;
+      const Element& e = nl->elements[k];
+      Ends ends;
+      stamped_ends(e, *sn, ends);
+      contributions_to(e, ends, global, *sn, push);
+    }
     for (; p < end; ++p) row.push_back(received[received_order[size_t(p)]]);
   }
 };
@@ -111,9 +148,12 @@ struct StampTimes {
   uint64_t sent = 0, kept = 0;  // contributions sent to other ranks; elements listed for this rank's rows
 };
 
-// Also counts each row's couplings (its contributions of a conductance to another unknown) plus
-// one for the diagonal into out.G.ptr[u + 1]: the row's slot in G, which assemble() fills once
-// (it is exact unless the row has parallel conductances).
+// Two passes over the rank's elements. The first counts each row's own couplings and other
+// elements, and lists (per thread, in element order) the elements that stamp rows of other ranks,
+// whose records are then made and exchanged. The slots are then sized: row u's is G.ptr[u + 1] =
+// its couplings, own and received, plus one for the diagonal, which assemble() fills once (it is
+// exact unless the row has parallel conductances); G.col and G.val are allocated, and the second
+// pass writes the own couplings' element numbers into the slots.
 RowContributions exchange_contributions(const RankNetlist& nl, const SuperNodes& sn, OwnedRows& out,
                                         MPI_Comm comm, StampTimes& times) {
   const auto ranks = size_t(nl.ranks);
@@ -121,83 +161,72 @@ RowContributions exchange_contributions(const RankNetlist& nl, const SuperNodes&
   const int32_t first_row = out.first_unknown;
   RowContributions rc;
   rc.nl = &nl, rc.sn = &sn, rc.first_row = first_row;
-  // In parallel, order kept: thread t takes the t-th contiguous range of elements, counts its
-  // contributions per other rank (and its elements per row of this rank's), then writes them:
-  // those for other ranks after those of threads before it, its elements' numbers to their rows.
   const int threads = omp_get_max_threads();
-  std::vector<size_t> count(size_t(threads) * ranks, 0);  // [thread][rank], then where it writes
+  std::vector<size_t> count(size_t(threads) * ranks, 0);  // [thread][rank]: records, then where it writes
+  std::vector<std::vector<uint32_t>> remote(static_cast<size_t>(threads));  // [thread]: its elements that stamp other ranks' rows
   const size_t elements = nl.elements.size();
   if (elements > UINT32_MAX) throw InputError("a rank holds more than 2^32 elements, beyond this build's index width");
-  const auto other_rank = [&](const Contribution& c) {
-    const int q = owner_of_row(out.unknown_begin, c.row);
-    return q == nl.rank ? ranks : size_t(q);
-  };
-  const auto range = [&](size_t t, size_t& from, size_t& to) {
-    from = elements * t / size_t(threads), to = elements * (t + 1) / size_t(threads);
-  };
-  assign_parallel(rc.local_ptr, n + 1, 0);  // row u's count at [u], summed to row ends, filled downwards
-  FillVector<int32_t>& slot = out.G.ptr;     // [u + 1]: row u's couplings + 1
-  assign_parallel(slot, n + 1, 1);
-  slot[0] = 0;
+  const auto local = [&](int32_t u) { return uint32_t(u - first_row) < uint32_t(n); };
+  FillVector<int32_t> cursor;  // row u's own couplings, then where the second pass writes the next
+  assign_parallel(cursor, n, 0);
+  assign_parallel(rc.extra_ptr, n + 1, 0);  // row u's count at [u], summed to row ends, filled downwards
   int64_t own = 0;
 #pragma omp parallel num_threads(threads) reduction(+ : own)
   {
     const auto t = size_t(omp_get_thread_num());
-    size_t from, to;
-    range(t, from, to);
     size_t* mine = &count[t * ranks];
-    for (size_t k = from; k < to; ++k) {
-      int32_t last = -1;  // an element is listed once per row (a current source within one unknown stamps it twice)
-      contributions(nl.elements[k], sn, [&](const Contribution& c) {
-        const size_t q = other_rank(c);
-        if (q < ranks) {
-          ++mine[q];
-          last = c.row;
+    std::vector<uint32_t>& my_remote = remote[t];
+#pragma omp for schedule(static) nowait
+    for (size_t k = 0; k < elements; ++k) {
+      Ends x;
+      if (!stamped_ends(nl.elements[k], sn, x)) continue;
+      bool elsewhere = false;
+      rows_of(x, [&](int32_t u, bool coupling) {
+        if (!local(u)) {
+          elsewhere = true;
+          mine[size_t(owner_of_row(out.unknown_begin, u))] += x.current && x.up == x.um ? 2 : 1;
           return;
         }
-        if (c.neighbour >= 0) __atomic_fetch_add(&slot[size_t(c.row - first_row) + 1], 1, __ATOMIC_RELAXED);
-        if (c.row != last) {
-          __atomic_fetch_add(&rc.local_ptr[size_t(c.row - first_row)], 1, __ATOMIC_RELAXED);
-          ++own;
-        }
-        last = c.row;
+        __atomic_fetch_add(coupling ? &cursor[size_t(u - first_row)] : &rc.extra_ptr[size_t(u - first_row)], 1, __ATOMIC_RELAXED);
+        ++own;
       });
+      if (elsewhere) my_remote.push_back(uint32_t(k));
     }
   }
   if (own > INT32_MAX) throw InputError("a rank's rows have more than 2^31 element ends, beyond this build's index width");
+  times.kept = uint64_t(own);
   const std::vector<int> send_counts = send_places(count, ranks);
-  prefix_sum(rc.local_ptr);
   FillVector<Contribution> send(size_t(std::accumulate(send_counts.begin(), send_counts.end(), int64_t(0))));
-  rc.local.resize(size_t(own));
 #pragma omp parallel num_threads(threads)
   {
     const auto t = size_t(omp_get_thread_num());
-    size_t from, to;
-    range(t, from, to);
     size_t* mine = &count[t * ranks];
-    for (size_t k = from; k < to; ++k) {
-      int32_t last = -1;
-      contributions(nl.elements[k], sn, [&](const Contribution& c) {
-        const size_t q = other_rank(c);
-        if (q < ranks) send[mine[q]++] = c;
-        else if (c.row != last) rc.local[size_t(__atomic_sub_fetch(&rc.local_ptr[size_t(c.row - first_row)], 1, __ATOMIC_RELAXED))] = uint32_t(k);
-        last = c.row;
+    for (uint32_t k : remote[t]) {
+      const Element& e = nl.elements[k];
+      Ends x;
+      stamped_ends(e, sn, x);
+      rows_of(x, [&](int32_t u, bool) {
+        if (local(u)) return;
+        size_t& at = mine[size_t(owner_of_row(out.unknown_begin, u))];
+        contributions_to(e, x, u, sn, [&](const Contribution& c) { send[at++] = c; });
       });
     }
   }
+  std::vector<std::vector<uint32_t>>().swap(remote);
   times.contributions = times.watch.lap();
-  times.sent = send.size(), times.kept = rc.local.size();
+  times.sent = send.size();
   std::vector<int> recv_counts;
   rc.received = all_to_all(send, send_counts, comm, recv_counts);
   FillVector<Contribution>().swap(send);
   for (int q = 0; q < nl.rank; ++q) rc.lower += size_t(recv_counts[size_t(q)]);
   times.exchange = times.watch.lap();
 
-  // Each row's own back in element order.
-#pragma omp parallel for schedule(static, 4096)
-  for (std::ptrdiff_t u = 0; u < std::ptrdiff_t(n); ++u)
-    sort_by_key(rc.local.data() + rc.local_ptr[size_t(u)], rc.local.data() + rc.local_ptr[size_t(u) + 1],
-                [](uint32_t k) { return k; });
+  // The slots' sizes, G.ptr[u + 1]: the own couplings and the diagonal, then the received couplings.
+  FillVector<int32_t>& slot = out.G.ptr;
+  size_for_overwrite(slot, n + 1);
+  slot[0] = 0;
+#pragma omp parallel for schedule(static, 65536)
+  for (std::ptrdiff_t u = 0; u < std::ptrdiff_t(n); ++u) slot[size_t(u) + 1] = cursor[size_t(u)] + 1;
   // The received, grouped by row: a counting sort with atomic increments (any order within a
   // row), then each row's few indices sorted back into the order received.
   const auto received = std::ptrdiff_t(rc.received.size());
@@ -219,6 +248,47 @@ RowContributions exchange_contributions(const RankNetlist& nl, const SuperNodes&
       sort_by_key(rc.received_order.data() + rc.received_ptr[size_t(u)], rc.received_order.data() + rc.received_ptr[size_t(u) + 1],
                   [](uint32_t i) { return i; });
   }
+
+  // The slots, and the second pass: each own coupling's element number written into its row's
+  // slot (downwards from the end of the own part), each other element's into `extra`.
+  int64_t slots = 0;
+#pragma omp parallel for schedule(static, 65536) reduction(+ : slots)
+  for (std::ptrdiff_t u = 0; u < std::ptrdiff_t(n); ++u) slots += slot[size_t(u) + 1];
+  if (slots > INT32_MAX) throw InputError("the system has more than 2^31 nonzeros, beyond this build's index width");
+  prefix_sum(slot);
+#pragma omp parallel for schedule(static, 65536)
+  for (std::ptrdiff_t u = 0; u < std::ptrdiff_t(n); ++u) cursor[size_t(u)] += slot[size_t(u)];
+  prefix_sum(rc.extra_ptr);
+  rc.extra.resize(size_t(rc.extra_ptr[n]));
+  // Arrays of a row each (a 50M-node grid's rank: 17M rows), their pages faulted in by all threads
+  // (mna/touched_vector.hpp) rather than zeroed by this one first.
+  size_for_overwrite(out.G.col, size_t(slots));
+  size_for_overwrite(out.G.val, size_t(slots));
+  int32_t* col = out.G.col.data();
+  // Any order: each row's lists are sorted back into element order below.
+#pragma omp parallel for schedule(dynamic, 65536)
+  for (size_t k = 0; k < elements; ++k) {
+    Ends x;
+    if (!stamped_ends(nl.elements[k], sn, x)) continue;
+    rows_of(x, [&](int32_t u, bool coupling) {
+      if (!local(u)) return;
+      const auto r = size_t(u - first_row);
+      if (coupling) col[__atomic_sub_fetch(&cursor[r], 1, __ATOMIC_RELAXED)] = int32_t(k);
+      else rc.extra[size_t(__atomic_sub_fetch(&rc.extra_ptr[r], 1, __ATOMIC_RELAXED))] = uint32_t(k);
+    });
+  }
+  FillVector<int32_t>().swap(cursor);
+  // Each row's own lists back in element order: the couplings at the start of its slot (cursor
+  // came down to it), of the slot's entries less the diagonal and the received couplings.
+#pragma omp parallel for schedule(static, 4096)
+  for (std::ptrdiff_t u = 0; u < std::ptrdiff_t(n); ++u) {
+    int32_t couplings = slot[size_t(u) + 1] - slot[size_t(u)] - 1;
+    if (!rc.received_ptr.empty())
+      for (int32_t i = rc.received_ptr[size_t(u)]; i < rc.received_ptr[size_t(u) + 1]; ++i)
+        couplings -= rc.received[rc.received_order[size_t(i)]].neighbour >= 0;
+    sort_by_key(col + slot[size_t(u)], col + slot[size_t(u)] + couplings, [](int32_t k) { return uint32_t(k); });
+    sort_by_key(rc.extra.data() + rc.extra_ptr[size_t(u)], rc.extra.data() + rc.extra_ptr[size_t(u) + 1], [](uint32_t k) { return k; });
+  }
   times.by_row = times.watch.lap();
   return rc;
 }
@@ -232,25 +302,16 @@ void sorted_couplings(const std::vector<Contribution>& cs, std::vector<std::pair
 }
 
 // reduce()'s rows from the contributions (its stamp(), row by row in parallel), each written
-// once over its slot of G's arrays (mna/row_slots.hpp): the slots' sizes are G.ptr[u + 1] as
-// exchange_contributions() counts them, their offsets go to `slot`, and G.ptr[u + 1] becomes row
-// u's length; when a row has parallel conductances its slot is longer, and close_row_gaps()
-// moves the rows. anchored[u]: row u has a conductance to a fixed node.
+// once over its slot of G's arrays (mna/row_slots.hpp): the slots' offsets are G.ptr as
+// exchange_contributions() leaves it; they go to `slot`, and G.ptr[u + 1] becomes row u's
+// length; when a row has parallel conductances its slot is longer, and close_row_gaps() moves
+// the rows. anchored[u]: row u has a conductance to a fixed node.
 void assemble(const RowContributions& rc, OwnedRows& out, std::vector<uint8_t>& anchored, FillVector<int32_t>& slot) {
   const int32_t n = out.rows();
   CsrMatrix& G = out.G;
-  int64_t slots = 0;
-#pragma omp parallel for schedule(static, 65536) reduction(+ : slots)
-  for (int32_t u = 0; u < n; ++u) slots += G.ptr[size_t(u) + 1];
-  if (slots > INT32_MAX) throw InputError("the system has more than 2^31 nonzeros, beyond this build's index width");
-  prefix_sum(G.ptr);
   slot.swap(G.ptr);
   size_for_overwrite(G.ptr, size_t(n) + 1);  // every row's length written below
   G.ptr[0] = 0;
-  // Arrays of a row each (a 50M-node grid's rank: 17M rows), their pages faulted in by all threads
-  // (mna/touched_vector.hpp) rather than zeroed by this one first.
-  size_for_overwrite(G.col, size_t(slots));
-  size_for_overwrite(G.val, size_t(slots));
   size_for_overwrite(out.b, size_t(n));
   assign_touched(anchored, size_t(n), uint8_t(0));
 #pragma omp parallel
@@ -259,7 +320,8 @@ void assemble(const RowContributions& rc, OwnedRows& out, std::vector<uint8_t>& 
     std::vector<std::pair<int32_t, double>> row;
 #pragma omp for schedule(dynamic, 4096)
     for (int32_t u = 0; u < n; ++u) {
-      rc.collect(size_t(u), cs);
+      const int32_t first = slot[size_t(u)];
+      rc.collect(size_t(u), G.col.data() + first, slot[size_t(u) + 1] - first, cs);  // the slot read before it is written
       double d = 0, b = 0;
       for (const Contribution& c : cs) {  // conductances first
         if (c.neighbour == kCurrent) continue;
@@ -272,7 +334,6 @@ void assemble(const RowContributions& rc, OwnedRows& out, std::vector<uint8_t>& 
       out.b[size_t(u)] = b;
       sorted_couplings(cs, row);
       const int32_t global = out.first_unknown + u;
-      const int32_t first = slot[size_t(u)];
       int32_t at = first;
       bool diagonal_placed = false;
       for (const auto& [j, g] : row) {

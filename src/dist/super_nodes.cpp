@@ -65,7 +65,7 @@ struct NodeValue {  // a node's unknown and offset, to a rank that stamps it
 };
 
 // Step 1: the first node of each merging element's set (edges: this rank's, element order).
-std::vector<uint32_t> set_firsts(const std::vector<MergeEdge>& edges, uint32_t total_nodes, const NodeOwners& owner,
+FillVector<uint32_t> set_firsts(const FillVector<MergeEdge>& edges, uint32_t total_nodes, const NodeOwners& owner,
                                  int rank, MPI_Comm comm, uint64_t& link_count) {
   const auto m = std::ptrdiff_t(edges.size());
   NodeSubset touched(0, total_nodes);
@@ -86,23 +86,31 @@ std::vector<uint32_t> set_firsts(const std::vector<MergeEdge>& edges, uint32_t t
   const auto own_from = std::lower_bound(node.begin(), node.end(), rank == 0 ? 0 : owner.first[size_t(rank)]) - node.begin();
   const auto own_to = std::lower_bound(node.begin(), node.end(), size_t(rank) + 1 < ranks ? owner.first[size_t(rank) + 1] : total_nodes) - node.begin();
   const auto elsewhere = std::ptrdiff_t(node.size()) - (own_to - own_from);
-  std::vector<Touch> touches(static_cast<size_t>(elsewhere));
+  FillVector<Touch> touches(static_cast<size_t>(elsewhere));  // written below, on all threads
 #pragma omp parallel for schedule(static, 65536)
   for (std::ptrdiff_t k = 0; k < elsewhere; ++k) {
     const uint32_t v = node[size_t(k < own_from ? k : k + (own_to - own_from))];
     touches[size_t(k)] = {v, local_first(v)};
   }
   std::vector<int> recv_counts;
-  std::vector<Touch> heard = all_to_all(touches, owner.counts(touches, [](const Touch& t) { return t.node; }), comm, recv_counts);
-  std::vector<Touch>().swap(touches);
-  std::stable_sort(heard.begin(), heard.end(), [](const Touch& x, const Touch& y) { return x.node < y.node; });
+  FillVector<Touch> heard;
+  all_to_all(touches, owner.counts(touches, [](const Touch& t) { return t.node; }), comm, recv_counts, heard);
+  FillVector<Touch>().swap(touches);
+  // By node, each rank's in the order sent: each rank's touches are one ascending run (from
+  // `node`), so merging the runs in turn sorts them stably, in linear passes rather than a sort.
+  size_t merged_to = 0;
+  for (int c : recv_counts) {
+    std::inplace_merge(heard.begin(), heard.begin() + std::ptrdiff_t(merged_to), heard.begin() + std::ptrdiff_t(merged_to + size_t(c)),
+                       [](const Touch& x, const Touch& y) { return x.node < y.node; });
+    merged_to += size_t(c);
+  }
   std::vector<Link> links;
   for (size_t i = 0; i < heard.size();) {
     const uint32_t v = heard[i].node, anchor = touched.contains(v) ? local_first(v) : heard[i].first;
     for (; i < heard.size() && heard[i].node == v; ++i)
       if (heard[i].first != anchor) links.push_back({anchor, heard[i].first});
   }
-  std::vector<Touch>().swap(heard);
+  FillVector<Touch>().swap(heard);
   links = all_gather(links, comm);
   link_count = links.size();
 
@@ -115,7 +123,7 @@ std::vector<uint32_t> set_firsts(const std::vector<MergeEdge>& edges, uint32_t t
   ConcurrentUnionFind joined(int32_t(linked.size()));
   for (const Link& l : links) joined.unite(at(l.a), at(l.b));
   joined.flatten();
-  std::vector<uint32_t> first(edges.size());
+  FillVector<uint32_t> first(edges.size());  // written below, on all threads
 #pragma omp parallel for schedule(static, 65536)
   for (std::ptrdiff_t i = 0; i < m; ++i) {
     const uint32_t f = local_first(edges[size_t(i)].plus);
@@ -127,7 +135,7 @@ std::vector<uint32_t> set_firsts(const std::vector<MergeEdge>& edges, uint32_t t
 
 // Step 2: each merging element to the rank owning its set's first node; received in element order
 // (ranks in rank order, each in its element order).
-FillVector<RoutedEdge> route_edges(std::vector<MergeEdge> edges, std::vector<uint32_t> first, uint32_t base,
+FillVector<RoutedEdge> route_edges(FillVector<MergeEdge> edges, FillVector<uint32_t> first, uint32_t base,
                                     const NodeOwners& owner, MPI_Comm comm) {
   // In parallel, order kept: thread t counts, then writes, the t-th contiguous range of edges,
   // after those of threads before it for each destination.
@@ -155,8 +163,8 @@ FillVector<RoutedEdge> route_edges(std::vector<MergeEdge> edges, std::vector<uin
     }
   }
   // Only the send buffer travels: the rest is freed before the exchange's receive buffer exists.
-  std::vector<MergeEdge>().swap(edges);
-  std::vector<uint32_t>().swap(first);
+  FillVector<MergeEdge>().swap(edges);
+  FillVector<uint32_t>().swap(first);
   std::vector<int> recv_counts;
   FillVector<RoutedEdge> received;
   all_to_all(send, counts, comm, recv_counts, received);
@@ -166,7 +174,7 @@ FillVector<RoutedEdge> route_edges(std::vector<MergeEdge> edges, std::vector<uin
 // The error for the disagreeing loop closed by the merging element of index `bad` (all ranks'
 // count): found again by the rank that merged its set (received[bad_here], its members relabelled
 // to `members` indices), each member's label from the rank whose element it is.
-[[noreturn]] void report_loop(const RankNetlist& nl, const std::vector<uint32_t>& my_merging, uint32_t my_base,
+[[noreturn]] void report_loop(const RankNetlist& nl, const FillVector<uint32_t>& my_merging, uint32_t my_base,
                               const FillVector<RoutedEdge>& received, size_t bad_here, uint32_t members, uint64_t bad,
                               MPI_Comm comm) {
   int root = bad_here < received.size() && received[bad_here].index == bad ? nl.rank : nl.ranks;
@@ -199,7 +207,7 @@ FillVector<RoutedEdge> route_edges(std::vector<MergeEdge> edges, std::vector<uin
 
 // Step 2, the merging: received's sets merged in element order with reduce()'s union-find, then
 // every member node's answer (step 3) for its owner.
-FillVector<NodeAnswer> merge_sets(const RankNetlist& nl, const std::vector<uint32_t>& my_merging, uint32_t my_base,
+FillVector<NodeAnswer> merge_sets(const RankNetlist& nl, const FillVector<uint32_t>& my_merging, uint32_t my_base,
                                   FillVector<RoutedEdge> received, const NodeOwners& owner, MPI_Comm comm) {
   const auto n = std::ptrdiff_t(received.size());
   NodeSubset members(0, nl.total_nodes);
@@ -274,7 +282,8 @@ FillVector<NodeAnswer> merge_sets(const RankNetlist& nl, const std::vector<uint3
 
   // Per set: its size; ground's set (node 0 is member 0) is fixed and has no owner.
   const bool ground = m > 0 && node[0] == 0;
-  std::vector<uint32_t> size(m, 0);
+  FillVector<uint32_t> size;
+  assign_parallel(size, m, 0u);
 #pragma omp parallel for schedule(static, 65536)
   for (int64_t k = 0; k < int64_t(m); ++k) __atomic_fetch_add(&size[first(uint32_t(k))], 1u, __ATOMIC_RELAXED);
   const uint32_t skip = ground;
@@ -299,26 +308,44 @@ FillVector<NodeAnswer> merge_sets(const RankNetlist& nl, const std::vector<uint3
 
 SuperNodes::SuperNodes(const RankNetlist& nl, MPI_Comm comm) : range_first_(nl.first_node), range_count_(nl.owned()) {
   Stopwatch watch;  // -v: the steps' times (dist/step_log.hpp)
-  // This rank's merging elements in element order, and whether any rank has a source.
-  // Each thread filters one contiguous range of elements (static schedule); joined in thread order.
-  std::vector<std::vector<uint32_t>> of_thread(static_cast<size_t>(omp_get_max_threads()));
+  // One pass over the rank's elements: its merging elements in element order, whether any rank
+  // has a source, and (for step 4) the other ranks' nodes that its stamping elements touch. Each
+  // thread filters one contiguous range of elements (static schedule) and copies its list to its
+  // place, so no thread appends every list alone.
+  foreign_ = NodeSubset(0, nl.total_nodes);
+  const int threads = omp_get_max_threads();
+  std::vector<size_t> start(size_t(threads) + 1, 0);  // [t + 1]: thread t's count, then offsets
+  FillVector<uint32_t> my_merging;
+  FillVector<MergeEdge> my_edges;
   int has_source = 0;
-#pragma omp parallel reduction(max : has_source)
+#pragma omp parallel num_threads(threads) reduction(max : has_source)
   {
-    std::vector<uint32_t>& mine = of_thread[size_t(omp_get_thread_num())];
+    const auto t = size_t(omp_get_thread_num());
+    std::vector<uint32_t> mine;
 #pragma omp for schedule(static) nowait
     for (std::ptrdiff_t k = 0; k < std::ptrdiff_t(nl.elements.size()); ++k) {
       const Element& e = nl.elements[size_t(k)];
       if (e.kind == ElementKind::VoltageSource || e.kind == ElementKind::CurrentSource) has_source = 1;
-      if (e.kind == ElementKind::VoltageSource || is_short(e, nullptr)) mine.push_back(uint32_t(k));
+      if (e.kind == ElementKind::VoltageSource || is_short(e, nullptr)) {
+        mine.push_back(uint32_t(k));
+      } else if (stamps(e, nullptr)) {
+        for (uint32_t v : {e.plus, e.minus})
+          if (v != 0 && !in_range(v)) foreign_.mark(v);
+      }
+    }
+    start[t + 1] = mine.size();
+#pragma omp barrier
+#pragma omp single
+    {
+      for (size_t i = 1; i < start.size(); ++i) start[i] += start[i - 1];
+      my_merging.resize(start.back());
+      my_edges.resize(start.back());
+    }
+    for (size_t i = 0; i < mine.size(); ++i) {
+      my_merging[start[t] + i] = mine[i];
+      my_edges[start[t] + i] = merge_edge(nl.elements[mine[i]]);
     }
   }
-  std::vector<uint32_t> my_merging;
-  for (const std::vector<uint32_t>& mine : of_thread) my_merging.insert(my_merging.end(), mine.begin(), mine.end());
-  std::vector<std::vector<uint32_t>>().swap(of_thread);
-  std::vector<MergeEdge> my_edges(my_merging.size());
-#pragma omp parallel for schedule(static, 65536)
-  for (std::ptrdiff_t i = 0; i < std::ptrdiff_t(my_edges.size()); ++i) my_edges[size_t(i)] = merge_edge(nl.elements[my_merging[size_t(i)]]);
   MPI_Allreduce(MPI_IN_PLACE, &has_source, 1, MPI_INT, MPI_LOR, comm);
   if (!has_source) throw InputError(no_sources_message(nl.files[0]));
   uint64_t count = my_edges.size(), base = 0, total = count;
@@ -329,7 +356,7 @@ SuperNodes::SuperNodes(const RankNetlist& nl, MPI_Comm comm) : range_first_(nl.f
   const NodeOwners owner{all_gather(std::vector<uint32_t>{nl.first_node}, comm)};
 
   const double filtered = watch.lap();
-  std::vector<uint32_t> first = set_firsts(my_edges, nl.total_nodes, owner, nl.rank, comm, links_);
+  FillVector<uint32_t> first = set_firsts(my_edges, nl.total_nodes, owner, nl.rank, comm, links_);
   const double found = watch.lap();
   FillVector<RoutedEdge> routed = route_edges(std::move(my_edges), std::move(first), uint32_t(base), owner, comm);
   const double sent = watch.lap();
@@ -406,7 +433,7 @@ SuperNodes::SuperNodes(const RankNetlist& nl, MPI_Comm comm) : range_first_(nl.f
   }
   FillVector<NodeAnswer>().swap(answers);
   const double numbered = watch.lap();
-  fetch_foreign(nl, owner.first, comm);
+  fetch_foreign(owner.first, comm);
   log_step(comm, fmt::format("super-nodes on rank {}: merging elements {:.3f} s ({} of its own), sets {:.3f} s, routed {:.3f} s, "
                              "merged {:.3f} s ({} elements, {} member nodes answered), numbered {:.3f} s, stamped nodes of "
                              "other ranks {:.3f} s ({})",
@@ -414,55 +441,35 @@ SuperNodes::SuperNodes(const RankNetlist& nl, MPI_Comm comm) : range_first_(nl.f
                              watch.lap(), foreign_.size()));
 }
 
-void SuperNodes::fetch_foreign(const RankNetlist& nl, const std::vector<uint32_t>& first_nodes, MPI_Comm comm) {
-  // Step 4: the other ranks' nodes this rank's stamping elements touch, asked of their owners.
-  foreign_ = NodeSubset(0, nl.total_nodes);
-  const auto elements = std::ptrdiff_t(nl.elements.size());
-#pragma omp parallel for schedule(static, 65536)
-  for (std::ptrdiff_t k = 0; k < elements; ++k) {
-    const Element& e = nl.elements[size_t(k)];
-    if (!stamps(e, nullptr)) continue;
-    for (uint32_t v : {e.plus, e.minus})
-      if (v != 0 && !in_range(v)) foreign_.mark(v);
-  }
+void SuperNodes::fetch_foreign(const std::vector<uint32_t>& first_nodes, MPI_Comm comm) {
+  // Step 4: the other ranks' nodes this rank's stamping elements touch (marked by the
+  // constructor's first pass), asked of their owners. Buffers of a node each are written on all
+  // threads, none zeroed first by one.
   foreign_.rank();
   const NodeOwners owner{first_nodes};
   const std::vector<uint32_t> nodes = foreign_.members();
   std::vector<int> recv_counts, back_counts;
-  const std::vector<uint32_t> asking = all_to_all(nodes, owner.counts(nodes, [](uint32_t v) { return v; }), comm, recv_counts);
-  std::vector<NodeValue> replies(asking.size());
+  FillVector<uint32_t> asking;
+  all_to_all(nodes, owner.counts(nodes, [](uint32_t v) { return v; }), comm, recv_counts, asking);
+  FillVector<NodeValue> replies(asking.size());
 #pragma omp parallel for schedule(static, 4096)
   for (std::ptrdiff_t i = 0; i < std::ptrdiff_t(asking.size()); ++i)
     replies[size_t(i)] = {own_unknown(asking[size_t(i)]), 0, own_offset(asking[size_t(i)])};
-  const std::vector<NodeValue> values = all_to_all(replies, recv_counts, comm, back_counts);
-  foreign_unknown_.resize(values.size());
-  foreign_offset_.resize(values.size());
-  for (size_t i = 0; i < values.size(); ++i) foreign_unknown_[i] = values[i].unknown, foreign_offset_[i] = values[i].offset;
+  FillVector<NodeValue> values;
+  all_to_all(replies, recv_counts, comm, back_counts, values);
+  size_for_overwrite(foreign_unknown_, values.size());
+  size_for_overwrite(foreign_offset_, values.size());
+#pragma omp parallel for schedule(static, 4096)
+  for (std::ptrdiff_t i = 0; i < std::ptrdiff_t(values.size()); ++i)
+    foreign_unknown_[size_t(i)] = values[size_t(i)].unknown, foreign_offset_[size_t(i)] = values[size_t(i)].offset;
 }
 
 int32_t SuperNodes::unknowns_before(uint32_t node) const {
   return first_unknown_ + int32_t(node - range_first_) - int32_t(not_first_.count_below(node));
 }
 
-double SuperNodes::own_offset(uint32_t node) const {
-  const int64_t i = has_offset_.index(node);
-  return i >= 0 ? range_offset_[size_t(i)] : 0.0;
-}
-
-int64_t SuperNodes::foreign_index(uint32_t node) const {
-  const int64_t i = foreign_.index(node);
-  if (i < 0) throw std::logic_error("SuperNodes: node " + std::to_string(node) + " is neither this rank's nor one it stamps");
-  return i;
-}
-
-int32_t SuperNodes::unknown_of(uint32_t node) const {
-  if (in_range(node)) return own_unknown(node);
-  return node == 0 ? -1 : foreign_unknown_[size_t(foreign_index(node))];
-}
-
-double SuperNodes::offset_of(uint32_t node) const {
-  if (in_range(node)) return own_offset(node);
-  return node == 0 ? 0.0 : foreign_offset_[size_t(foreign_index(node))];
+void SuperNodes::unknown_node(uint32_t node) {
+  throw std::logic_error("SuperNodes: node " + std::to_string(node) + " is neither this rank's nor one it stamps");
 }
 
 uint32_t SuperNodes::size_of(uint32_t node) const {

@@ -29,11 +29,13 @@
 // rank has its unknown there.
 #include <mpi.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
 #include "dist/node_subset.hpp"
 #include "dist/rank_netlist.hpp"
+#include "parser/default_init.hpp"
 
 namespace pgsim::dist {
 
@@ -48,10 +50,17 @@ class SuperNodes {
   // The node lookups below take ground, a node this rank owns, or (unknown_of, offset_of) an end
   // of one of its stamping elements (mna/reduce.hpp's stamps() in DC: resistors, current
   // sources); std::logic_error else.
+  // Inline: the stamp (owned_rows.cpp) looks up both ends of every element several times.
   // The unknown of a node's super-node, -1 when its voltage is fixed (ground's super-node).
-  int32_t unknown_of(uint32_t node) const;
+  int32_t unknown_of(uint32_t node) const {
+    if (in_range(node)) return own_unknown(node);
+    return node == 0 ? -1 : foreign_unknown_[size_t(foreign_index(node))];
+  }
   // v(node) = x[unknown_of(node)] + offset_of(node), or offset_of(node) when fixed.
-  double offset_of(uint32_t node) const;
+  double offset_of(uint32_t node) const {
+    if (in_range(node)) return own_offset(node);
+    return node == 0 ? 0.0 : foreign_offset_[size_t(foreign_index(node))];
+  }
   // The number of netlist nodes in the super-node whose first node is `node` (owned).
   uint32_t size_of(uint32_t node) const;
   // The first node of unknown u's super-node (reduce()'s node_of_unknown); u one of this rank's.
@@ -83,16 +92,23 @@ class SuperNodes {
   // Other ranks' nodes that this rank's stamping elements touch (a bitmap over all nodes), with
   // their unknowns and offsets.
   NodeSubset foreign_;
-  std::vector<int32_t> foreign_unknown_;
-  std::vector<double> foreign_offset_;
+  FillVector<int32_t> foreign_unknown_;
+  FillVector<double> foreign_offset_;
 
   bool in_range(uint32_t node) const { return node - range_first_ < range_count_; }
   // Unknowns numbered below `node` (a node of this rank's, or the end of its range).
   int32_t unknowns_before(uint32_t node) const;
   int32_t own_unknown(uint32_t node) const { return range_unknown_[node - range_first_]; }
-  double own_offset(uint32_t node) const;
-  int64_t foreign_index(uint32_t node) const;
-  void fetch_foreign(const RankNetlist& nl, const std::vector<uint32_t>& first_nodes, MPI_Comm comm);
+  double own_offset(uint32_t node) const {  // a bit test for the many nodes of offset 0
+    return has_offset_.contains(node) ? range_offset_[has_offset_.count_below(node)] : 0.0;
+  }
+  int64_t foreign_index(uint32_t node) const {
+    const int64_t i = foreign_.contains(node) ? int64_t(foreign_.count_below(node)) : -1;
+    if (i < 0) unknown_node(node);
+    return i;
+  }
+  [[noreturn]] static void unknown_node(uint32_t node);
+  void fetch_foreign(const std::vector<uint32_t>& first_nodes, MPI_Comm comm);
 };
 
 }  // namespace pgsim::dist
