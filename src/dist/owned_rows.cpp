@@ -64,7 +64,9 @@ void rows_of(const Ends& x, Row row) {
 
 // The records row u (one of rows_of()'s) gets from element e, through emit(c): one, or two for a
 // current source within one unknown. reduce()'s arithmetic: b -= t there is b += -t here, the
-// same double.
+// same double. Where every offset of a node with an unknown is +0.0 (sn.offsets_zero()), a
+// conductance between two unknowns has o_self - o_other = +0.0: the same delta, its offsets not
+// looked up.
 template <class Emit>
 void contributions_to(const Element& e, const Ends& x, int32_t u, const SuperNodes& sn, Emit emit) {
   if (x.current) {
@@ -76,6 +78,10 @@ void contributions_to(const Element& e, const Ends& x, int32_t u, const SuperNod
   }
   const bool plus = x.up == u;
   const int32_t other = plus ? x.um : x.up;
+  if (other >= 0 && sn.offsets_zero()) {
+    emit(Contribution{u, other, x.g, -(x.g * 0.0)});
+    return;
+  }
   const double o_self = sn.offset_of(plus ? e.plus : e.minus), o_other = sn.offset_of(plus ? e.minus : e.plus);
   if (other >= 0) emit(Contribution{u, other, x.g, -(x.g * (o_self - o_other))});
   else emit(Contribution{u, kFixed, x.g, x.g * (o_other - o_self)});
@@ -101,18 +107,17 @@ struct RowContributions {
   FillVector<int32_t> received_ptr;      // empty when none was received
   FillVector<uint32_t> received_order;   // row u's: received[received_order[received_ptr[u] .. received_ptr[u + 1])], ascending
 
-  // Row u's contributions into `row`, in element order. Its slot of G.col begins at `slot` and
-  // holds `slot_size` entries: its couplings, own and received, and the diagonal; the own ones'
-  // element numbers first, ascending (exchange_contributions()).
-  void collect(size_t u, const int32_t* slot, int32_t slot_size, std::vector<Contribution>& row) const {
-    row.clear();
+  // Row u's contributions, in element order, through emit(c). Its slot of G.col begins at `slot`
+  // and holds `slot_size` entries: its couplings, own and received, and the diagonal; the own
+  // ones' element numbers first, ascending (exchange_contributions()).
+  template <class Emit>
+  void collect(size_t u, const int32_t* slot, int32_t slot_size, Emit emit) const {
     int32_t p = 0, end = 0;
     if (!received_ptr.empty()) p = received_ptr[u], end = received_ptr[u + 1];
     int32_t own = slot_size - 1;  // own couplings: less the received ones
     for (int32_t i = p; i < end; ++i) own -= received[received_order[size_t(i)]].neighbour >= 0;
-    for (; p < end && received_order[size_t(p)] < lower; ++p) row.push_back(received[received_order[size_t(p)]]);
+    for (; p < end && received_order[size_t(p)] < lower; ++p) emit(received[received_order[size_t(p)]]);
     const int32_t global = first_row + int32_t(u);
-    const auto push = [&](const Contribution& c) { row.push_back(c); };
     const uint32_t* x = extra.data() + extra_ptr[u];
     const uint32_t* x_end = extra.data() + extra_ptr[u + 1];
     const int32_t* g = slot;
@@ -122,9 +127,9 @@ struct RowContributions {
       const Element& e = nl->elements[k];
       Ends ends;
       stamped_ends(e, *sn, ends);
-      contributions_to(e, ends, global, *sn, push);
+      contributions_to(e, ends, global, *sn, emit);
     }
-    for (; p < end; ++p) row.push_back(received[received_order[size_t(p)]]);
+    for (; p < end; ++p) emit(received[received_order[size_t(p)]]);
   }
 };
 
@@ -293,14 +298,6 @@ RowContributions exchange_contributions(const RankNetlist& nl, const SuperNodes&
   return rc;
 }
 
-// A row's conductances to unknowns (neighbour, g), sorted by neighbour, element order among equals.
-void sorted_couplings(const std::vector<Contribution>& cs, std::vector<std::pair<int32_t, double>>& row) {
-  row.clear();
-  for (const Contribution& c : cs)
-    if (c.neighbour >= 0) row.push_back({c.neighbour, c.g});
-  sort_by_key(row.data(), row.data() + row.size(), [](const std::pair<int32_t, double>& x) { return x.first; });
-}
-
 // reduce()'s rows from the contributions (its stamp(), row by row in parallel), each written
 // once over its slot of G's arrays (mna/row_slots.hpp): the slots' offsets are G.ptr as
 // exchange_contributions() leaves it; they go to `slot`, and G.ptr[u + 1] becomes row u's
@@ -316,23 +313,29 @@ void assemble(const RowContributions& rc, OwnedRows& out, std::vector<uint8_t>& 
   assign_touched(anchored, size_t(n), uint8_t(0));
 #pragma omp parallel
   {
-    std::vector<Contribution> cs;
-    std::vector<std::pair<int32_t, double>> row;
+    std::vector<double> currents;                 // the row's current sources' terms, in element order
+    std::vector<std::pair<int32_t, double>> row;  // its conductances to unknowns (neighbour, g)
 #pragma omp for schedule(dynamic, 4096)
     for (int32_t u = 0; u < n; ++u) {
       const int32_t first = slot[size_t(u)];
-      rc.collect(size_t(u), G.col.data() + first, slot[size_t(u) + 1] - first, cs);  // the slot read before it is written
       double d = 0, b = 0;
-      for (const Contribution& c : cs) {  // conductances first
-        if (c.neighbour == kCurrent) continue;
+      currents.clear();
+      row.clear();
+      // Conductances summed as they come, in element order; current sources after them.
+      rc.collect(size_t(u), G.col.data() + first, slot[size_t(u) + 1] - first, [&](const Contribution& c) {
+        if (c.neighbour == kCurrent) {
+          currents.push_back(c.delta);
+          return;
+        }
         d += c.g;
         b += c.delta;
         if (c.neighbour == kFixed) anchored[size_t(u)] = 1;
-      }
-      for (const Contribution& c : cs)  // then current sources
-        if (c.neighbour == kCurrent) b += c.delta;
+        else row.push_back({c.neighbour, c.g});
+      });  // the slot read before it is written below
+      for (double t : currents) b += t;
       out.b[size_t(u)] = b;
-      sorted_couplings(cs, row);
+      // By neighbour, element order among equals.
+      sort_by_key(row.data(), row.data() + row.size(), [](const std::pair<int32_t, double>& x) { return x.first; });
       const int32_t global = out.first_unknown + u;
       int32_t at = first;
       bool diagonal_placed = false;

@@ -399,10 +399,14 @@ SuperNodes::SuperNodes(const RankNetlist& nl, MPI_Comm comm) : range_first_(nl.f
   for (std::ptrdiff_t k = 0; k < std::ptrdiff_t(range_count_); ++k)
     range_unknown_[size_t(k)] = unknowns_before(range_first_ + uint32_t(k));
   std::vector<uint32_t> asked;  // first nodes of other ranks, ascending
-#pragma omp parallel for schedule(static, 4096)
+  bool offset_of_unknown = false;  // an owned node of a super-node with an unknown has an offset
+#pragma omp parallel for schedule(static, 4096) reduction(|| : offset_of_unknown)
   for (std::ptrdiff_t i = 0; i < a; ++i) {
     const NodeAnswer& x = answers[size_t(i)];
-    if (has_offset_.contains(x.node)) range_offset_[has_offset_.count_below(x.node)] = x.offset;
+    if (has_offset_.contains(x.node)) {
+      range_offset_[has_offset_.count_below(x.node)] = x.offset;
+      offset_of_unknown = offset_of_unknown || x.first != 0;
+    }
     if (has_size_.contains(x.node)) range_size_[has_size_.count_below(x.node)] = x.size;
     if (x.first == 0) range_unknown_[x.node - range_first_] = -1;
     else if (x.first != x.node && in_range(x.first)) range_unknown_[x.node - range_first_] = unknowns_before(x.first);
@@ -432,6 +436,7 @@ SuperNodes::SuperNodes(const RankNetlist& nl, MPI_Comm comm) : range_first_(nl.f
     }
   }
   FillVector<NodeAnswer>().swap(answers);
+  offsets_zero_ = !offset_of_unknown;
   const double numbered = watch.lap();
   fetch_foreign(owner.first, comm);
   log_step(comm, fmt::format("super-nodes on rank {}: merging elements {:.3f} s ({} of its own), sets {:.3f} s, routed {:.3f} s, "
@@ -459,9 +464,16 @@ void SuperNodes::fetch_foreign(const std::vector<uint32_t>& first_nodes, MPI_Com
   all_to_all(replies, recv_counts, comm, back_counts, values);
   size_for_overwrite(foreign_unknown_, values.size());
   size_for_overwrite(foreign_offset_, values.size());
-#pragma omp parallel for schedule(static, 4096)
-  for (std::ptrdiff_t i = 0; i < std::ptrdiff_t(values.size()); ++i)
-    foreign_unknown_[size_t(i)] = values[size_t(i)].unknown, foreign_offset_[size_t(i)] = values[size_t(i)].offset;
+  bool offset_of_unknown = false;
+#pragma omp parallel for schedule(static, 4096) reduction(|| : offset_of_unknown)
+  for (std::ptrdiff_t i = 0; i < std::ptrdiff_t(values.size()); ++i) {
+    const NodeValue& x = values[size_t(i)];
+    foreign_unknown_[size_t(i)] = x.unknown, foreign_offset_[size_t(i)] = x.offset;
+    uint64_t bits = 0;
+    std::memcpy(&bits, &x.offset, sizeof bits);
+    offset_of_unknown = offset_of_unknown || (x.unknown >= 0 && bits != 0);
+  }
+  offsets_zero_ = offsets_zero_ && !offset_of_unknown;
 }
 
 int32_t SuperNodes::unknowns_before(uint32_t node) const {

@@ -61,6 +61,10 @@ class SuperNodes {
     if (in_range(node)) return own_offset(node);
     return node == 0 ? 0.0 : foreign_offset_[size_t(foreign_index(node))];
   }
+  // Whether every node that unknown_of() and offset_of() take and that has an unknown has offset
+  // +0.0 (all its bits zero), as on grids whose vias are 0 V sources: then the stamp need not
+  // look up the offsets of a conductance between two unknowns.
+  bool offsets_zero() const { return offsets_zero_; }
   // The number of netlist nodes in the super-node whose first node is `node` (owned).
   uint32_t size_of(uint32_t node) const;
   // The first node of unknown u's super-node (reduce()'s node_of_unknown); u one of this rank's.
@@ -78,6 +82,7 @@ class SuperNodes {
   uint32_t range_first_ = 1, range_count_ = 0;  // this rank's nodes
   int32_t first_unknown_ = 0;
   uint64_t links_ = 0;
+  bool offsets_zero_ = true;
   std::vector<int32_t> unknown_begin_{0, 0};
   // Over the rank's nodes: those that are not their unknown's first node (a later member of a set,
   // or a member of ground's), so unknowns_before() is a count; each node's unknown (4 bytes per
