@@ -108,7 +108,7 @@ void check_rows(const OwnedRows& rows, const ReducedSystem& sys, const SuperNode
 void check_solve(const RankNetlist& part, bool repartition, const std::vector<double>& reference) {
   const int rank = part.rank;
   const char* how = repartition ? "repartitioned" : "file order";
-  const RankSystem rs = reduce_distributed(part, MPI_COMM_WORLD, repartition);
+  RankSystem rs = reduce_distributed(part, MPI_COMM_WORLD, repartition);
   SolveControl control;
   control.tolerance = 1e-12;
   control.max_iterations = 5000;
@@ -151,7 +151,7 @@ void measure_memory(const char* netlist, bool repartition, int rank, int ranks) 
   }
   reset_peak_memory();
   const uint64_t base = host_memory().resident;
-  const RankSystem rs = reduce_distributed(part, MPI_COMM_WORLD, repartition);
+  RankSystem rs = reduce_distributed(part, MPI_COMM_WORLD, repartition);
   const HostMemory reduced = host_memory();
   SolveControl control;
   control.tolerance = 1e-10;

@@ -13,6 +13,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <algorithm>
 #include <memory>
 #include <stdexcept>
@@ -104,8 +105,29 @@ int main(int argc, char** argv) {
     const EliminatedSystem sys = test::make_eliminated_grid(60, 40);
     // Every rank partitions the same G the same way (deterministic) and takes its own block.
     const Partition p = partition_rows(sys.G, ranks);
-    const RankBlock blk = extract_block(sys.G, sys.b, p, rank);
-    CmgHierarchy h = build_cmg_hierarchy(softened_block(blk, kCutDiagonalShare));
+    RankBlock blk = extract_block(sys.G, sys.b, p, rank);
+    // Softened in place for the build only: the block's bits after it are the bits before, and
+    // the hierarchy is the one of a softened copy (each boundary row's diagonal lowered by
+    // (1 - share) times its cut couplings' magnitudes).
+    const CsrMatrix before = blk.interior;
+    CsrMatrix softened = blk.interior;
+    for (int32_t k = 0; k < blk.boundary.rows; ++k) {
+      double cut = 0;
+      for (int32_t e = blk.boundary.ptr[k]; e < blk.boundary.ptr[k + 1]; ++e) cut -= blk.boundary.val[e];
+      const int32_t i = blk.boundary_rows[k];
+      for (int32_t e = softened.ptr[i]; e < softened.ptr[i + 1]; ++e)
+        if (softened.col[e] == i) softened.val[e] -= (1 - kCutDiagonalShare) * cut;
+    }
+    CmgHierarchy h = softened_block_hierarchy(blk, kCutDiagonalShare);
+    check(blk.interior.col == before.col && blk.interior.ptr == before.ptr &&
+              std::memcmp(blk.interior.val.data(), before.val.data(), before.val.size() * sizeof(double)) == 0,
+          "the block's bits after the softened build", double(blk.interior.nnz()), double(before.nnz()));
+    const CmgHierarchy reference = build_cmg_hierarchy(softened);
+    check(h.levels.size() == reference.levels.size() && h.levels[0].A.col == reference.levels[0].A.col &&
+              std::memcmp(h.levels[0].A.val.data(), reference.levels[0].A.val.data(),
+                          reference.levels[0].A.val.size() * sizeof(double)) == 0,
+          "the hierarchy of the block softened in place is the softened copy's", double(h.levels.size()),
+          double(reference.levels.size()));
     const CoarseSpace space = build_coarse_space(blk, h, 1);
     two_level_checks(std::make_unique<CmgPreconditioner>(std::move(h)), blk, space, sys, p, rank, ranks);
   }
@@ -116,8 +138,8 @@ int main(int argc, char** argv) {
     // preconditioner will do).
     const EliminatedSystem sys = test::make_eliminated_grid(60, 40);
     const Partition p = partition_rows(sys.G, ranks);
-    const RankBlock blk = extract_block(sys.G, sys.b, p, rank);
-    const CoarseSpace space = build_coarse_space(blk, build_cmg_hierarchy(softened_block(blk, kCutDiagonalShare)), 0);
+    RankBlock blk = extract_block(sys.G, sys.b, p, rank);
+    const CoarseSpace space = build_coarse_space(blk, softened_block_hierarchy(blk, kCutDiagonalShare), 0);
     const CoarseProblem problem(blk, space, MPI_COMM_WORLD);
     const CoarseOperators& op = problem.operators();
     const JacobiPreconditioner M(blk.interior);
@@ -209,10 +231,10 @@ int main(int argc, char** argv) {
     // `bound` unknowns over all ranks, the preconditioner still SPD and exact on its coarse space.
     const EliminatedSystem sys = test::make_eliminated_grid(60, 40);
     const Partition p = partition_rows(sys.G, ranks);
-    const RankBlock blk = extract_block(sys.G, sys.b, p, rank);
+    RankBlock blk = extract_block(sys.G, sys.b, p, rank);
     CmgOptions deep;  // several levels on these small blocks
     deep.coarse_rows = 100;
-    CmgHierarchy h = build_cmg_hierarchy(softened_block(blk, kCutDiagonalShare), deep);
+    CmgHierarchy h = softened_block_hierarchy(blk, kCutDiagonalShare, deep);
     // The bound: all ranks' unknowns with the cut rows grouped by level 2 (ranks' depths differ:
     // a shallower rank counts its coarsest level).
     std::vector<int64_t> counts = coarse_counts_by_level(blk, h, 1);

@@ -39,12 +39,12 @@ CoarseSpace bounded_coarse_space(const RankBlock& blk, const CmgHierarchy& h, co
 // The block preconditioner, with the global coarse correction where it applies (the same
 // decision on every rank: it depends on the command line only). `two`: the two-level
 // preconditioner when there is one, else null.
-std::unique_ptr<Preconditioner> make_preconditioner(const RankBlock& blk, const BlockPreconditioner& precond,
+std::unique_ptr<Preconditioner> make_preconditioner(RankBlock& blk, const BlockPreconditioner& precond,
                                                     const TwoLevelPreconditioner*& two) {
   if (precond.name != "cmg" || precond.coarse_layers < 0)
     return make_cpu_preconditioner(precond.name, blk.interior, precond.cmg);
   Stopwatch watch;  // -v
-  CmgHierarchy h = build_cmg_hierarchy(softened_block(blk, kCutDiagonalShare), precond.cmg);
+  CmgHierarchy h = softened_block_hierarchy(blk, kCutDiagonalShare, precond.cmg);
   const double built = watch.lap();
   const CoarseSpace space = bounded_coarse_space(blk, h, precond);
   const double spaced = watch.lap();
@@ -62,7 +62,7 @@ std::unique_ptr<Preconditioner> make_preconditioner(const RankBlock& blk, const 
 // coarse correction (its coarse problem built and factored here, on the host; the device gets
 // its operators and the rows of E^{-1} this rank reads) or, with --coarse-layers -1, block CMG
 // alone; other preconditioners on the block.
-BlockSolve solve_on_gpu(const RankBlock& blk, const SolveControl& control, const BlockPreconditioner& precond,
+BlockSolve solve_on_gpu(RankBlock& blk, const SolveControl& control, const BlockPreconditioner& precond,
                        const BlockBackend& backend) {
 #ifdef PGSIM_HAVE_NCCL
   BlockSolve s;
@@ -70,7 +70,7 @@ BlockSolve solve_on_gpu(const RankBlock& blk, const SolveControl& control, const
   std::optional<CmgHierarchy> h;
   std::optional<gpu::CoarseCorrectionData> coarse;
   if (precond.name == "cmg" && precond.coarse_layers >= 0) {
-    h = build_cmg_hierarchy(softened_block(blk, kCutDiagonalShare), precond.cmg);
+    h = softened_block_hierarchy(blk, kCutDiagonalShare, precond.cmg);
     const double built = watch.lap();
     const CoarseSpace space = bounded_coarse_space(blk, *h, precond);
     const double spaced = watch.lap();
@@ -113,7 +113,7 @@ BlockSolve solve_on_gpu(const RankBlock& blk, const SolveControl& control, const
 #endif
 }
 
-BlockSolve solve_on_cpu(const RankBlock& blk, const SolveControl& control, const BlockPreconditioner& precond) {
+BlockSolve solve_on_cpu(RankBlock& blk, const SolveControl& control, const BlockPreconditioner& precond) {
   BlockSolve s;
   Stopwatch watch;
   const TwoLevelPreconditioner* two = nullptr;
@@ -135,7 +135,7 @@ BlockSolve solve_on_cpu(const RankBlock& blk, const SolveControl& control, const
 
 }  // namespace
 
-BlockSolve solve_block(const RankBlock& blk, const SolveControl& control, const BlockPreconditioner& precond,
+BlockSolve solve_block(RankBlock& blk, const SolveControl& control, const BlockPreconditioner& precond,
                        const BlockBackend& backend) {
   BlockSolve s = backend.gpu ? solve_on_gpu(blk, control, precond, backend) : solve_on_cpu(blk, control, precond);
   s.stats.unknowns = blk.rows();

@@ -59,8 +59,9 @@ struct BlockSolve {
 // Collective over MPI_COMM_WORLD: every rank calls it with the block it holds (the distributed
 // reduction's, dist/distributed_reduce.hpp) and the same control
 // and preconditioner; the PCG iteration from x = 0. `control.progress` must be empty except on
-// one rank.
-BlockSolve solve_block(const RankBlock& block, const SolveControl& control, const BlockPreconditioner& precond,
+// one rank. With the coarse correction, block.interior is softened in place while its CMG
+// hierarchy is built, and is the same bits again after (two_level.hpp softened_block_hierarchy).
+BlockSolve solve_block(RankBlock& block, const SolveControl& control, const BlockPreconditioner& precond,
                        const BlockBackend& backend);
 
 // Collective: every rank's figures, by rank, on rank 0 (empty elsewhere).

@@ -2,36 +2,46 @@
 
 #include <algorithm>
 #include <utility>
+#include <vector>
 
 #include "dist/coarse_operators.hpp"
-#include "mna/touched_vector.hpp"
 
 namespace pgsim::dist {
 
-CsrMatrix softened_block(const RankBlock& block, double cut_share) {
-  // A copy of the block on all threads (a CsrMatrix's copy runs on one).
-  const CsrMatrix& I = block.interior;
-  CsrMatrix A;
-  A.rows = I.rows;
-  size_for_overwrite(A.ptr, I.ptr.size());
-  size_for_overwrite(A.col, I.col.size());
-  size_for_overwrite(A.val, I.val.size());
-#pragma omp parallel for schedule(static, 4096)
-  for (int32_t i = 0; i < I.rows; ++i) {
-    A.ptr[i + 1] = I.ptr[i + 1];
-    std::copy(I.col.begin() + I.ptr[i], I.col.begin() + I.ptr[i + 1], A.col.begin() + I.ptr[i]);
-    std::copy(I.val.begin() + I.ptr[i], I.val.begin() + I.ptr[i + 1], A.val.begin() + I.ptr[i]);
+namespace {
+
+// Boundary rows' diagonals lowered in place while it lives, their values before put back after.
+class SoftenedInPlace {
+ public:
+  SoftenedInPlace(RankBlock& block, double cut_share) : A_(block.interior) {
+    const CsrMatrix& B = block.boundary;
+    for (int32_t k = 0; k < B.rows; ++k) {
+      double cut = 0;
+      for (int32_t e = B.ptr[k]; e < B.ptr[k + 1]; ++e) cut -= B.val[e];  // off-diagonals are <= 0
+      const int32_t i = block.boundary_rows[k];
+      for (int32_t e = A_.ptr[i]; e < A_.ptr[i + 1]; ++e)
+        if (A_.col[e] == i) {
+          saved_.emplace_back(e, A_.val[e]);
+          A_.val[e] -= (1 - cut_share) * cut;
+        }
+    }
   }
-  A.ptr[0] = I.ptr[0];
-  const CsrMatrix& B = block.boundary;
-  for (int32_t k = 0; k < B.rows; ++k) {
-    double cut = 0;
-    for (int32_t e = B.ptr[k]; e < B.ptr[k + 1]; ++e) cut -= B.val[e];  // off-diagonals are <= 0
-    const int32_t i = block.boundary_rows[k];
-    for (int32_t e = A.ptr[i]; e < A.ptr[i + 1]; ++e)
-      if (A.col[e] == i) A.val[e] -= (1 - cut_share) * cut;
+  ~SoftenedInPlace() {
+    for (const auto& [e, value] : saved_) A_.val[e] = value;
   }
-  return A;
+  SoftenedInPlace(const SoftenedInPlace&) = delete;
+  SoftenedInPlace& operator=(const SoftenedInPlace&) = delete;
+
+ private:
+  CsrMatrix& A_;
+  std::vector<std::pair<int32_t, double>> saved_;  // a diagonal entry and its value before
+};
+
+}  // namespace
+
+CmgHierarchy softened_block_hierarchy(RankBlock& block, double cut_share, const CmgOptions& options) {
+  const SoftenedInPlace softened(block, cut_share);
+  return build_cmg_hierarchy(block.interior, options);
 }
 
 TwoLevelPreconditioner::TwoLevelPreconditioner(std::unique_ptr<Preconditioner> local, const RankBlock& block,

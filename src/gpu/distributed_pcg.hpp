@@ -28,7 +28,7 @@ struct GpuBlockReport {
 };
 
 // Collective over `nccl`'s ranks (every rank calls it with its own block). `hierarchy`: the CMG
-// hierarchy of the block (block.interior; with a coarse correction, dist::softened_block),
+// hierarchy of the block (block.interior; with a coarse correction, dist::softened_block_hierarchy's),
 // required when settings.precond is cmg. `coarse`: the coarse correction's data, or null for
 // the block preconditioner alone (every rank alike). settings.profile launches
 // kernel by kernel instead of replaying CUDA graphs. GpuFailure on a CUDA or NCCL failure
