@@ -200,8 +200,12 @@ RunReport run_distributed(const Options& opt, const dist::MpiSession& mpi, Distr
   rep.time.solve = solved.solve_seconds;
   rep.levels = std::move(solved.levels);
   rep.device = solved.device;
-  rep.per_rank = dist::gather_rank_stats(solved.stats, MPI_COMM_WORLD);
-  for (const dist::RankStats& r : rep.per_rank) rep.peak_device_bytes = std::max(rep.peak_device_bytes, r.peak_device_bytes);
+  // Every rank's figures on rank 0 (collective), its peak host memory the run's so far.
+  const auto gather_ranks = [&] {
+    solved.stats.peak_host_bytes = host_memory().peak;
+    rep.per_rank = dist::gather_rank_stats(solved.stats, MPI_COMM_WORLD);
+    for (const dist::RankStats& r : rep.per_rank) rep.peak_device_bytes = std::max(rep.peak_device_bytes, r.peak_device_bytes);
+  };
   if (solved.coarse_unknowns > 0)
     spdlog::info("global coarse correction: {} coarse unknowns, {} entries in their Cholesky factor (on every rank)",
                  solved.coarse_unknowns, solved.coarse_factor_nnz);
@@ -210,6 +214,7 @@ RunReport run_distributed(const Options& opt, const dist::MpiSession& mpi, Distr
                rep.result.iterations, rep.result.relative_residual, rep.time.solve);
   if (!rep.result.converged) {  // the same verdict on every rank: the iteration's scalars are global
     rep.time.total = total.lap();
+    gather_ranks();
     if (mpi.is_root() && !opt.json.empty()) write_json(opt.json, rep);
     throw SolveError(fmt::format("pcg did not converge: relative residual {:.3e} after {} iterations, tolerance {:.1e} "
                                  "(raise --max-iter or try another --precond); no voltages written",
@@ -223,6 +228,10 @@ RunReport run_distributed(const Options& opt, const dist::MpiSession& mpi, Distr
     end_job(mpi, "the recovery of the voltages", e);
   }
   rep.time.recover = phase.lap() - rep.time.setup - rep.time.upload - rep.time.solve;
+  // The rank's system and its block's solution are read no more: released before its node names
+  // are restored, so that the voltages file's step does not hold both.
+  sys = dist::RankSystem{};
+  std::vector<double>().swap(solved.x);
   Stopwatch restoring;
   const size_t parked_bytes = owned_names.bytes.size();
   restore_names(owned_names, netlist.owned_names);
@@ -235,6 +244,7 @@ RunReport run_distributed(const Options& opt, const dist::MpiSession& mpi, Distr
   spdlog::info("the IR-drop summary is computed in one process only (it is not part of a distributed run)");
   rep.time.write = phase.lap();
   rep.time.total = total.lap();
+  gather_ranks();  // per_rank's peaks include the recovery and the voltages file
   rep.peak_host_bytes = host_memory().peak;
   if (mpi.is_root() && !opt.json.empty()) write_json(opt.json, rep);
   return rep;
