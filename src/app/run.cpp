@@ -286,6 +286,7 @@ RunReport run(const Options& opt, RunData* data) {
   if (!opt.compare.empty()) rep.comparison = compare_voltages(netlist, voltages, reference);
   rep.time.total = total.lap();
   rep.peak_host_bytes = host_memory().peak;
+  for (dist::RankStats& r : rep.per_rank) r.peak_host_bytes = rep.peak_host_bytes;  // the whole run's, as a rank's
   if (!opt.json.empty()) write_json(opt.json, rep);
   return rep;
 }
