@@ -29,7 +29,8 @@ namespace pgsim {
 // A rank's largest data: its part of the netlist (the owned names, for the voltages file), its
 // system, and its nodes' voltages. run_distributed() keeps them in the caller's when given one
 // (main.cpp: a rank about to exit leaves them to the kernel, as one process leaves its RunData),
-// else in its own, freed when it returns.
+// else in its own, freed when it returns. The system is released (left empty) once the voltages
+// are recovered, before the names are restored for the voltages file.
 struct DistributedRunData {
   dist::RankNetlist netlist;
   dist::RankSystem system;
