@@ -107,15 +107,24 @@ struct RowContributions {
   FillVector<int32_t> received_ptr;      // empty when none was received
   FillVector<uint32_t> received_order;   // row u's: received[received_order[received_ptr[u] .. received_ptr[u + 1])], ascending
 
+  // Row u's own couplings, whose element numbers begin its slot of G.col: the slot's `slot_size`
+  // entries (its couplings, own and received, and the diagonal) less the diagonal and the
+  // received couplings.
+  int32_t own_couplings(size_t u, int32_t slot_size) const {
+    int32_t own = slot_size - 1;
+    if (!received_ptr.empty())
+      for (int32_t i = received_ptr[u]; i < received_ptr[u + 1]; ++i) own -= received[received_order[size_t(i)]].neighbour >= 0;
+    return own;
+  }
+
   // Row u's contributions, in element order, through emit(c). Its slot of G.col begins at `slot`
-  // and holds `slot_size` entries: its couplings, own and received, and the diagonal; the own
-  // ones' element numbers first, ascending (exchange_contributions()).
+  // and holds `slot_size` entries: its own couplings' element numbers first, ascending
+  // (exchange_contributions()).
   template <class Emit>
   void collect(size_t u, const int32_t* slot, int32_t slot_size, Emit emit) const {
     int32_t p = 0, end = 0;
     if (!received_ptr.empty()) p = received_ptr[u], end = received_ptr[u + 1];
-    int32_t own = slot_size - 1;  // own couplings: less the received ones
-    for (int32_t i = p; i < end; ++i) own -= received[received_order[size_t(i)]].neighbour >= 0;
+    const int32_t own = own_couplings(u, slot_size);
     for (; p < end && received_order[size_t(p)] < lower; ++p) emit(received[received_order[size_t(p)]]);
     const int32_t global = first_row + int32_t(u);
     const uint32_t* x = extra.data() + extra_ptr[u];
@@ -287,10 +296,7 @@ RowContributions exchange_contributions(const RankNetlist& nl, const SuperNodes&
   // came down to it), of the slot's entries less the diagonal and the received couplings.
 #pragma omp parallel for schedule(static, 4096)
   for (std::ptrdiff_t u = 0; u < std::ptrdiff_t(n); ++u) {
-    int32_t couplings = slot[size_t(u) + 1] - slot[size_t(u)] - 1;
-    if (!rc.received_ptr.empty())
-      for (int32_t i = rc.received_ptr[size_t(u)]; i < rc.received_ptr[size_t(u) + 1]; ++i)
-        couplings -= rc.received[rc.received_order[size_t(i)]].neighbour >= 0;
+    const int32_t couplings = rc.own_couplings(size_t(u), slot[size_t(u) + 1] - slot[size_t(u)]);
     sort_by_key(col + slot[size_t(u)], col + slot[size_t(u)] + couplings, [](int32_t k) { return uint32_t(k); });
     sort_by_key(rc.extra.data() + rc.extra_ptr[size_t(u)], rc.extra.data() + rc.extra_ptr[size_t(u) + 1], [](uint32_t k) { return k; });
   }
