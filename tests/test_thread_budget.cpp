@@ -22,6 +22,22 @@ TEST_CASE("threads_for gives one thread per grain of work, within 1 and the cap"
   CHECK(threads_for(1000000, kNodesPerThread, 16) == 16);
 }
 
+TEST_CASE("an MPI rank's default threads: its share of the host's cores less one, within the cores it may use", "[threads]") {
+  // The 2-GPU machine: 32 cores, 2 ranks.
+  CHECK(rank_threads(32, 2, 32).threads == 15);  // mpirun --bind-to none: every core allowed
+  CHECK(rank_threads(32, 2, 32).share == 15);
+  CHECK(!rank_threads(32, 2, 32).bound_below_share());
+  CHECK(rank_threads(32, 2, 16).threads == 15);  // --map-by slot:PE=16
+  CHECK(rank_threads(32, 2, 1).threads == 1);    // OpenMPI's default binding at -np 2: a core each
+  CHECK(rank_threads(32, 2, 1).bound_below_share());
+  CHECK(rank_threads(32, 1, 32).threads == 32);  // one rank on its host keeps every core
+  CHECK(rank_threads(16, 1, 8).threads == 8);
+  CHECK(rank_threads(2, 2, 2).threads == 1);     // the CI machine: never below one
+  CHECK(rank_threads(2, 4, 2).threads == 1);
+  CHECK(rank_threads(64, 4, 64).threads == 15);
+  CHECK(rank_threads(0, 0, 0).threads == 1);     // nonsense counts give one thread
+}
+
 TEST_CASE("a core another thread keeps busy is left to it, within the cap", "[threads]") {
   const int before = omp_get_max_threads();
   const int cores = omp_get_num_procs();

@@ -3,9 +3,12 @@
 #include <spdlog/spdlog.h>
 
 #include <omp.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
+#include <cstdlib>
 #include <exception>
 #include <memory>
 #include <string>
@@ -71,6 +74,25 @@ void check_distributed_options(const Options& opt, int ranks) {
   mpi.abort(kExitSystem);
 }
 
+// Sets this rank's OpenMP threads to its share of its host's cores (app/thread_budget.hpp
+// rank_threads); where the launcher bound the ranks to fewer cores than that, rank 0 says how to
+// give them their share (collective).
+void default_rank_threads(const dist::MpiSession& mpi, const dist::HostRanks& host) {
+  const int host_cores = int(sysconf(_SC_NPROCESSORS_ONLN));
+  const RankThreads t = rank_threads(host_cores, host.size, omp_get_num_procs());
+  omp_set_num_threads(t.threads);
+  int least[2] = {t.bound_below_share() ? t.threads : INT_MAX, t.threads};  // a bound rank's threads; any rank's
+  MPI_Allreduce(MPI_IN_PLACE, least, 2, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (mpi.is_root() && least[0] != INT_MAX)
+    spdlog::warn("ranks run on as few as {} thread(s): mpirun bound them to fewer cores than their share of their host "
+                 "(rank 0: {} cores, {} ranks, {} threads each). Start mpirun with --bind-to none (pgsim shares the "
+                 "cores out), or give the threads with OMP_NUM_THREADS or --threads",
+                 least[0], host_cores, host.size, t.share);
+  else
+    spdlog::debug("threads per rank: {} at least (rank 0: {} of its host's {} cores, {} ranks there)", least[1],
+                  t.threads, host_cores, host.size);
+}
+
 }  // namespace
 
 RunReport run_distributed(const Options& opt, const dist::MpiSession& mpi, DistributedRunData* data) {
@@ -91,11 +113,13 @@ RunReport run_distributed(const Options& opt, const dist::MpiSession& mpi, Distr
       if (!path->empty()) check_writable(*path);
   });
 
+  const dist::HostRanks host = dist::host_ranks(MPI_COMM_WORLD);
+  if (opt.threads == 0 && std::getenv("OMP_NUM_THREADS") == nullptr) default_rank_threads(mpi, host);
   // With --backend gpu each rank's CUDA context is created beside the parse, as one process's is
   // (app/backend.hpp), on the device its solve will take (its place among its host's ranks,
   // gpu/nccl_comm.hpp); the parse leaves that thread a core while it works (app/thread_budget.hpp).
-  const bool gpu = opt.backend == "gpu";  // the same on every rank: host_ranks is collective
-  const GpuContextWarmUp warm_up(gpu, gpu ? dist::host_ranks(MPI_COMM_WORLD).rank : 0);
+  const bool gpu = opt.backend == "gpu";
+  const GpuContextWarmUp warm_up(gpu, gpu ? host.rank : 0);
 #ifdef PGSIM_HAVE_NCCL
   // Likewise the NCCL communicator (gpu/nccl_comm_ahead.hpp), released once the solve is done.
   std::unique_ptr<gpu::NcclCommAhead> nccl;
