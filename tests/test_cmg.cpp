@@ -355,6 +355,28 @@ TEST_CASE("row schedules: every entry and every row once, a hub row split into p
     CHECK(rows_right);
     CHECK(std::all_of(visits.begin(), visits.end(), [](int32_t v) { return v == 1; }));
 
+    // Every non-empty row is finished once: by the one piece holding it whole, or as a split row
+    // (the rows crossing piece boundaries, the hub among them).
+    std::vector<int32_t> finished(size_t(rows), 0);
+    for_each_entry_piece(ptr, [&](int32_t r, int32_t begin, int32_t end) {
+      if (whole_row(ptr, r, begin, end)) {
+#pragma omp atomic
+        ++finished[size_t(r)];
+      }
+    });
+    int32_t split = 0;
+    for_each_split_row(ptr, [&](int32_t r) {
+#pragma omp atomic
+      ++finished[size_t(r)];
+#pragma omp atomic
+      ++split;
+      CHECK(ptr[r + 1] - ptr[r] > 0);
+    });
+    CHECK(split >= 2);  // the hub of 5 pieces and more, and rows across the boundaries
+    bool once = true;
+    for (int32_t r = 0; r < rows; ++r) once = once && finished[size_t(r)] == (ptr[r + 1] > ptr[r] ? 1 : 0);
+    CHECK(once);
+
     std::vector<int32_t> row_visits(size_t(rows), 0);
     for_each_row_long_first(rows, [&ptr](int32_t r) { return ptr[r + 1] - ptr[r]; }, [&](int32_t r) {
 #pragma omp atomic
