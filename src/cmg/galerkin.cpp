@@ -38,7 +38,7 @@ void make_zero_row_sum(CsrMatrix& A, int32_t c) {
 // galerkin_coarse of a stored level or of level 0 read from G: the same rows in the same order,
 // so the same coarse level.
 template <class Level>
-CsrMatrix coarse_level(const Level& A, const std::vector<int32_t>& cluster_of, int32_t clusters) {
+CsrMatrix coarse_level(const Level& A, const FillVector<int32_t>& cluster_of, int32_t clusters) {
   const int32_t rows = level_rows(A);
   const size_t nc = static_cast<size_t>(clusters);
   // Members of each cluster in increasing order and an upper bound of each coarse row's length.
@@ -168,11 +168,11 @@ CsrMatrix coarse_level(const Level& A, const std::vector<int32_t>& cluster_of, i
 
 }  // namespace
 
-CsrMatrix galerkin_coarse(const CsrMatrix& A, const std::vector<int32_t>& cluster_of, int32_t clusters) {
+CsrMatrix galerkin_coarse(const CsrMatrix& A, const FillVector<int32_t>& cluster_of, int32_t clusters) {
   return coarse_level(A, cluster_of, clusters);
 }
 
-CsrMatrix galerkin_coarse(const GroundedSdd& L, const std::vector<int32_t>& cluster_of, int32_t clusters) {
+CsrMatrix galerkin_coarse(const GroundedSdd& L, const FillVector<int32_t>& cluster_of, int32_t clusters) {
   return coarse_level(L, cluster_of, clusters);
 }
 
