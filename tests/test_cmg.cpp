@@ -189,7 +189,7 @@ TEST_CASE("clustering cuts long paths and keeps heavy pairs together", "[cmg]") 
   Q.val = {10, -10, -10, 11, -1, -1, 11, -10, -10, 10};
   const Clustering q = cluster_vertices(Q);
   CHECK(q.count == 2);
-  CHECK(q.cluster_of == std::vector<int32_t>{0, 0, 1, 1});
+  CHECK(std::vector<int32_t>(q.cluster_of.begin(), q.cluster_of.end()) == std::vector<int32_t>{0, 0, 1, 1});
 }
 
 TEST_CASE("the hierarchy of a 200k-unknown grid: partitions, Laplacians, Galerkin levels", "[cmg]") {
@@ -308,7 +308,7 @@ TEST_CASE("counting_sort: the stable order, for keys near the items' order and f
       CHECK(ptr == want_ptr);
       CHECK(rank == want_rank);
       FillVector<int32_t> fptr, frank;
-      counting_sort(*key, keys, fptr, frank);
+      counting_sort(key_in, keys, fptr, frank);
       CHECK(std::equal(fptr.begin(), fptr.end(), want_ptr.begin(), want_ptr.end()));
       CHECK(std::equal(frank.begin(), frank.end(), want_rank.begin(), want_rank.end()));
     }
@@ -354,6 +354,28 @@ TEST_CASE("row schedules: every entry and every row once, a hub row split into p
       for (int32_t k = ptr[r]; k < ptr[r + 1]; ++k) rows_right = rows_right && row_of[size_t(k)] == r;
     CHECK(rows_right);
     CHECK(std::all_of(visits.begin(), visits.end(), [](int32_t v) { return v == 1; }));
+
+    // Every non-empty row is finished once: by the one piece holding it whole, or as a split row
+    // (the rows crossing piece boundaries, the hub among them).
+    std::vector<int32_t> finished(size_t(rows), 0);
+    for_each_entry_piece(ptr, [&](int32_t r, int32_t begin, int32_t end) {
+      if (whole_row(ptr, r, begin, end)) {
+#pragma omp atomic
+        ++finished[size_t(r)];
+      }
+    });
+    int32_t split = 0;
+    for_each_split_row(ptr, [&](int32_t r) {
+#pragma omp atomic
+      ++finished[size_t(r)];
+#pragma omp atomic
+      ++split;
+      CHECK(ptr[r + 1] - ptr[r] > 0);
+    });
+    CHECK(split >= 2);  // the hub of 5 pieces and more, and rows across the boundaries
+    bool once = true;
+    for (int32_t r = 0; r < rows; ++r) once = once && finished[size_t(r)] == (ptr[r + 1] > ptr[r] ? 1 : 0);
+    CHECK(once);
 
     std::vector<int32_t> row_visits(size_t(rows), 0);
     for_each_row_long_first(rows, [&ptr](int32_t r) { return ptr[r + 1] - ptr[r]; }, [&](int32_t r) {

@@ -142,7 +142,7 @@ CmgHierarchy build_cmg_hierarchy(const CsrMatrix& G, const CmgOptions& options, 
   h.levels.back().A = std::move(raw.back());
   h.levels.back().inv_diag = h.levels.back().A.diagonal();  // the coarsest, not renumbered
   for (size_t l = levels - 1; l-- > 0;) {
-    const std::vector<int32_t>& cluster_of = clusterings[l].cluster_of;
+    const FillVector<int32_t>& cluster_of = clusterings[l].cluster_of;
     FillVector<int32_t> key(cluster_of.size());  // unwritten until the loop below
 #pragma omp parallel for schedule(static, 4096)
     for (int32_t v = 0; v < static_cast<int32_t>(key.size()); ++v) key[v] = new_of_old[cluster_of[v]];

@@ -185,7 +185,7 @@ Clustering cluster(const Level& A) {
   assign_parallel(first, un, n);
 #pragma omp parallel for schedule(static, 4096)
   for (int32_t v = 0; v < n; ++v) atomic_lower_to(first[root[v]], v);
-  assign_touched(c.cluster_of, un);
+  c.cluster_of.resize(un);  // unwritten: every vertex's flag written below
 #pragma omp parallel for schedule(static, 4096)
   for (int32_t v = 0; v < n; ++v) c.cluster_of[v] = first[root[v]] == v;
   prefix_sum(c.cluster_of);  // at a first vertex: its cluster's number + 1

@@ -6,11 +6,15 @@
 
 #include "cmg/laplacian.hpp"
 #include "mna/csr.hpp"
+#include "parser/default_init.hpp"
 
 namespace pgsim {
 
 struct Clustering {
-  std::vector<int32_t> cluster_of;  // per vertex, in [0, count)
+  // Per vertex, in [0, count). A FillVector: sized unwritten and filled on all threads, where a
+  // std::vector was first zeroed by one thread (140 MB on a 50M-node grid's level 0); the
+  // builder only reads it (galerkin_coarse, the renumbering) and frees it.
+  FillVector<int32_t> cluster_of;
   int32_t count = 0;                // clusters, numbered in the order of their first vertex
 };
 

@@ -84,7 +84,7 @@ void counting_sort(const Key& key, int32_t keys, Out& key_ptr, Out& rank) {
   }
 }
 
-template void counting_sort(const std::vector<int32_t>&, int32_t, FillVector<int32_t>&, FillVector<int32_t>&);
+template void counting_sort(const FillVector<int32_t>&, int32_t, FillVector<int32_t>&, FillVector<int32_t>&);
 template void counting_sort(const FillVector<int32_t>&, int32_t, std::vector<int32_t>&, std::vector<int32_t>&);
 
 }  // namespace pgsim

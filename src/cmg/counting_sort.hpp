@@ -11,7 +11,7 @@ namespace pgsim {
 
 // key[i] in [0, keys) for i in [0, key.size()). key_ptr[k]: where key k's items start (size
 // keys + 1); rank[i]: item i's place in the sorted order (equal keys in increasing i).
-// Defined for galerkin_coarse's types (a clustering's std::vector into FillVectors, scratch
+// Defined for galerkin_coarse's types (a clustering's FillVector into FillVectors, scratch
 // sized without a zero fill) and the builder's (its FillVector of keys into the hierarchy's
 // std::vectors).
 template <class Key, class Out>

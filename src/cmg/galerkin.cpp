@@ -20,28 +20,25 @@ namespace {
 // Rows ahead whose scattered source rows are prefetched (permute_symmetric).
 constexpr int32_t kRowsAhead = 16;
 
-// Every row's diagonal made the negated sum of its off-diagonals, summed in column order: every
-// row of the level sums to zero (up to the rounding of that sum). By rows: each row's sum is one
-// thread's, in one order.
-void make_zero_row_sums(CsrMatrix& A) {
-#pragma omp parallel for schedule(static, 1024)
-  for (int32_t c = 0; c < A.rows; ++c) {
-    double off_sum = 0;
-    int32_t diag_at = -1;
-    for (int32_t k = A.ptr[c]; k < A.ptr[c + 1]; ++k) {
-      if (A.col[k] == c)
-        diag_at = k;
-      else
-        off_sum += A.val[k];
-    }
-    A.val[diag_at] = -off_sum;
+// Row c's diagonal made the negated sum of its off-diagonals, summed in column order: every row
+// of the level sums to zero (up to the rounding of that sum). Each row's sum is one thread's, in
+// one order.
+void make_zero_row_sum(CsrMatrix& A, int32_t c) {
+  double off_sum = 0;
+  int32_t diag_at = -1;
+  for (int32_t k = A.ptr[c]; k < A.ptr[c + 1]; ++k) {
+    if (A.col[k] == c)
+      diag_at = k;
+    else
+      off_sum += A.val[k];
   }
+  A.val[diag_at] = -off_sum;
 }
 
 // galerkin_coarse of a stored level or of level 0 read from G: the same rows in the same order,
 // so the same coarse level.
 template <class Level>
-CsrMatrix coarse_level(const Level& A, const std::vector<int32_t>& cluster_of, int32_t clusters) {
+CsrMatrix coarse_level(const Level& A, const FillVector<int32_t>& cluster_of, int32_t clusters) {
   const int32_t rows = level_rows(A);
   const size_t nc = static_cast<size_t>(clusters);
   // Members of each cluster in increasing order and an upper bound of each coarse row's length.
@@ -60,13 +57,14 @@ CsrMatrix coarse_level(const Level& A, const std::vector<int32_t>& cluster_of, i
   }
   prefix_sum(bound);
 
-  // Each coarse row gathered into its thread's scratch, sorted, its duplicates merged, and appended
-  // to that thread's merged rows; then copied into A_c in row order. Only merged rows are held, as
-  // large as A_c together, where a scratch as large as A's entries held every gathered row before
-  // (on level 0 that scratch and the fine Laplacian were the hierarchy build's peak).
+  // Each coarse row gathered at the end of its thread's merged rows, sorted, its duplicates merged
+  // in place, and the rest cut off; then copied into A_c in row order. Only merged rows are held,
+  // as large as A_c together, where a scratch as large as A's entries held every gathered row
+  // before (on level 0 that scratch and the fine Laplacian were the hierarchy build's peak). A row
+  // is gathered where it stays, not in a scratch row and then copied to the merged ones.
   const size_t threads = static_cast<size_t>(omp_get_max_threads());
-  std::vector<FillVector<int32_t>> scratch_col(threads), merged_col(threads);
-  std::vector<FillVector<double>> scratch_val(threads), merged_val(threads);
+  std::vector<FillVector<int32_t>> merged_col(threads);
+  std::vector<FillVector<double>> merged_val(threads);
   // Twice a thread's share of the gathered entries (an upper bound of the merged ones, with the
   // diagonals): address space only until written, and room enough that a thread's rows are not
   // moved to grow unless the schedule gives it far more than its share (then they are, correctly).
@@ -85,12 +83,14 @@ CsrMatrix coarse_level(const Level& A, const std::vector<int32_t>& cluster_of, i
   auto gathered = [&bound](int32_t c) { return bound[c + 1] - bound[c]; };
   for_each_row_long_first(clusters, gathered, [&](int32_t c) {
     const size_t t = static_cast<size_t>(omp_get_thread_num());
-    FillVector<int32_t>& scol = scratch_col[t];
-    FillVector<double>& sval = scratch_val[t];
+    FillVector<int32_t>& mcol = merged_col[t];
+    FillVector<double>& mval = merged_val[t];
+    const size_t row_at = mcol.size();
     const size_t room = static_cast<size_t>(gathered(c)) + 1;  // the gathered entries and the diagonal
-    if (scol.size() < room) scol.resize(room), sval.resize(room);
-    int32_t* col = scol.data();
-    double* val = sval.data();
+    mcol.resize(row_at + room);  // unwritten room (FillVectors), cut to the merged row below
+    mval.resize(row_at + room);
+    int32_t* col = mcol.data() + row_at;
+    double* val = mval.data() + row_at;
     int32_t len = 0;
     for (int32_t m = member_ptr[c]; m < member_ptr[c + 1]; ++m) {
       for_each_off_diagonal(A, members[m], [&](int32_t u, double a) {
@@ -114,7 +114,7 @@ CsrMatrix coarse_level(const Level& A, const std::vector<int32_t>& cluster_of, i
         ++out;
       }
     }
-    // The diagonal, in its sorted place; its value is made by make_zero_row_sums.
+    // The diagonal, in its sorted place; its value is made by make_zero_row_sum.
     int32_t at = out;
     while (at > 0 && col[at - 1] > c) {
       col[at] = col[at - 1];
@@ -123,15 +123,13 @@ CsrMatrix coarse_level(const Level& A, const std::vector<int32_t>& cluster_of, i
     }
     col[at] = c;
     val[at] = 0;
-    place[c] = (uint64_t(t) << kOffsetBits) | merged_col[t].size();
-    merged_col[t].insert(merged_col[t].end(), col, col + out + 1);
-    merged_val[t].insert(merged_val[t].end(), val, val + out + 1);
+    place[c] = (uint64_t(t) << kOffsetBits) | row_at;
+    mcol.resize(row_at + size_t(out) + 1);
+    mval.resize(row_at + size_t(out) + 1);
     length[c + 1] = out + 1;
   });
   // Only the merged rows are read from here on: what gathered them is freed before A_c is made.
   for (FillVector<int32_t>* v : {&member_ptr, &rank, &members, &bound}) FillVector<int32_t>().swap(*v);
-  for (FillVector<int32_t>& v : scratch_col) FillVector<int32_t>().swap(v);
-  for (FillVector<double>& v : scratch_val) FillVector<double>().swap(v);
 
   CsrMatrix Ac;
   Ac.rows = clusters;
@@ -143,7 +141,9 @@ CsrMatrix coarse_level(const Level& A, const std::vector<int32_t>& cluster_of, i
   // level is made exactly symmetric by taking every lower entry (c, d), d < c, from the upper
   // part of row d's merged copy, in the same pass that copies the rows into A_c (where a second
   // pass over A_c looked it up in A_c's row d). By pieces of entries: a hub row's lookups (a
-  // third of the level's cache misses) are spread over the threads.
+  // third of the level's cache misses) are spread over the threads. A row that one piece holds
+  // whole gets its diagonal there, while it is in cache (make_zero_row_sum), where a pass over
+  // A_c after this one made them all; the rows split over pieces get theirs after.
   const uint64_t offset_mask = (uint64_t(1) << kOffsetBits) - 1;
   auto merged_col_of = [&](int32_t c) { return merged_col[place[c] >> kOffsetBits].data() + (place[c] & offset_mask); };
   auto merged_val_of = [&](int32_t c) { return merged_val[place[c] >> kOffsetBits].data() + (place[c] & offset_mask); };
@@ -160,18 +160,19 @@ CsrMatrix coarse_level(const Level& A, const std::vector<int32_t>& cluster_of, i
         Ac.val[k] = *from_val;
       }
     }
+    if (whole_row(Ac.ptr, c, begin, end)) make_zero_row_sum(Ac, c);
   });
-  make_zero_row_sums(Ac);
+  for_each_split_row(Ac.ptr, [&Ac](int32_t c) { make_zero_row_sum(Ac, c); });
   return Ac;
 }
 
 }  // namespace
 
-CsrMatrix galerkin_coarse(const CsrMatrix& A, const std::vector<int32_t>& cluster_of, int32_t clusters) {
+CsrMatrix galerkin_coarse(const CsrMatrix& A, const FillVector<int32_t>& cluster_of, int32_t clusters) {
   return coarse_level(A, cluster_of, clusters);
 }
 
-CsrMatrix galerkin_coarse(const GroundedSdd& L, const std::vector<int32_t>& cluster_of, int32_t clusters) {
+CsrMatrix galerkin_coarse(const GroundedSdd& L, const FillVector<int32_t>& cluster_of, int32_t clusters) {
   return coarse_level(L, cluster_of, clusters);
 }
 
@@ -194,33 +195,34 @@ CsrMatrix permute_symmetric(CsrMatrix A, const std::vector<int32_t>& new_of_old,
     B.ptr[r + 1] = A.ptr[i + 1] - A.ptr[i];
   }
   prefix_sum(B.ptr);
-  // Zeros (a std::vector), each stored diagonal written below from the one piece holding it.
+  // Zeros (a std::vector): a row that stores no diagonal leaves its 0.
   if (diagonal) size_for_overwrite(*diagonal, n);
-  // Row r of B is row old_of_new[r] of A, its columns renumbered (by pieces: a hub row's lookups
-  // are spread over the threads), then sorted (long rows first; a row's columns are distinct).
-  // Row r's source, row old_of_new[r] of A, is at a random place: its lines are requested
-  // kRowsAhead rows before they are read (its row offset twice as far ahead), as in the renumbered
-  // Laplacian (cmg/laplacian.cpp), so a thread waits for several rows' misses at once.
-  for_each_entry_piece(B.ptr, [&](int32_t r, int32_t begin, int32_t end) {
-    if (r + 2 * kRowsAhead < B.rows) __builtin_prefetch(&A.ptr[old_of_new[r + 2 * kRowsAhead]]);
-    if (r + kRowsAhead < B.rows) {
-      const size_t at = size_t(A.ptr[old_of_new[r + kRowsAhead]]);
-      __builtin_prefetch(A.col.data() + at);
-      __builtin_prefetch(A.val.data() + at);
-    }
-    const int32_t shift = A.ptr[old_of_new[r]] - B.ptr[r];
-    for (int32_t out = begin; out < end; ++out) {
-      B.col[out] = new_of_old[A.col[out + shift]];
-      B.val[out] = A.val[out + shift];
-    }
-    if (diagonal)
-      for (int32_t out = begin; out < end; ++out)
-        if (B.col[out] == r) (*diagonal)[size_t(r)] = B.val[out];
-  });
+  // Row r of B is row old_of_new[r] of A, its columns renumbered, sorted (a row's columns are
+  // distinct) and its diagonal taken, in one pass while the row is in cache, where a pass of
+  // pieces copied the rows and a second pass over B sorted them. Rows long first: a hub row's
+  // copy and sort run on one thread beside the short rows, not after them. Row r's source is at
+  // a random place: its lines are requested kRowsAhead rows before they are read (its row offset
+  // twice as far ahead), as in the renumbered Laplacian (cmg/laplacian.cpp), so a thread waits
+  // for several rows' misses at once.
   for_each_row_long_first(
       B.rows, [&B](int32_t r) { return B.ptr[r + 1] - B.ptr[r]; },
-      [&B](int32_t r) {
-        sort_distinct_row(B.col.data() + B.ptr[r], B.val.data() + B.ptr[r], B.ptr[r + 1] - B.ptr[r]);
+      [&](int32_t r) {
+        if (r + 2 * kRowsAhead < B.rows) __builtin_prefetch(&A.ptr[old_of_new[r + 2 * kRowsAhead]]);
+        if (r + kRowsAhead < B.rows) {
+          const size_t at = size_t(A.ptr[old_of_new[r + kRowsAhead]]);
+          __builtin_prefetch(A.col.data() + at);
+          __builtin_prefetch(A.val.data() + at);
+        }
+        const int32_t begin = B.ptr[r], end = B.ptr[r + 1];
+        const int32_t shift = A.ptr[old_of_new[r]] - begin;
+        for (int32_t out = begin; out < end; ++out) {
+          B.col[out] = new_of_old[A.col[out + shift]];
+          B.val[out] = A.val[out + shift];
+        }
+        sort_distinct_row(B.col.data() + begin, B.val.data() + begin, end - begin);
+        if (diagonal)
+          for (int32_t out = begin; out < end; ++out)
+            if (B.col[out] == r) (*diagonal)[size_t(r)] = B.val[out];
       });
   return B;
 }

@@ -43,6 +43,30 @@ void for_each_entry_piece(const FillVector<int32_t>& ptr, Body body) {
   }
 }
 
+// Whether for_each_entry_piece gives all of row r's entries [ptr[r], ptr[r + 1]) to one body call,
+// [begin, end): then that call can finish the row (for_each_split_row finishes the others).
+inline bool whole_row(const FillVector<int32_t>& ptr, int32_t r, int32_t begin, int32_t end) {
+  return begin == ptr[static_cast<size_t>(r)] && end == ptr[static_cast<size_t>(r) + 1];
+}
+
+// row(r) for every non-empty row that for_each_entry_piece splits over two or more pieces (the
+// rows crossing a piece boundary: about one per piece, and every row longer than a piece), each
+// once, on all threads. Every other row is a whole_row in its one piece.
+template <class Row>
+void for_each_split_row(const FillVector<int32_t>& ptr, Row row) {
+  const int32_t entries = ptr.back();
+  const int32_t pieces = (entries + kEntriesPerPiece - 1) / kEntriesPerPiece;
+#pragma omp parallel for schedule(dynamic, 64)
+  for (int32_t p = 1; p < pieces; ++p) {
+    const int32_t boundary = p * kEntriesPerPiece;  // piece p's first entry
+    // The row holding it (the last r with ptr[r] <= boundary) is split if it starts before the
+    // boundary, and called here from its first boundary only.
+    const int32_t r = static_cast<int32_t>(std::upper_bound(ptr.begin(), ptr.end(), boundary) - ptr.begin()) - 1;
+    const int32_t start = ptr[static_cast<size_t>(r)];
+    if (start < boundary && start >= boundary - kEntriesPerPiece) row(r);
+  }
+}
+
 // row(r) for every r in [0, rows) on all threads, the rows with length(r) > kLongRow first (one
 // each to the first threads free) and the others in chunks behind them: a long row then runs
 // beside the short ones instead of after them. For work that cannot be split within a row.
