@@ -24,9 +24,19 @@ struct SplitRows {
   std::vector<uint8_t> pinned;
 };
 
-SplitRows split(const DistributedRows& rows) {
-  const int32_t n = rows.rows.rows, first = int32_t(rows.first_row);
-  const CsrMatrix& A = rows.rows;
+// Calls f(u, col, val, len, b) for every row, on all threads (static chunks of rows).
+template <class F>
+void each_row(const MovedRows& rows, F f) {
+  constexpr int32_t kChunk = 4096;
+  const int32_t n = rows.rows(), chunks = (n + kChunk - 1) / kChunk;
+#pragma omp parallel for schedule(static)
+  for (int32_t c = 0; c < chunks; ++c) rows.for_rows(c * kChunk, std::min(n, (c + 1) * kChunk), f);
+}
+
+// The rows split, and b in their order: the split reads every row where the migration left it (the
+// rows that stayed on this rank were not copied), as it writes them anyway.
+SplitRows split(const MovedRows& rows, std::vector<double>& b) {
+  const int32_t n = rows.rows(), first = int32_t(rows.first_row());
   const auto local = [&](int32_t j) { return j >= first && j - first < n; };
   SplitRows s;
   s.local.rows = s.cut.rows = n;
@@ -34,42 +44,42 @@ SplitRows split(const DistributedRows& rows) {
   // Row lengths of both halves, their offsets, then each row written at its place: all threads.
   size_for_overwrite(s.local.ptr, size_t(n) + 1);
   size_for_overwrite(s.cut.ptr, size_t(n) + 1);
+  size_for_overwrite(b, size_t(n));
   s.local.ptr[0] = s.cut.ptr[0] = 0;
-#pragma omp parallel for schedule(static, 4096)
-  for (int32_t u = 0; u < n; ++u) {
+  each_row(rows, [&](int32_t u, const int32_t* col, const double*, int32_t len, double bu) {
     int32_t own = 0;
-    for (int32_t k = A.ptr[size_t(u)]; k < A.ptr[size_t(u) + 1]; ++k) own += local(A.col[size_t(k)]);
+    for (int32_t k = 0; k < len; ++k) own += local(col[k]);
     s.local.ptr[size_t(u) + 1] = own;
-    s.cut.ptr[size_t(u) + 1] = A.ptr[size_t(u) + 1] - A.ptr[size_t(u)] - own;
-    s.pinned[size_t(u)] = own < A.ptr[size_t(u) + 1] - A.ptr[size_t(u)];
-  }
+    s.cut.ptr[size_t(u) + 1] = len - own;
+    s.pinned[size_t(u)] = own < len;
+    b[size_t(u)] = bu;
+  });
   prefix_sum(s.local.ptr);
   prefix_sum(s.cut.ptr);
   size_for_overwrite(s.local.col, size_t(s.local.ptr[size_t(n)]));
   size_for_overwrite(s.local.val, s.local.col.size());
   size_for_overwrite(s.cut.col, size_t(s.cut.ptr[size_t(n)]));
   size_for_overwrite(s.cut.val, s.cut.col.size());
-#pragma omp parallel for schedule(static, 4096)
-  for (int32_t u = 0; u < n; ++u) {
+  each_row(rows, [&](int32_t u, const int32_t* col, const double* val, int32_t len, double) {
     int32_t l = s.local.ptr[size_t(u)], c = s.cut.ptr[size_t(u)];
-    for (int32_t k = A.ptr[size_t(u)]; k < A.ptr[size_t(u) + 1]; ++k) {
-      const int32_t j = A.col[size_t(k)];
-      if (local(j)) s.local.col[size_t(l)] = j - first, s.local.val[size_t(l++)] = A.val[size_t(k)];
-      else s.cut.col[size_t(c)] = j, s.cut.val[size_t(c++)] = A.val[size_t(k)];
+    for (int32_t k = 0; k < len; ++k) {
+      const int32_t j = col[k];
+      if (local(j)) s.local.col[size_t(l)] = j - first, s.local.val[size_t(l++)] = val[k];
+      else s.cut.col[size_t(c)] = j, s.cut.val[size_t(c++)] = val[k];
     }
-  }
+  });
   return s;
 }
 
 // Steps 4 and 5 on `rows`, rank q holding rows [row_begin[q], row_begin[q + 1]).
 // times (-v): the split, the elimination, the block.
-void eliminate_and_split(RankSystem& sys, DistributedRows rows, const std::vector<int64_t>& row_begin, int ranks,
+void eliminate_and_split(RankSystem& sys, MovedRows rows, const std::vector<int64_t>& row_begin, int ranks,
                          MPI_Comm comm, double times[3]) {
   Stopwatch watch;
-  const int32_t n = rows.rows.rows;
-  SplitRows s = split(rows);
-  std::vector<double> b = std::move(rows.b);
-  rows = DistributedRows{};
+  const int32_t n = rows.rows();
+  std::vector<double> b;
+  SplitRows s = split(rows, b);
+  rows = MovedRows{};
   times[0] = watch.lap();
 
   sys.elimination = eliminate_chains(std::move(s.local), b, &s.pinned);  // in s.local's arrays, not a copy
@@ -172,18 +182,21 @@ RankSystem reduce_distributed(const RankNetlist& nl, MPI_Comm comm, bool reparti
   // A system of fewer rows than ranks is no work to share: it stays where the parse put it.
   double planned = 0;
   int64_t leaving = 0;  // -v: the rows that step 3 sends to other ranks
+  MovedRows moved_rows;
   if (repartition && nl.ranks > 1 && rows.global_rows >= nl.ranks) {
     RowMigration plan = plan_migration(rows, comm);
     planned = step.lap();
     leaving = plan.rows_leaving(nl.rank);
-    rows = migrate(std::move(rows), plan, comm);
+    moved_rows = migrate(std::move(rows), plan, comm);
     row_begin = plan.new_offset;
     sys.migration = std::move(plan);
+  } else {
+    moved_rows = MovedRows(std::move(rows));
   }
   const double moved = step.lap();
   peak[2] = double(host_memory().peak);
   double parts[3];
-  eliminate_and_split(sys, std::move(rows), row_begin, nl.ranks, comm, parts);
+  eliminate_and_split(sys, std::move(moved_rows), row_begin, nl.ranks, comm, parts);
   peak[3] = double(host_memory().peak);
   log_step(comm, fmt::format("distributed reduction on rank {}: super-nodes {:.3f} s ({:.0f} MB held, {} links across ranks), "
                              "stamp and floating check {:.3f} s, repartition {:.3f} s (plan {:.3f} s, rows moved {:.3f} s: {} "

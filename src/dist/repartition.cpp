@@ -152,27 +152,23 @@ struct Run {
   int to;
 };
 
-// Moves the records of `runs` (each rank's runs to one destination cover its slots without gap)
-// from `src` into `dst`: the records from rank q start at dst[recv_at[q]]. This rank's own runs
-// are copied on all threads, straight into dst; only the others' are packed and pass through
-// MPI (the rows that stay, most of them where the parse's ranks already hold the parts, cross
-// no buffer). send_counts and recv_at are per rank, self included.
+// Moves the records of `runs` (each rank's runs to one destination cover its slots without gap;
+// none to this rank: what stays is never copied) from `src` into `dst`: the records from rank q
+// start at dst[recv_at[q]]. send_counts, recv_counts and recv_at are per rank, this rank's 0.
 template <class T>
 void move_runs(const T* src, const std::vector<Run>& runs, const std::vector<int>& send_counts,
                const std::vector<int>& recv_counts, const std::vector<int>& recv_at, T* dst, MPI_Comm comm) {
   const int me = comm_rank(comm);
-  std::vector<int> send_others(send_counts), recv_others(recv_counts);
-  send_others[size_t(me)] = recv_others[size_t(me)] = 0;
-  const std::vector<int> send_at = displacements(send_others);
-  FillVector<T> send(size_t(send_at.back()) + size_t(send_others.back()));
+  if (send_counts[size_t(me)] != 0 || recv_counts[size_t(me)] != 0) throw std::logic_error("repartition: a run to this rank");
+  const std::vector<int> send_at = displacements(send_counts);
+  FillVector<T> send(size_t(send_at.back()) + size_t(send_counts.back()));
 #pragma omp parallel for schedule(dynamic, 1)
   for (std::ptrdiff_t r = 0; r < std::ptrdiff_t(runs.size()); ++r) {
     const Run& run = runs[size_t(r)];
-    T* to = run.to == me ? dst + recv_at[size_t(me)] : send.data() + send_at[size_t(run.to)];
-    std::copy(src + run.from, src + run.from + run.count, to + run.slot);
+    std::copy(src + run.from, src + run.from + run.count, send.data() + send_at[size_t(run.to)] + run.slot);
   }
   const RecordType<T> type;
-  MPI_Alltoallv(send.data(), send_others.data(), send_at.data(), type.get(), dst, recv_others.data(), recv_at.data(),
+  MPI_Alltoallv(send.data(), send_counts.data(), send_at.data(), type.get(), dst, recv_counts.data(), recv_at.data(),
                 type.get(), comm);
 }
 
@@ -186,23 +182,43 @@ int64_t RowMigration::rows_leaving(int r) const {
   return leaving;
 }
 
-DistributedRows migrate(DistributedRows mine, const RowMigration& plan, MPI_Comm comm) {
+MovedRows::MovedRows(DistributedRows rows)
+    : first_row_(rows.first_row), global_rows_(rows.global_rows), rows_(rows.rows.rows), own_(std::move(rows)) {
+  segments_.push_back({0, rows_, false, 0});
+}
+
+MovedRows migrate(DistributedRows mine, const RowMigration& plan, MPI_Comm comm) {
   const int P = comm_size(comm), me = comm_rank(comm);
   const auto parts = static_cast<size_t>(P);
 
-  // Rows go out in old order, per destination: each receiver knows which old rows it gets from
-  // each sender (the plan), in that order, so only lengths, entries and b travel. A block moves
-  // whole, so the moves are planned piece by piece (a few thousand): a run of rows and one of
-  // entries per piece.
+  // The rows that leave go out in old order, per destination: each receiver knows which old rows
+  // it gets from each sender (the plan), in that order, so only lengths, entries and b travel. A
+  // block moves whole, so the moves are planned piece by piece (a few thousand): a run of rows and
+  // one of entries per piece. The pieces that stay become segments of the result, in place.
   const std::vector<Piece> pieces = pieces_of(mine.first_row, mine.rows.rows, plan.block_rows);
   std::vector<Run> row_runs, entry_runs;
   std::vector<int64_t> rows_to(parts, 0), entries_to(parts, 0);
+  MovedRows out;
+  out.first_row_ = plan.new_offset[me];
+  out.global_rows_ = plan.global_rows;
+  const int64_t count = plan.new_offset[me + 1] - plan.new_offset[me];
+  if (count > INT32_MAX) throw std::length_error("repartition: more rows on one rank than this build's index width");
+  out.rows_ = static_cast<int32_t>(count);
+  std::vector<MovedRows::Segment> staying;  // new local rows counted from the first that stays
+  int32_t stay = 0;
   for (const Piece& piece : pieces) {
     const int d = plan.part_of_block[piece.block];
+    const auto rows = static_cast<int32_t>(piece.hi - piece.lo);
+    if (d == me) {
+      if (!staying.empty() && staying.back().from + staying.back().count == piece.lo) staying.back().count += rows;
+      else staying.push_back({stay, rows, false, static_cast<int32_t>(piece.lo)});
+      stay += rows;
+      continue;
+    }
     const int64_t lo = mine.rows.ptr[piece.lo], hi = mine.rows.ptr[piece.hi];
-    row_runs.push_back({piece.lo, piece.hi - piece.lo, rows_to[size_t(d)], d});
+    row_runs.push_back({piece.lo, rows, rows_to[size_t(d)], d});
     entry_runs.push_back({lo, hi - lo, entries_to[size_t(d)], d});
-    rows_to[size_t(d)] += piece.hi - piece.lo;
+    rows_to[size_t(d)] += rows;
     entries_to[size_t(d)] += hi - lo;
   }
   std::vector<int> counts(2 * parts), recv(2 * parts);  // per rank: rows, entries
@@ -213,53 +229,58 @@ DistributedRows migrate(DistributedRows mine, const RowMigration& plan, MPI_Comm
     row_counts[r] = counts[2 * r], entry_counts[r] = counts[2 * r + 1], rows_in[r] = recv[2 * r], entries_in[r] = recv[2 * r + 1];
 
   // This rank's new rows in new order are its part's blocks in old order, so their old indices
-  // grow, and with them their old owners: the rows arrive (grouped by sender, in rank order)
-  // exactly in new order, each sender's at its place in the new arrays.
-  DistributedRows out;
-  out.global_rows = plan.global_rows;
-  out.first_row = plan.new_offset[me];
-  const int64_t count = plan.new_offset[me + 1] - plan.new_offset[me];
-  if (count > INT32_MAX) throw std::length_error("repartition: more rows on one rank than this build's index width");
+  // grow, and with them their old owners: the rows from lower ranks (grouped by sender, in rank
+  // order), then its own that stay, then those from higher ranks.
   const std::vector<int> row_at = displacements(rows_in);
-  if (int64_t(row_at.back()) + rows_in.back() != count) throw std::logic_error("repartition: rows received differ from the plan");
-  CsrMatrix& R = out.rows;
-  R.rows = static_cast<int32_t>(count);
-  R.ptr.resize(static_cast<size_t>(count) + 1);
+  const int32_t received = row_at.back() + rows_in.back(), lower = row_at[size_t(me)];
+  if (int64_t(received) + stay != count) throw std::logic_error("repartition: rows received differ from the plan");
+  CsrMatrix& R = out.received_;
+  R.rows = received;
+  R.ptr.resize(static_cast<size_t>(received) + 1);
   {
-    FillVector<int32_t> lengths(static_cast<size_t>(mine.rows.rows));
-#pragma omp parallel for schedule(static, 4096)
-    for (int32_t i = 0; i < mine.rows.rows; ++i) lengths[size_t(i)] = mine.rows.ptr[i + 1] - mine.rows.ptr[i];
+    FillVector<int32_t> lengths(static_cast<size_t>(mine.rows.rows));  // of the rows that leave (the others not paged in)
+#pragma omp parallel for schedule(dynamic, 1)
+    for (std::ptrdiff_t r = 0; r < std::ptrdiff_t(row_runs.size()); ++r)
+      for (int64_t i = row_runs[size_t(r)].from; i < row_runs[size_t(r)].from + row_runs[size_t(r)].count; ++i)
+        lengths[size_t(i)] = mine.rows.ptr[size_t(i) + 1] - mine.rows.ptr[size_t(i)];
     move_runs(lengths.data(), row_runs, row_counts, rows_in, row_at, R.ptr.data() + 1, comm);
   }
   R.ptr[0] = 0;
   prefix_sum(R.ptr);
   std::vector<int> entry_at(parts);
   for (size_t r = 0; r < parts; ++r) entry_at[r] = R.ptr[size_t(row_at[r])];
-  // Array by array, each released once moved: with its send buffer, at most two copies of the
-  // rank's rows at once (every row leaving), and one and a fraction where most stay.
-  R.val.resize(size_t(R.ptr[size_t(count)]));
+  R.val.resize(size_t(R.ptr[size_t(received)]));
   move_runs(mine.rows.val.data(), entry_runs, entry_counts, entries_in, entry_at, R.val.data(), comm);
-  FillVector<double>().swap(mine.rows.val);
   R.col.resize(R.val.size());
   move_runs(mine.rows.col.data(), entry_runs, entry_counts, entries_in, entry_at, R.col.data(), comm);
-  FillVector<int32_t>().swap(mine.rows.col);
-  size_for_overwrite(out.b, static_cast<size_t>(count));
-  move_runs(mine.b.data(), row_runs, row_counts, rows_in, row_at, out.b.data(), comm);
-  mine = DistributedRows{};
+  size_for_overwrite(out.received_b_, static_cast<size_t>(received));
+  move_runs(mine.b.data(), row_runs, row_counts, rows_in, row_at, out.received_b_.data(), comm);
 
-  // Columns to new indices, unless the plan keeps every row's index (the parse's ranks already
-  // hold the parts, a block straddling two of them aside). A row's columns stay ascending where
-  // the renumbering keeps their order (within a part it does): only the others are sorted.
+  if (lower > 0) out.segments_.push_back({0, lower, true, 0});
+  for (MovedRows::Segment seg : staying) {
+    seg.first += lower;
+    out.segments_.push_back(seg);
+  }
+  if (received > lower) out.segments_.push_back({lower + stay, received - lower, true, lower});
+  out.own_ = std::move(mine);
+
+  // Columns to new indices, in place, unless the plan keeps every row's index (the parse's ranks
+  // already hold the parts, a block straddling two of them aside). A row's columns stay
+  // ascending where the renumbering keeps their order (within a part it does): only the others
+  // are sorted.
   bool same_indices = true;
   for (int64_t b = 0; b < int64_t(plan.new_first_of_block.size()); ++b)
     same_indices = same_indices && plan.new_first_of_block[size_t(b)] == b * plan.block_rows;
   if (same_indices) return out;
+  for (const MovedRows::Segment& seg : out.segments_) {
+    CsrMatrix& m = seg.received ? out.received_ : out.own_.rows;
 #pragma omp parallel for schedule(static, 4096)
-  for (int32_t i = 0; i < R.rows; ++i) {
-    int32_t* col = R.col.data() + R.ptr[i];
-    const int32_t len = R.ptr[i + 1] - R.ptr[i];
-    for (int32_t k = 0; k < len; ++k) col[k] = static_cast<int32_t>(plan.new_index(col[k]));
-    if (!std::is_sorted(col, col + len)) sort_row(col, R.val.data() + R.ptr[i], len);
+    for (int32_t i = seg.from; i < seg.from + seg.count; ++i) {
+      int32_t* col = m.col.data() + m.ptr[i];
+      const int32_t len = m.ptr[i + 1] - m.ptr[i];
+      for (int32_t k = 0; k < len; ++k) col[k] = static_cast<int32_t>(plan.new_index(col[k]));
+      if (!std::is_sorted(col, col + len)) sort_row(col, m.val.data() + m.ptr[i], len);
+    }
   }
   return out;
 }
@@ -281,9 +302,10 @@ std::vector<double> return_values(const std::vector<double>& moved, const RowMig
   const std::vector<int> moved_at = displacements(counts);
   std::vector<Run> out_runs;
   for (size_t o = 0; o < parts; ++o)
-    if (counts[o] > 0) out_runs.push_back({moved_at[o], counts[o], 0, int(o)});
-  // In: from each new owner, this rank's old rows of that part, in old order; first into a
-  // buffer in that order (by sender), then placed piece by piece.
+    if (counts[o] > 0 && int(o) != me) out_runs.push_back({moved_at[o], counts[o], 0, int(o)});
+  // In: from each other new owner, this rank's old rows of that part, in old order, into a buffer
+  // in that order (by sender); then every piece placed, those that stayed on this rank (nearly
+  // all, where the parse's ranks already held the parts) read straight from `moved`.
   const int64_t lo = plan.old_offset[me], hi = plan.old_offset[me + 1];
   const std::vector<Piece> pieces = pieces_of(lo, hi - lo, plan.block_rows);
   std::vector<int> taken(parts, 0);
@@ -293,16 +315,20 @@ std::vector<double> return_values(const std::vector<double>& moved, const RowMig
     from[p] = t;
     t += static_cast<int>(pieces[p].hi - pieces[p].lo);
   }
-  const std::vector<int> at = displacements(taken);
-  FillVector<double> in(static_cast<size_t>(hi - lo));
-  move_runs(moved.data(), out_runs, counts, taken, at, in.data(), comm);
+  std::vector<int> sent(counts), others(taken);
+  sent[size_t(me)] = others[size_t(me)] = 0;
+  const std::vector<int> at = displacements(others);
+  FillVector<double> in(static_cast<size_t>(at.back()) + static_cast<size_t>(others.back()));
+  move_runs(moved.data(), out_runs, sent, others, at, in.data(), comm);
   std::vector<double> values;
   size_for_overwrite(values, static_cast<size_t>(hi - lo));
 #pragma omp parallel for schedule(dynamic, 1)
   for (std::ptrdiff_t p = 0; p < std::ptrdiff_t(pieces.size()); ++p) {
     const Piece& piece = pieces[size_t(p)];
-    const int64_t start = at[static_cast<size_t>(plan.part_of_block[piece.block])] + from[size_t(p)] - piece.lo;
-    for (int64_t i = piece.lo; i < piece.hi; ++i) values[size_t(i)] = in[size_t(start + i)];
+    const int d = plan.part_of_block[piece.block];
+    const double* src = d == me ? moved.data() + moved_at[size_t(me)] : in.data() + at[size_t(d)];
+    const int64_t start = from[size_t(p)] - piece.lo;
+    for (int64_t i = piece.lo; i < piece.hi; ++i) values[size_t(i)] = src[start + i];
   }
   return values;
 }

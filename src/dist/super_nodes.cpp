@@ -8,6 +8,7 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "dist/byte_exchange.hpp"
 #include "dist/record_exchange.hpp"
 #include "dist/step_log.hpp"
 #include "mna/concurrent_union_find.hpp"
@@ -58,6 +59,17 @@ struct NodeAnswer {  // a member node's super-node, from the rank that merged it
   uint32_t node, first;  // first: the set's first node; 0: ground's set (fixed)
   uint32_t size, unused;  // unused: 0 (trivial, so FillVectors of answers are not zeroed first)
   double offset;
+};
+// Step 3's answers at their nodes' owners. This rank's own share (nearly all of them where each
+// net lies mostly on one rank: 15M of a 50M-node grid's rank, 24 bytes each) neither travels nor
+// is copied: it stays in `made`, where merge_sets() wrote it, and is read there through a
+// ReceivedView; its place in `received` is never written (nor paged in).
+struct Answers {
+  FillVector<NodeAnswer> made;  // by owner, ascending node order
+  std::vector<uint64_t> made_counts, received_counts;
+  FillVector<NodeAnswer> received;
+  uint64_t size() const { return received.size(); }
+  ReceivedView<NodeAnswer> view(int rank) const { return {made.data(), made_counts, received.data(), received_counts, rank}; }
 };
 struct NodeValue {  // a node's unknown and offset, to a rank that stamps it
   int32_t unknown, unused = 0;
@@ -206,8 +218,8 @@ FillVector<RoutedEdge> route_edges(FillVector<MergeEdge> edges, FillVector<uint3
 }
 
 // Step 2, the merging: received's sets merged in element order with reduce()'s union-find, then
-// every member node's answer (step 3) for its owner.
-FillVector<NodeAnswer> merge_sets(const RankNetlist& nl, const FillVector<uint32_t>& my_merging, uint32_t my_base,
+// every member node's answer (step 3) at its owner.
+Answers merge_sets(const RankNetlist& nl, const FillVector<uint32_t>& my_merging, uint32_t my_base,
                                   FillVector<RoutedEdge> received, const NodeOwners& owner, MPI_Comm comm) {
   const auto n = std::ptrdiff_t(received.size());
   NodeSubset members(0, nl.total_nodes);
@@ -298,10 +310,12 @@ FillVector<NodeAnswer> merge_sets(const RankNetlist& nl, const FillVector<uint32
     a.first = ground && f == 0 ? 0 : node[f];
     a.offset = uf.offset(i) - uf.offset(f);
   }
-  std::vector<int> recv_counts;
-  FillVector<NodeAnswer> received_answers;
-  all_to_all(answers, owner.counts(answers, [](const NodeAnswer& a) { return a.node; }), comm, recv_counts, received_answers);
-  return received_answers;
+  Answers out;
+  for (int c : owner.counts(answers, [](const NodeAnswer& a) { return a.node; })) out.made_counts.push_back(uint64_t(c));
+  out.received_counts = exchange_counts(out.made_counts, comm);
+  out.received = exchange<NodeAnswer>(answers, out.made_counts, out.received_counts, comm, OwnShare::kLeft);
+  out.made = std::move(answers);
+  return out;
 }
 
 }  // namespace
@@ -361,18 +375,19 @@ SuperNodes::SuperNodes(const RankNetlist& nl, MPI_Comm comm) : range_first_(nl.f
   FillVector<RoutedEdge> routed = route_edges(std::move(my_edges), std::move(first), uint32_t(base), owner, comm);
   const double sent = watch.lap();
   const size_t merged_here = routed.size();
-  FillVector<NodeAnswer> answers = merge_sets(nl, my_merging, uint32_t(base), std::move(routed), owner, comm);
+  Answers answered = merge_sets(nl, my_merging, uint32_t(base), std::move(routed), owner, comm);
+  const ReceivedView<NodeAnswer> answers = answered.view(nl.rank);
   const double merged = watch.lap();
 
   // Step 3: this rank's nodes. Not first: a member of ground's set, or not its set's smallest.
-  const auto a = std::ptrdiff_t(answers.size());
+  const auto a = std::ptrdiff_t(answered.size());
   const auto not_first = [](const NodeAnswer& x) { return x.first == 0 || x.first != x.node; };
   not_first_ = NodeSubset(range_first_, range_count_);
   has_offset_ = NodeSubset(range_first_, range_count_);
   has_size_ = NodeSubset(range_first_, range_count_);
 #pragma omp parallel for schedule(static, 4096)
   for (std::ptrdiff_t i = 0; i < a; ++i) {
-    const NodeAnswer& x = answers[size_t(i)];
+    const NodeAnswer& x = *answers.data(uint64_t(i));
     if (not_first(x)) not_first_.mark(x.node);
     if (!not_first(x) && x.size > 1) has_size_.mark(x.node);
     uint64_t bits = 0;
@@ -402,7 +417,7 @@ SuperNodes::SuperNodes(const RankNetlist& nl, MPI_Comm comm) : range_first_(nl.f
   bool offset_of_unknown = false;  // an owned node of a super-node with an unknown has an offset
 #pragma omp parallel for schedule(static, 4096) reduction(|| : offset_of_unknown)
   for (std::ptrdiff_t i = 0; i < a; ++i) {
-    const NodeAnswer& x = answers[size_t(i)];
+    const NodeAnswer& x = *answers.data(uint64_t(i));
     if (has_offset_.contains(x.node)) {
       range_offset_[has_offset_.count_below(x.node)] = x.offset;
       offset_of_unknown = offset_of_unknown || x.first != 0;
@@ -416,7 +431,7 @@ SuperNodes::SuperNodes(const RankNetlist& nl, MPI_Comm comm) : range_first_(nl.f
     std::vector<uint32_t> mine;  // any order: sorted below
 #pragma omp for schedule(static, 65536) nowait
     for (std::ptrdiff_t i = 0; i < a; ++i)
-      if (answers[size_t(i)].first != 0 && !in_range(answers[size_t(i)].first)) mine.push_back(answers[size_t(i)].first);
+      if (const uint32_t f = answers.data(uint64_t(i))->first; f != 0 && !in_range(f)) mine.push_back(f);
 #pragma omp critical
     asked.insert(asked.end(), mine.begin(), mine.end());
   }
@@ -430,12 +445,12 @@ SuperNodes::SuperNodes(const RankNetlist& nl, MPI_Comm comm) : range_first_(nl.f
     const std::vector<int32_t> unknown = all_to_all(replies, recv_counts, comm, back_counts);
 #pragma omp parallel for schedule(static, 4096)
     for (std::ptrdiff_t i = 0; i < a; ++i) {
-      const NodeAnswer& x = answers[size_t(i)];
+      const NodeAnswer& x = *answers.data(uint64_t(i));
       if (x.first != 0 && !in_range(x.first))
         range_unknown_[x.node - range_first_] = unknown[size_t(std::lower_bound(asked.begin(), asked.end(), x.first) - asked.begin())];
     }
   }
-  FillVector<NodeAnswer>().swap(answers);
+  answered = Answers{};
   offsets_zero_ = !offset_of_unknown;
   const double numbered = watch.lap();
   fetch_foreign(owner.first, comm);
