@@ -358,8 +358,10 @@ Numbering number_nodes(const NameTable& local, MPI_Comm comm) {
   result.total_nodes = static_cast<uint32_t>(1 + all);
 
   // Round 2: owned ids to the owners, every name's id back. result.global[i]: the id for now
-  // where this rank saw name i first, else 0.
+  // where this rank saw name i first, else 0; bytes_before[t + 1]: the bytes of thread t's range's
+  // owned names, then offsets.
   FillVector<uint32_t> ids;
+  std::vector<uint64_t> bytes_before(size_t(threads) + 1, 0);
   agree_on_failure(comm, [&] {
     result.global.resize(n);
     ids.resize(n > 0 ? n - 1 : 0);
@@ -369,10 +371,14 @@ Numbering number_nodes(const NameTable& local, MPI_Comm comm) {
       const int t = omp_get_thread_num();
       const auto [b, e] = range(t);
       auto next = static_cast<uint32_t>(result.first_node + owned_before[size_t(t)]);
+      uint64_t bytes = 0;
       for (uint32_t i = b; i < e; ++i) {
-        result.global[i] = mine[out.order[i]] ? next++ : 0;
+        const bool owned_here = mine[out.order[i]];
+        if (owned_here) bytes += local[i].size();
+        result.global[i] = owned_here ? next++ : 0;
         ids[out.order[i]] = result.global[i];
       }
+      bytes_before[size_t(t) + 1] = bytes;
     }
   });
   result.seconds[4] = watch.lap();
@@ -390,20 +396,9 @@ Numbering number_nodes(const NameTable& local, MPI_Comm comm) {
   const ReceivedView<uint32_t> id_of(answers.data(), in_names, back.data(), out.names, rank);
   result.seconds[5] = watch.lap();
   agree_on_failure(comm, [&] {
-    // Owned names, in local order (their id order), without a hash index: each thread's range's
-    // bytes, then the names placed from where the ranges before it end.
-    std::vector<uint64_t> bytes_before(size_t(threads) + 1, 0);
-#pragma omp parallel num_threads(threads)
-    {
-      const int t = omp_get_thread_num();
-      const auto [b, e] = range(t);
-      uint64_t bytes = 0;
-      for (uint32_t i = b; i < e; ++i) {
-        if (result.global[i] != 0) bytes += local[i].size();
-        else result.global[i] = id_of[out.order[i]];
-      }
-      bytes_before[size_t(t) + 1] = bytes;
-    }
+    // Owned names, in local order (their id order), without a hash index, placed from where the
+    // ranges before each thread's end, in the pass that gives the other names their ids (one pass
+    // over the local names: a global id of 0 here is a name this rank did not see first).
     for (int t = 0; t < threads; ++t) bytes_before[size_t(t) + 1] += bytes_before[size_t(t)];
     result.owned.extend(static_cast<uint32_t>(owned), bytes_before.back());
     result.owned.drop_index();
@@ -412,11 +407,15 @@ Numbering number_nodes(const NameTable& local, MPI_Comm comm) {
       const int t = omp_get_thread_num();
       const auto [b, e] = range(t);
       uint64_t offset = bytes_before[size_t(t)];
-      for (uint32_t i = b; i < e; ++i)
-        if (mine[out.order[i]]) {
-          result.owned.place(result.global[i] - result.first_node, offset, local[i]);
-          offset += local[i].size();
+      for (uint32_t i = b; i < e; ++i) {
+        if (result.global[i] == 0) {
+          result.global[i] = id_of[out.order[i]];
+          continue;
         }
+        const std::string_view name = local[i];
+        result.owned.place(result.global[i] - result.first_node, offset, name);
+        offset += name.size();
+      }
     }
   });
   result.seconds[6] = watch.lap();
