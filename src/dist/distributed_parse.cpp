@@ -42,12 +42,26 @@ uint64_t first_cut_at_or_after(const std::string& path, uint64_t target, uint64_
   }
 }
 
-// Counts of a per-thread counting sort by destination rank: [thread][rank].
+// Counts of a per-thread counting sort by destination rank: [thread][rank], and of each thread's
+// names for each rank by the owner's shard (first_appearances): [thread][rank * shards + shard].
 struct Buckets {
-  std::vector<std::vector<uint64_t>> names, bytes;
-  Buckets(int threads, int ranks)
-      : names(threads, std::vector<uint64_t>(ranks, 0)), bytes(threads, std::vector<uint64_t>(ranks, 0)) {}
+  std::vector<std::vector<uint64_t>> names, bytes, shards;
+  Buckets(int threads, int ranks, size_t shard_count)
+      : names(threads, std::vector<uint64_t>(ranks, 0)), bytes(threads, std::vector<uint64_t>(ranks, 0)),
+        shards(threads, std::vector<uint64_t>(ranks * shard_count, 0)) {}
 };
+
+// The shards an owner matches its received names in (first_appearances): about 4096 names a
+// shard, from the names of all ranks over the ranks (what an owner receives where the names
+// are spread evenly). The same on every rank: senders count their names by the owner's shard.
+int shard_bits_for(uint64_t names_per_owner) {
+  int bits = 8;
+  while (bits < 20 && (names_per_owner >> bits) > 4096) ++bits;
+  return bits;
+}
+
+// A name's shard at its owner: the high bits of its hash (the owner is its hash % P).
+size_t shard_of(uint64_t h, int shard_bits) { return size_t(h >> (64 - shard_bits)); }
 
 // The node ids of a rank's local names (5. of the header comment).
 struct Numbering {
@@ -63,9 +77,11 @@ struct Numbering {
 
 // Names this rank sends to their owners: [uint32 size][bytes] records, grouped by owner, in local
 // order within each group. order[i] is local name i's place in that order (i >= 1). Each owner's
-// group is `threads` pieces, one per thread's block of local names: pieces[2 (q threads + t)] and
-// [... + 1] are the names and bytes of thread t's piece for owner q, so that the owner can find
-// the records' starts on all threads (a record's start is known only from the one before it).
+// group is `threads` pieces, one per thread's block of local names: pieces[stride (q threads + t)
+// + k], stride = 2 + shards, is for k = 0 and 1 the names and bytes of thread t's piece for owner
+// q, so that the owner can find the records' starts on all threads (a record's start is known
+// only from the one before it), and for k = 2 + s its names in the owner's shard s, so that the
+// owner places them by shard without hashing them first (it hashes each name once, not twice).
 // The records for this rank itself do not travel (OwnShare::kLeft): they are in `own`, and their
 // place in `records` is never written (nor paged in), so that `records` can be freed as soon as
 // the others' shares are sent while `own` is read.
@@ -74,40 +90,47 @@ struct Outgoing {
   FillVector<uint32_t> order;
   std::vector<uint64_t> names, bytes;  // per owner
   std::vector<uint64_t> pieces;
-  int threads = 1;
+  int threads = 1, shard_bits = 8;
 };
 
-Outgoing group_by_owner(const NameTable& local, int rank, int ranks) {
+Outgoing group_by_owner(const NameTable& local, int rank, int ranks, int shard_bits) {
   const uint32_t n = local.size();
   const int threads = std::max(1, omp_get_max_threads());
+  const size_t shards = size_t(1) << shard_bits, stride = 2 + shards;
   Outgoing out;
   out.threads = threads;
+  out.shard_bits = shard_bits;
   out.order.resize(n);
-  Buckets counts(threads, ranks);
+  Buckets counts(threads, ranks, shards);
   const auto block = [&](int t) { return std::pair<uint32_t, uint32_t>(uint32_t(1 + uint64_t(n - 1) * t / threads), uint32_t(1 + uint64_t(n - 1) * (t + 1) / threads)); };
   if (n > 0) {
 #pragma omp parallel num_threads(threads)
     {
       const int t = omp_get_thread_num();
       const auto [b, e] = block(t);
+      uint64_t* by_shard = counts.shards[t].data();
       for (uint32_t i = b; i < e; ++i) {
-        const auto q = static_cast<uint32_t>(NameTable::hash(local[i]) % uint64_t(ranks));
+        const uint64_t h = NameTable::hash(local[i]);
+        const auto q = static_cast<uint32_t>(h % uint64_t(ranks));
         out.order[i] = q;  // the owner, for now
         ++counts.names[t][q];
         counts.bytes[t][q] += 4 + local[i].size();
+        ++by_shard[q * shards + shard_of(h, shard_bits)];
       }
     }
   }
   // Where each thread's names for each owner go: owners in order, threads in order within each.
   out.names.assign(ranks, 0);
   out.bytes.assign(ranks, 0);
-  out.pieces.assign(size_t(2) * ranks * threads, 0);
+  out.pieces.assign(stride * ranks * threads, 0);
   uint64_t name_at = 0, byte_at = 0;
   for (int q = 0; q < ranks; ++q)
     for (int t = 0; t < threads; ++t) {
       const uint64_t names = counts.names[t][q], bytes = counts.bytes[t][q];
-      out.pieces[2 * (size_t(q) * threads + t)] = names;
-      out.pieces[2 * (size_t(q) * threads + t) + 1] = bytes;
+      uint64_t* piece = &out.pieces[stride * (size_t(q) * threads + t)];
+      piece[0] = names;
+      piece[1] = bytes;
+      std::copy_n(&counts.shards[t][q * shards], shards, piece + 2);
       counts.names[t][q] = name_at, counts.bytes[t][q] = byte_at;
       name_at += names, byte_at += bytes;
       out.names[q] += names, out.bytes[q] += bytes;
@@ -136,10 +159,12 @@ Outgoing group_by_owner(const NameTable& local, int rank, int ranks) {
 }
 
 // A run of received records (a sender thread's piece): `names` of them from `data` on, the first
-// the `first`-th name received (senders in rank order).
+// the `first`-th name received (senders in rank order); shard_counts[s]: how many of them are in
+// shard s (the sender's counts, Outgoing).
 struct Piece {
   const char* data;
   uint64_t names, first;
+  const uint64_t* shard_counts;
 };
 
 // A received name as its owner matches it: bits 16 to 47 of its hash (its tag: the table's slot,
@@ -160,17 +185,14 @@ std::string_view name_of(const char* record) {
 // of the first received name equal to it (ASCII case ignored): itself when it is the first
 // appearance in file order, since ranks hold the file in order and send each name once.
 //
-// How: the names are sorted by shard (high hash bits; a stable counting sort, each piece counted
-// then placed on all threads, after the pieces before it), each as an Entry (tag and record), so
-// that matching a shard's names reads its own entries in order and a table small enough for the
-// cache (about 4096 names a shard); a name is hashed twice (count, place) rather than its hash
-// kept in an array that the second pass would read back. Apart from the text of names that
-// match (a name seen on several ranks), only first[] is written out of order.
-FillVector<uint32_t> first_appearances(const std::vector<Piece>& pieces, uint64_t count) {
-  int shard_bits = 8;
-  while (shard_bits < 20 && (count >> shard_bits) > 4096) ++shard_bits;
+// How: the names are sorted by shard (high hash bits, shard_bits of them; a stable counting sort,
+// each piece placed on all threads after the pieces before it, from the counts its sender made
+// while it hashed the name to find its owner), each as an Entry (tag and record), so that
+// matching a shard's names reads its own entries in order and a table small enough for the
+// cache (about 4096 names a shard); a name is hashed once here. Apart from the text of names
+// that match (a name seen on several ranks), only first[] is written out of order.
+FillVector<uint32_t> first_appearances(const std::vector<Piece>& pieces, uint64_t count, int shard_bits) {
   const size_t shards = size_t(1) << shard_bits;
-  const auto shard_of = [&](uint64_t h) { return size_t(h >> (64 - shard_bits)); };
   // Calls f(index, record, hash) for each of piece j's names, in order.
   const auto walk = [&](size_t j, auto&& f) {
     const char* record = pieces[j].data;
@@ -181,28 +203,23 @@ FillVector<uint32_t> first_appearances(const std::vector<Piece>& pieces, uint64_
     }
   };
   const auto piece_count = static_cast<int64_t>(pieces.size());
-  std::vector<uint64_t> next(pieces.size() * shards, 0);  // [piece][shard]: a count, then where it writes
-#pragma omp parallel for schedule(dynamic, 1)
-  for (int64_t j = 0; j < piece_count; ++j) {
-    uint64_t* mine = &next[size_t(j) * shards];
-    walk(size_t(j), [&](uint64_t, const char*, uint64_t h) { ++mine[shard_of(h)]; });
-  }
+  std::vector<uint64_t> next(pieces.size() * shards, 0);  // [piece][shard]: where it writes
   std::vector<uint64_t> shard_begin(shards + 1, 0);
   uint64_t place = 0;
   for (size_t s = 0; s < shards; ++s) {
     shard_begin[s] = place;
     for (size_t j = 0; j < pieces.size(); ++j) {
-      const uint64_t c = next[j * shards + s];
       next[j * shards + s] = place;
-      place += c;
+      place += pieces[j].shard_counts[s];
     }
   }
   shard_begin[shards] = place;
+  if (place != count) throw std::logic_error("first_appearances: shard counts and names disagree");
   FillVector<Entry> entries(count);
 #pragma omp parallel for schedule(dynamic, 1)
   for (int64_t j = 0; j < piece_count; ++j) {
     uint64_t* mine = &next[size_t(j) * shards];
-    walk(size_t(j), [&](uint64_t k, const char* record, uint64_t h) { entries[mine[shard_of(h)]++] = {uint32_t(h >> 16), uint32_t(k), record};
+    walk(size_t(j), [&](uint64_t k, const char* record, uint64_t h) { entries[mine[shard_of(h, shard_bits)]++] = {uint32_t(h >> 16), uint32_t(k), record};
     });
   }
   FillVector<uint32_t> first(count);
@@ -245,7 +262,8 @@ FillVector<uint32_t> names_to_owners(Outgoing& out, const std::vector<uint64_t>&
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &ranks);
   const std::vector<uint64_t> in_bytes = exchange_counts(out.bytes, comm);
-  const std::vector<uint64_t> piece_counts(ranks, 2 * uint64_t(out.threads));
+  const uint64_t stride = 2 + (uint64_t(1) << out.shard_bits);
+  const std::vector<uint64_t> piece_counts(ranks, stride * uint64_t(out.threads));
   const std::vector<uint64_t> in_piece_counts = exchange_counts(piece_counts, comm);  // senders' threads may differ
   const FillVector<uint64_t> in_pieces = exchange<uint64_t>(out.pieces, piece_counts, in_piece_counts, comm);
   FillVector<char> records;
@@ -268,16 +286,17 @@ FillVector<uint32_t> names_to_owners(Outgoing& out, const std::vector<uint64_t>&
   for (int q = 0; q < ranks; ++q) {
     const char* data = q == rank ? out.own.data() : records.data() + byte_at;
     uint64_t in_rank = 0;
-    for (const uint64_t end = piece + in_piece_counts[q] / 2; piece < end; ++piece) {
-      pieces.push_back({data, in_pieces[2 * piece], name_at});
-      data += in_pieces[2 * piece + 1], name_at += in_pieces[2 * piece], in_rank += in_pieces[2 * piece];
+    for (const uint64_t end = piece + in_piece_counts[q] / stride; piece < end; ++piece) {
+      const uint64_t* p = &in_pieces[stride * piece];
+      pieces.push_back({data, p[0], name_at, p + 2});
+      data += p[1], name_at += p[0], in_rank += p[0];
     }
     if (in_rank != in_names[q]) throw std::logic_error("names_to_owners: pieces and counts disagree");
     byte_at += in_bytes[q];
   }
   if (name_at != received) throw std::logic_error("names_to_owners: pieces and counts disagree");
   FillVector<uint32_t> first;
-  agree_on_failure(comm, [&] { first = first_appearances(pieces, received); });
+  agree_on_failure(comm, [&] { first = first_appearances(pieces, received, out.shard_bits); });
   return first;
 }
 
@@ -290,7 +309,9 @@ Numbering number_nodes(const NameTable& local, MPI_Comm comm) {
   Stopwatch watch;
   // Round 1: the names to their owners; each learns which of its names this rank saw first.
   Outgoing out;
-  agree_on_failure(comm, [&] { out = group_by_owner(local, rank, ranks); });
+  uint64_t all_names = n;
+  MPI_Allreduce(MPI_IN_PLACE, &all_names, 1, MPI_UINT64_T, MPI_SUM, comm);
+  agree_on_failure(comm, [&] { out = group_by_owner(local, rank, ranks, shard_bits_for(all_names / uint64_t(ranks))); });
   const std::vector<uint64_t> in_names = exchange_counts(out.names, comm);
   uint64_t received = 0;
   for (uint64_t c : in_names) received += c;
@@ -337,8 +358,10 @@ Numbering number_nodes(const NameTable& local, MPI_Comm comm) {
   result.total_nodes = static_cast<uint32_t>(1 + all);
 
   // Round 2: owned ids to the owners, every name's id back. result.global[i]: the id for now
-  // where this rank saw name i first, else 0.
+  // where this rank saw name i first, else 0; bytes_before[t + 1]: the bytes of thread t's range's
+  // owned names, then offsets.
   FillVector<uint32_t> ids;
+  std::vector<uint64_t> bytes_before(size_t(threads) + 1, 0);
   agree_on_failure(comm, [&] {
     result.global.resize(n);
     ids.resize(n > 0 ? n - 1 : 0);
@@ -348,10 +371,14 @@ Numbering number_nodes(const NameTable& local, MPI_Comm comm) {
       const int t = omp_get_thread_num();
       const auto [b, e] = range(t);
       auto next = static_cast<uint32_t>(result.first_node + owned_before[size_t(t)]);
+      uint64_t bytes = 0;
       for (uint32_t i = b; i < e; ++i) {
-        result.global[i] = mine[out.order[i]] ? next++ : 0;
+        const bool owned_here = mine[out.order[i]];
+        if (owned_here) bytes += local[i].size();
+        result.global[i] = owned_here ? next++ : 0;
         ids[out.order[i]] = result.global[i];
       }
+      bytes_before[size_t(t) + 1] = bytes;
     }
   });
   result.seconds[4] = watch.lap();
@@ -369,20 +396,9 @@ Numbering number_nodes(const NameTable& local, MPI_Comm comm) {
   const ReceivedView<uint32_t> id_of(answers.data(), in_names, back.data(), out.names, rank);
   result.seconds[5] = watch.lap();
   agree_on_failure(comm, [&] {
-    // Owned names, in local order (their id order), without a hash index: each thread's range's
-    // bytes, then the names placed from where the ranges before it end.
-    std::vector<uint64_t> bytes_before(size_t(threads) + 1, 0);
-#pragma omp parallel num_threads(threads)
-    {
-      const int t = omp_get_thread_num();
-      const auto [b, e] = range(t);
-      uint64_t bytes = 0;
-      for (uint32_t i = b; i < e; ++i) {
-        if (result.global[i] != 0) bytes += local[i].size();
-        else result.global[i] = id_of[out.order[i]];
-      }
-      bytes_before[size_t(t) + 1] = bytes;
-    }
+    // Owned names, in local order (their id order), without a hash index, placed from where the
+    // ranges before each thread's end, in the pass that gives the other names their ids (one pass
+    // over the local names: a global id of 0 here is a name this rank did not see first).
     for (int t = 0; t < threads; ++t) bytes_before[size_t(t) + 1] += bytes_before[size_t(t)];
     result.owned.extend(static_cast<uint32_t>(owned), bytes_before.back());
     result.owned.drop_index();
@@ -391,11 +407,15 @@ Numbering number_nodes(const NameTable& local, MPI_Comm comm) {
       const int t = omp_get_thread_num();
       const auto [b, e] = range(t);
       uint64_t offset = bytes_before[size_t(t)];
-      for (uint32_t i = b; i < e; ++i)
-        if (mine[out.order[i]]) {
-          result.owned.place(result.global[i] - result.first_node, offset, local[i]);
-          offset += local[i].size();
+      for (uint32_t i = b; i < e; ++i) {
+        if (result.global[i] == 0) {
+          result.global[i] = id_of[out.order[i]];
+          continue;
         }
+        const std::string_view name = local[i];
+        result.owned.place(result.global[i] - result.first_node, offset, name);
+        offset += name.size();
+      }
     }
   });
   result.seconds[6] = watch.lap();
