@@ -220,7 +220,7 @@ FillVector<RoutedEdge> route_edges(FillVector<MergeEdge> edges, FillVector<uint3
 // Step 2, the merging: received's sets merged in element order with reduce()'s union-find, then
 // every member node's answer (step 3) at its owner.
 Answers merge_sets(const RankNetlist& nl, const FillVector<uint32_t>& my_merging, uint32_t my_base,
-                                  FillVector<RoutedEdge> received, const NodeOwners& owner, MPI_Comm comm) {
+                   FillVector<RoutedEdge> received, const NodeOwners& owner, MPI_Comm comm) {
   const auto n = std::ptrdiff_t(received.size());
   NodeSubset members(0, nl.total_nodes);
 #pragma omp parallel for schedule(static, 65536)
