@@ -140,7 +140,9 @@ int main(int argc, char** argv) {
       ->needs(export_system)
       ->excludes(output)
       ->excludes(compare);
-  app.add_option("--threads", opt.threads, "the most threads any phase uses; a small input uses fewer (default: all cores)")
+  app.add_option("--threads", opt.threads,
+                 "the most threads any phase uses; a small input uses fewer (default: all cores; under mpirun, a "
+                 "rank's share of its host's cores)")
       ->check(CLI::Range(1, 4096));
   app.add_option("--method", opt.method, "transient integration: tr (trapezoidal) or be (backward Euler)")
       ->check(CLI::IsMember({"tr", "be"}))

@@ -172,8 +172,4 @@ CsrMatrix sdd_to_laplacian(const GroundedSdd& L, const std::vector<int32_t>& new
   return laplacian(L, [&new_of_old](int32_t i) { return new_of_old[size_t(i)]; }, true, diagonal);
 }
 
-CsrMatrix sdd_to_laplacian(const CsrMatrix& G, const std::vector<int32_t>& new_of_old, std::vector<double>* diagonal) {
-  return sdd_to_laplacian(grounded_sdd(G), new_of_old, diagonal);
-}
-
 }  // namespace pgsim

@@ -42,17 +42,13 @@ struct GroundedSdd {
 };
 GroundedSdd grounded_sdd(const CsrMatrix& G);
 
-// The same Laplacian renumbered: vertex i (G.rows: the ground) becomes new_of_old[i] (a
-// permutation of G.rows + 1 entries), columns sorted in every row. Bit for bit
-// permute_symmetric(sdd_to_laplacian(G), new_of_old) (cmg/galerkin.hpp), made straight from G:
-// the builder (cmg/builder.cpp) frees level 0's unpermuted Laplacian once level 1 is made from it
-// instead of holding it, as large as G, until the renumbering (26 B per netlist node at 5M nodes).
-// diagonal, when not null, becomes the result's diagonal (G.rows + 1 entries), made with the rows
-// instead of by another pass over them (the CMG builder's Jacobi weights).
-CsrMatrix sdd_to_laplacian(const CsrMatrix& G, const std::vector<int32_t>& new_of_old,
-                           std::vector<double>* diagonal = nullptr);
-
-// The same from the grounded rows the builder already holds (their excesses not made again).
+// The same Laplacian renumbered, made from the grounded rows (G's, which L reads): vertex i
+// (G.rows: the ground) becomes new_of_old[i] (a permutation of G.rows + 1 entries), columns
+// sorted in every row. Bit for bit permute_symmetric(sdd_to_laplacian(G), new_of_old)
+// (cmg/galerkin.hpp), made straight from G: the builder (cmg/builder.cpp) never stores level 0 in
+// the clustering's numbering, as large as G, only to renumber it. diagonal, when not null,
+// becomes the result's diagonal (G.rows + 1 entries), made with the rows instead of by another
+// pass over them (the CMG builder's Jacobi weights).
 CsrMatrix sdd_to_laplacian(const GroundedSdd& L, const std::vector<int32_t>& new_of_old,
                            std::vector<double>* diagonal = nullptr);
 
