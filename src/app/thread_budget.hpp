@@ -31,11 +31,11 @@ std::optional<uint64_t> netlist_text_bytes(const std::string& path);
 // OpenMP's own default, every core the process may run on, is wrong under mpirun either way: with
 // OpenMPI's default binding (a core per rank at -np 2) each rank runs one thread, unbound each
 // takes every core of the host (2-GPU machine, 32 cores, 50M-node grid at -np 2 with --backend
-// gpu: 49.5 s and 18.5 s, against 10.7-11.0 s at 15 threads a rank). A rank's share is the host's
-// cores over its ranks there, less one core for the rank's threads that are not OpenMP's (MPI's,
-// and NCCL's and CUDA's with --backend gpu), which would otherwise stall the team at its barriers
-// (the same runs: 15 threads a rank 10.7 and 11.0 s, 16 threads 11.3 and 11.8 s; the block CMG
-// 0.93-0.95 against 1.10-1.11 s); never more than the cores the rank may run on.
+// gpu: 47.1 s with one thread a rank, 17.8 s with 32, against 9.6-11.1 s with 15;
+// benchmarks/dist/README.md). A rank's share is the host's cores over its ranks there, less one
+// core for the rank's threads that are not OpenMP's (MPI's, and NCCL's and CUDA's with --backend
+// gpu), which would otherwise stall the team at its barriers (one call: 9.6 s at 15 threads a
+// rank, 10.5 s at 16); never more than the cores the rank may run on.
 struct RankThreads {
   int threads;  // at least 1
   int share;    // the rank's share of its host's cores (at least 1)
