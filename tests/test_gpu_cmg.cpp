@@ -10,7 +10,7 @@
 
 using namespace pgsim;
 
-TEST_CASE("staged uploads copy and convert exactly, across chunk boundaries") {
+TEST_CASE("staged uploads and downloads copy (and convert) exactly, across chunk boundaries") {
   test::skip_without_gpu();
   std::mt19937 rng(5);
   // A 1000-byte chunk: both pinned buffers reused many times, a partial last chunk.
@@ -30,6 +30,18 @@ TEST_CASE("staged uploads copy and convert exactly, across chunk boundaries") {
   const std::vector<float> f = df.download();
   REQUIRE(f.size() == d.size());
   for (size_t k = 0; k < d.size(); ++k) REQUIRE(f[k] == float(d[k]));
+  // Downloads, after the uploads on the same buffers: every byte back, a partial last chunk
+  // (and one of a single chunk and one of none).
+  std::vector<double> back(d.size(), -1.0);
+  staging.download(back.data(), dd.data(), d.size() * sizeof(double));
+  CHECK(back == d);
+  std::vector<int32_t> few(100, -1);
+  staging.download(few.data(), di.data(), few.size() * sizeof(int32_t));
+  CHECK(std::equal(few.begin(), few.end(), i.begin()));
+  staging.download(few.data(), di.data(), 0);
+  staging.upload(di.data(), std::vector<int32_t>(i.size(), 3));
+  staging.finish();
+  CHECK(di.download() == std::vector<int32_t>(i.size(), 3));
 }
 
 TEST_CASE("device CMG cycle equals the reference cycle") {

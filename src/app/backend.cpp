@@ -13,11 +13,14 @@
 #include "app/system_error.hpp"
 #include "app/thread_budget.hpp"
 #include "parser/input_error.hpp"
+#include "parser/netlist_input.hpp"
 #ifdef PGSIM_HAVE_CUDA
 #include <chrono>
 
 #include "cmg/builder.hpp"
+#include "gpu/cuda_check.hpp"
 #include "gpu/device_info.hpp"
+#include "gpu/gpu_parse.hpp"
 #include "gpu/gpu_solver.hpp"
 #include "gpu/gpu_stepper.hpp"
 #include "gpu/warm_up.hpp"
@@ -65,6 +68,34 @@ bool gpu_likely(const Options& opt) {
   (void)opt;
   return false;
 #endif
+}
+
+Netlist read_netlist(const Options& opt, const ParseOptions& parse_options, [[maybe_unused]] bool context_ahead) {
+  if (opt.parse != "auto" && opt.parse != "cpu" && opt.parse != "gpu")
+    throw InputError("unknown --parse '" + opt.parse + "' (gpu, cpu or auto)");
+#ifdef PGSIM_HAVE_CUDA
+  const std::optional<uint64_t> bytes = netlist_text_bytes(opt.netlist);
+  const bool wanted = opt.parse == "gpu" || (opt.parse == "auto" && context_ahead && bytes && *bytes >= kAutoGpuParseMinBytes);
+  if (wanted && opt.compare.empty()) {
+    Netlist netlist;
+    std::string why;
+    gpu::GpuParseTimes t;
+    try {
+      if (gpu::parse_netlist_on_gpu(opt.netlist, netlist_display_name(opt.netlist), netlist, why, &t)) {
+        spdlog::debug("parsed on the GPU: text read and copied {:.3f} s, lines {:.3f} s, names and elements {:.3f} s "
+                      "(copied back {:.3f} s), duplicate element names {:.3f} s",
+                      t.upload, t.lines, t.names, t.download, t.finish);
+        return netlist;
+      }
+      spdlog::info("the GPU netlist reader declined {}: {}; reading it on the CPU", opt.netlist, why);
+    } catch (const gpu::GpuError& e) {
+      spdlog::warn("the GPU netlist reader failed ({}); reading {} on the CPU", e.what(), opt.netlist);
+    }
+  }
+#else
+  if (opt.parse == "gpu") throw InputError("--parse gpu: this pgsim was built without CUDA");
+#endif
+  return parse_netlist(opt.netlist, parse_options);
 }
 
 GpuContextWarmUp::GpuContextWarmUp([[maybe_unused]] bool start, [[maybe_unused]] int device) {

@@ -41,6 +41,17 @@ constexpr uint64_t kAutoWarmUpMinBytes = uint64_t(kAutoGpuMinUnknowns) * 150;
 // kAutoWarmUpMinTransientBytes.
 bool gpu_likely(const Options& opt);
 
+// auto reads a netlist on the GPU (gpu/gpu_parse.hpp) from this size of plain text, when the run
+// may solve there (gpu_likely: the context is being made anyway).
+constexpr uint64_t kAutoGpuParseMinBytes = uint64_t(64) << 20;
+
+// The netlist at opt.netlist, read on the GPU where opt.parse asks it (gpu; or auto with
+// `context_ahead` and a plain file of at least kAutoGpuParseMinBytes) and the GPU reader takes the
+// text, else by parse_netlist(), which also reads what the GPU reader declines (with an info line
+// saying why) or fails on (a warning). Never a different netlist: only a faster read of it.
+// --compare parses on the CPU (it looks names up in the index the GPU reader does not build).
+Netlist read_netlist(const Options& opt, const ParseOptions& parse_options, bool context_ahead);
+
 // While alive, a thread creates the CUDA context of `device` and pays the first solve's other
 // one-time costs (gpu/warm_up.hpp) when `start` (gpu_likely; under mpirun, --backend gpu), so that
 // they overlap parsing and reduction. The destructor waits for it.

@@ -109,6 +109,11 @@ int main(int argc, char** argv) {
   app.add_option("--backend", opt.backend, "where PCG runs: gpu, cpu, or auto (the GPU when one is usable; the CPU, with a warning, if it fails)")
       ->check(CLI::IsMember({"gpu", "cpu", "auto"}))
       ->capture_default_str();
+  app.add_option("--parse", opt.parse,
+                 "where the netlist is read: gpu (plain netlists; others on the CPU), cpu, or auto (the GPU for plain "
+                 "files of 64 MB or more when the run may solve there)")
+      ->check(CLI::IsMember({"gpu", "cpu", "auto"}))
+      ->capture_default_str();
   app.add_option("--spmv", opt.spmv, "GPU SpMV layout of the system matrix: seg, csr or cusparse (default csr)")
       ->check(CLI::IsMember({"seg", "csr", "cusparse"}));
   auto* trsv = app.add_option("--trsv", opt.trsv,

@@ -14,6 +14,7 @@ struct Options {
   bool solver_given = false;   // --solver or --precond on the command line (else a transient's auto may pick direct)
   std::string precond;       // empty: the default preconditioner
   std::string backend = "auto";  // gpu | cpu | auto
+  std::string parse = "auto";    // where the netlist is read: gpu | cpu | auto (app/backend.hpp read_netlist)
   std::string trsv;          // GPU triangular solves of ic0 (see gpu/sptrsv.hpp); empty: the default
   std::string spmv;          // GPU SpMV layout of G (seg | csr | cusparse); empty: the default
   std::string smoother = "jacobi";  // CMG smoother: jacobi | sgs (cmg/builder.hpp)

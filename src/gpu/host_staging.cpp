@@ -12,6 +12,16 @@ namespace {
 constexpr size_t kParallelBytes = size_t(1) << 20;
 constexpr size_t kPiece = size_t(64) << 10;  // bytes per thread task
 
+// dst[0, len) = src[0, len) on all threads (one, for a short copy).
+void parallel_copy(char* dst, const char* src, size_t len) {
+  const std::ptrdiff_t pieces = std::ptrdiff_t((len + kPiece - 1) / kPiece);
+#pragma omp parallel for schedule(static) if (len >= kParallelBytes)
+  for (std::ptrdiff_t p = 0; p < pieces; ++p) {
+    const size_t at = size_t(p) * kPiece;
+    std::memcpy(dst + at, src + at, std::min(kPiece, len - at));
+  }
+}
+
 }  // namespace
 
 HostStaging::HostStaging(size_t chunk_bytes) : chunk_(std::max<size_t>(chunk_bytes / 8 * 8, 8)) {
@@ -44,16 +54,29 @@ void HostStaging::staged(void* dst, size_t bytes, Fill fill) {
   }
 }
 
+
 void HostStaging::copy(void* dst, const void* src, size_t bytes) {
   const char* s = static_cast<const char*>(src);
-  staged(dst, bytes, [s](char* buffer, size_t offset, size_t len) {
-    const std::ptrdiff_t pieces = std::ptrdiff_t((len + kPiece - 1) / kPiece);
-#pragma omp parallel for schedule(static) if (len >= kParallelBytes)
-    for (std::ptrdiff_t p = 0; p < pieces; ++p) {
-      const size_t at = size_t(p) * kPiece;
-      std::memcpy(buffer + at, s + offset + at, std::min(kPiece, len - at));
-    }
-  });
+  staged(dst, bytes, [s](char* buffer, size_t offset, size_t len) { parallel_copy(buffer, s + offset, len); });
+}
+
+void HostStaging::download(void* dst, const void* src, size_t bytes) {
+  char* d = static_cast<char*>(dst);
+  const char* s = static_cast<const char*>(src);
+  const size_t chunks = (bytes + chunk_ - 1) / chunk_;
+  const auto length = [&](size_t i) { return std::min(chunk_, bytes - i * chunk_); };
+  // Chunk i lands in buffer i % 2; drained_[i % 2] is recorded after it. Buffer (i + 1) % 2 is
+  // free to take chunk i + 1 once chunk i - 1 was copied out of it, which the loop did before.
+  const auto queue = [&](size_t i) {
+    PGSIM_CUDA(cudaMemcpyAsync(buffer_[i % 2], s + i * chunk_, length(i), cudaMemcpyDeviceToHost, stream_));
+    PGSIM_CUDA(cudaEventRecord(drained_[i % 2], stream_));
+  };
+  if (chunks > 0) queue(0);
+  for (size_t i = 0; i < chunks; ++i) {
+    PGSIM_CUDA(cudaEventSynchronize(drained_[i % 2]));
+    if (i + 1 < chunks) queue(i + 1);
+    parallel_copy(d + i * chunk_, static_cast<const char*>(buffer_[i % 2]), length(i));
+  }
 }
 
 void HostStaging::copy_as_float(float* dst, const double* src, size_t n) {

@@ -92,6 +92,12 @@ void NameTable::extend(uint32_t count, uint64_t bytes) {
   offsets_.resize(offsets_.size() + count);
 }
 
+NameTable::Appended NameTable::append_whole(uint32_t count, uint64_t bytes) {
+  const size_t text_at = arena_.size(), ends_at = offsets_.size();
+  extend(count, bytes);
+  return {arena_.data() + text_at, offsets_.data() + ends_at};
+}
+
 void NameTable::rehash(Shard& shard, size_t slot_count) {
   std::vector<Slot> old(slot_count);
   old.swap(shard.slots);

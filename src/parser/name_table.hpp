@@ -129,6 +129,15 @@ class NameTable {
     offsets_[id + 1] = offset + name.size();
   }
   uint64_t arena_bytes() const { return offsets_.back(); }
+  // Room for `count` more names of `bytes` characters in all that the caller writes whole, not
+  // one by one (the GPU parse copies them from the device): their text goes to `text`, names
+  // next to each other in id order, and name i's end, counted from the arena's start, to ends[i].
+  // The index does not learn them: drop_index() must follow before any lookup.
+  struct Appended {
+    char* text;
+    uint64_t* ends;
+  };
+  Appended append_whole(uint32_t count, uint64_t bytes);
 
  private:
   static uint64_t mix(uint64_t h, uint64_t w) {

@@ -75,6 +75,11 @@ struct ParseOptions {
   size_t chunk_bytes = 0;
 };
 
+// What ends every parse of a whole netlist, for one read by another reader (gpu/gpu_parse.hpp):
+// duplicate element names warned of (the first few, then a summary), as parse_netlist() warns,
+// and an InputError for a netlist without elements. `name`: what messages call the netlist.
+void finish_netlist(Netlist& netlist, const std::string& name);
+
 // Reads a SPICE netlist (DESIGN.md section 1) on omp_get_max_threads() threads; the result does not
 // depend on the thread count. Warnings are logged (spdlog) and kept in Netlist::warnings. Throws
 // ParseError (file:line) for the first error in file order, or InputError.

@@ -637,6 +637,8 @@ std::string Netlist::where(const SourceLocation& loc) const {
   return files[loc.file] + ":" + std::to_string(loc.line);
 }
 
+void finish_netlist(Netlist& netlist, const std::string& name) { Parser(netlist, ParseOptions()).finish(name); }
+
 Netlist parse_netlist_text(const std::string& text, const std::string& name, const ParseOptions& options) {
   TextInput input(text);
   return parse(input, name, options);

@@ -1,0 +1,739 @@
+// The GPU netlist reader (gpu_parse.hpp). Steps, each a kernel or a CUB scan on one stream:
+// 1. Lines: the newlines of each 4 KiB tile counted, the counts scanned, the newlines' places
+//    written in file order; line i runs from the newline before it to its own.
+// 2. One thread a line: the CPU parser's tokenizer (chunk_parser.cpp) on the line, which is then
+//    blank or a comment (skipped), an element line (fields kept), .end, or declined. The first
+//    .end and the first declining line are found by atomicMin; a declining line before the
+//    first .end (or a '+' line just after it, which the CPU would read as part of it) declines.
+// 3. Element lines before the first .end, numbered by a scan: element e, references 2e and
+//    2e + 1 (its plus and minus node), so references in file order are numbered as the CPU
+//    parser meets node names.
+// 4. Names: each reference's name is found or entered in an open-addressing table (a slot holds
+//    the reference that entered the name; a probe compares texts, ASCII case ignored), then
+//    each slot keeps its smallest reference by atomicMin: that reference is the name's first
+//    appearance and its spelling the name's. Ids follow by a scan over first appearances in
+//    reference order, from 1 ("0" is id 0, and "gnd" is ground, as on the CPU).
+// 5. The Netlist's arrays built on the device in their host layout (Element, the names'
+//    arenas and end offsets) and copied into it.
+#include "gpu/gpu_parse.hpp"
+
+#include <cub/device/device_scan.cuh>
+#include <cub/block/block_scan.cuh>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "gpu/cuda_check.hpp"
+#include "gpu/device_buffer.hpp"
+#include "gpu/host_staging.hpp"
+#include "gpu/launch.cuh"
+#include "parser/input_error.hpp"
+#include "parser/netlist_input.hpp"
+
+namespace pgsim::gpu {
+namespace {
+
+constexpr int kTileThreads = 256;
+constexpr int kTileBytesPerThread = 16;
+constexpr int64_t kTileBytes = int64_t(kTileThreads) * kTileBytesPerThread;
+constexpr uint32_t kNone = UINT32_MAX;
+constexpr uint32_t kGroundRef = UINT32_MAX;  // a reference to ground: id 0, not in the table
+constexpr size_t kMaxLine = 65535;           // line fields are 16-bit offsets
+
+// What a line is.
+enum LineStatus : uint8_t { kSkip, kElement, kEnd, kDecline };
+// Why a line declines (LineFields::kind of a declining line), for the log.
+enum Decline : uint8_t { kContinuation = 1, kControlByte, kNotPlainElement, kNotPlainNumber, kRejectedValue,
+                         kOtherControl, kLongLine };
+const char* decline_text(int reason) {
+  switch (reason) {
+    case kContinuation: return "a '+' continuation line";
+    case kControlByte: return "a control byte";
+    case kNotPlainElement: return "a line other than a four-field R, V or I element";
+    case kNotPlainNumber: return "a value other than a plain number";
+    case kRejectedValue: return "a value the parser rejects";
+    case kOtherControl: return "a control line other than .end and the ignored ones";
+    case kLongLine: return "a line of 64 KiB or more";
+    default: return "an unknown reason";
+  }
+}
+
+// A line as step 2 leaves it: 24 bytes, one per line of the file.
+struct LineFields {
+  double value;
+  uint16_t name_at, name_len, plus_at, plus_len, minus_at, minus_len;  // from the line's start
+  uint8_t status;  // LineStatus
+  uint8_t kind;    // ElementKind of an element, Decline of a declining line
+  uint8_t ground;  // bit 0: the plus node is ground ("0" or "gnd"), bit 1: the minus node
+  uint8_t unused;
+};
+static_assert(sizeof(LineFields) == 24);
+
+__device__ inline char lower_ascii(char c) { return c >= 'A' && c <= 'Z' ? char(c + ('a' - 'A')) : c; }
+__device__ inline bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+// The CPU tokenizer's byte classes (chunk_parser.cpp).
+enum ByteClass : uint8_t { kPlain, kSpace, kSemicolon, kControl };
+__device__ inline ByteClass byte_class(unsigned char c) {
+  if (c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v' || c == ',') return kSpace;
+  if (c < 0x20 || c == 0x7f) return kControl;
+  return c == ';' ? kSemicolon : kPlain;
+}
+
+// s[0, n) equals the lower-case word w (ASCII case ignored).
+__device__ inline bool iequals(const char* s, uint32_t n, const char* w) {
+  uint32_t i = 0;
+  for (; i < n && w[i]; ++i)
+    if (lower_ascii(s[i]) != w[i]) return false;
+  return i == n && !w[i];
+}
+
+__device__ inline bool same_name(const char* a, uint32_t na, const char* b, uint32_t nb) {
+  if (na != nb) return false;
+  for (uint32_t i = 0; i < na; ++i)
+    if (lower_ascii(a[i]) != lower_ascii(b[i])) return false;
+  return true;
+}
+
+__device__ inline uint64_t name_hash(const char* s, uint32_t n) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (uint32_t i = 0; i < n; ++i) h = (h ^ uint8_t(lower_ascii(s[i]))) * 0x100000001b3ull;
+  h ^= h >> 33;  // murmur's finaliser: the table uses the low bits
+  h *= 0xff51afd7ed558ccdull;
+  h ^= h >> 33;
+  return h;
+}
+
+// spice_value.cpp's read_plain_number on the whole token: false unless it reads all of it.
+__device__ bool read_plain_number(const char* q, const char* last, double& value) {
+  const double powers[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+                           1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+  const bool negative = q != last && *q == '-';
+  q += negative;
+  uint64_t digits = 0;
+  int count = 0, power = 0;
+  auto read_digits = [&] {
+    const char* start = q;
+    for (; q != last && is_digit(*q); ++q) digits = digits * 10 + uint64_t(*q - '0');
+    count += int(q - start);
+    return int(q - start);
+  };
+  if (read_digits() == 0) return false;
+  if (q != last && *q == '.') {
+    ++q;
+    const int fraction = read_digits();
+    if (fraction == 0) return false;
+    power -= fraction;
+  }
+  if (count > 19 || digits > (uint64_t(1) << 53)) return false;
+  if (q != last && (*q == 'e' || *q == 'E')) {
+    ++q;
+    const bool negative_exponent = q != last && *q == '-';
+    if (q != last && (*q == '-' || *q == '+')) ++q;
+    if (q == last || !is_digit(*q)) return false;
+    int exponent = 0;
+    for (; q != last && is_digit(*q); ++q) {
+      if (exponent > 1000) return false;
+      exponent = exponent * 10 + (*q - '0');
+    }
+    power += negative_exponent ? -exponent : exponent;
+  }
+  if (q != last || power < -22 || power > 22) return false;
+  const double m = double(digits);
+  value = power >= 0 ? m * powers[power] : m / powers[-power];
+  if (negative) value = -value;
+  return true;
+}
+
+__device__ inline int64_t line_begin(const int64_t* newlines, int64_t i) { return i == 0 ? 0 : newlines[i - 1] + 1; }
+__device__ inline int64_t line_end(const int64_t* newlines, int64_t newline_count, int64_t size, int64_t i) {
+  return i < newline_count ? newlines[i] : size;
+}
+
+// Step 1a: newlines of each tile.
+__global__ void count_newlines(const char* text, int64_t size, uint64_t* tile_counts) {
+  const int64_t base = int64_t(blockIdx.x) * kTileBytes + int64_t(threadIdx.x) * kTileBytesPerThread;
+  uint32_t n = 0;
+  for (int k = 0; k < kTileBytesPerThread; ++k) n += base + k < size && text[base + k] == '\n';
+  using Scan = cub::BlockScan<uint32_t, kTileThreads>;
+  __shared__ typename Scan::TempStorage scan;
+  uint32_t total;
+  Scan(scan).ExclusiveSum(n, n, total);
+  if (threadIdx.x == 0) tile_counts[blockIdx.x] = total;
+}
+
+// Step 1b: their places, in order (tile_base: the newlines before each tile).
+__global__ void write_newlines(const char* text, int64_t size, const uint64_t* tile_base, int64_t* newlines) {
+  const int64_t base = int64_t(blockIdx.x) * kTileBytes + int64_t(threadIdx.x) * kTileBytesPerThread;
+  uint32_t n = 0;
+  for (int k = 0; k < kTileBytesPerThread; ++k) n += base + k < size && text[base + k] == '\n';
+  using Scan = cub::BlockScan<uint32_t, kTileThreads>;
+  __shared__ typename Scan::TempStorage scan;
+  Scan(scan).ExclusiveSum(n, n);
+  uint64_t at = tile_base[blockIdx.x] + n;
+  for (int k = 0; k < kTileBytesPerThread; ++k)
+    if (base + k < size && text[base + k] == '\n') newlines[at++] = base + k;
+}
+
+// Step 2: one line. Its status is kDecline with the reason in `kind` where the CPU parser would
+// do more than this reader does (or fail).
+__device__ LineFields parse_line(const char* line, int64_t length) {
+  LineFields f{};
+  f.status = kDecline;
+  if (length > int64_t(kMaxLine)) {
+    f.kind = kLongLine;
+    return f;
+  }
+  const uint32_t n = uint32_t(length);
+  uint32_t s = 0;
+  while (s < n && (line[s] == ' ' || line[s] == '\t')) ++s;
+  if (s < n && line[s] == '+') {
+    f.kind = kContinuation;
+    return f;
+  }
+  if (s < n && line[s] == '*') {
+    for (uint32_t i = s; i < n; ++i)
+      if (line[i] == '\0') {
+        f.kind = kControlByte;
+        return f;
+      }
+    f.status = kSkip;
+    return f;
+  }
+  uint32_t at[5], len[5], tokens = 0;
+  for (uint32_t p = s; p < n;) {
+    const ByteClass c = byte_class(static_cast<unsigned char>(line[p]));
+    if (c == kSpace) {
+      ++p;
+    } else if (c == kPlain && line[p] != '$') {
+      const uint32_t start = p++;
+      while (p < n && byte_class(static_cast<unsigned char>(line[p])) == kPlain) ++p;
+      if (tokens < 5) at[tokens] = start, len[tokens] = p - start;
+      ++tokens;
+    } else if (c == kControl) {
+      f.kind = kControlByte;
+      return f;
+    } else {
+      break;  // a ';' or '$' comment: the rest of the line is not read
+    }
+  }
+  if (tokens == 0) {
+    f.status = kSkip;
+    return f;
+  }
+  const char* first = line + at[0];
+  if (first[0] == '.') {
+    if (iequals(first, len[0], ".end")) {
+      f.status = kEnd;
+      return f;
+    }
+    const char* ignored[] = {".op", ".options", ".option", ".title", ".dc", ".probe", ".plot",
+                             ".save", ".temp", ".width", ".nodeset", ".ic", ".global"};
+    for (const char* w : ignored)
+      if (iequals(first, len[0], w)) {
+        f.status = kSkip;
+        return f;
+      }
+    f.kind = kOtherControl;
+    return f;
+  }
+  const char letter = lower_ascii(first[0]);
+  if ((letter != 'r' && letter != 'v' && letter != 'i') || tokens != 4) {
+    f.kind = kNotPlainElement;
+    return f;
+  }
+  double value;
+  if (!read_plain_number(line + at[3], line + at[3] + len[3], value)) {
+    f.kind = kNotPlainNumber;
+    return f;
+  }
+  const ElementKind kind = letter == 'r' ? ElementKind::Resistor
+                           : letter == 'v' ? ElementKind::VoltageSource
+                                           : ElementKind::CurrentSource;
+  const char* plus = line + at[1];
+  const char* minus = line + at[2];
+  const bool plus_ground = (len[1] == 1 && plus[0] == '0') || iequals(plus, len[1], "gnd");
+  const bool minus_ground = (len[2] == 1 && minus[0] == '0') || iequals(minus, len[2], "gnd");
+  const double magnitude = fabs(value);
+  const bool rejected = (kind == ElementKind::Resistor && value < 0) || magnitude > 1e30 ||
+                        (magnitude != 0 && magnitude < 1e-30) ||
+                        (kind == ElementKind::VoltageSource && value != 0 &&
+                         (same_name(plus, len[1], minus, len[2]) || (plus_ground && minus_ground)));
+  if (rejected) {
+    f.kind = kRejectedValue;
+    return f;
+  }
+  f.value = value;
+  f.name_at = uint16_t(at[0]), f.name_len = uint16_t(len[0]);
+  f.plus_at = uint16_t(at[1]), f.plus_len = uint16_t(len[1]);
+  f.minus_at = uint16_t(at[2]), f.minus_len = uint16_t(len[2]);
+  f.status = kElement;
+  f.kind = uint8_t(kind);
+  f.ground = uint8_t(plus_ground) | uint8_t(minus_ground) << 1;
+  return f;
+}
+
+// Step 2 on every line; `marks`: [0] the first .end line, [1] the first declining line.
+__global__ void parse_lines(const char* text, int64_t size, const int64_t* newlines, int64_t newline_count,
+                            int64_t lines, LineFields* fields, unsigned long long* marks) {
+  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= lines) return;
+  const int64_t begin = line_begin(newlines, i);
+  const LineFields f = parse_line(text + begin, line_end(newlines, newline_count, size, i) - begin);
+  fields[i] = f;
+  if (f.status == kEnd) atomicMin(&marks[0], static_cast<unsigned long long>(i));
+  if (f.status == kDecline) atomicMin(&marks[1], static_cast<unsigned long long>(i));
+}
+
+// Step 3: 1 for an element line before `end_line`.
+__global__ void flag_elements(const LineFields* fields, int64_t end_line, uint32_t* flags) {
+  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < end_line) flags[i] = fields[i].status == kElement;
+}
+
+__global__ void element_lines(const LineFields* fields, int64_t end_line, const uint32_t* index, uint32_t* lines) {
+  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < end_line && fields[i].status == kElement) lines[index[i]] = uint32_t(i);
+}
+
+// Everything a kernel needs to read reference r's name.
+struct Refs {
+  const char* text;
+  const int64_t* newlines;
+  const LineFields* fields;
+  const uint32_t* element_line;
+  __device__ bool ground(uint32_t r) const { return fields[element_line[r >> 1]].ground >> (r & 1) & 1; }
+  __device__ const char* name(uint32_t r, uint32_t& length) const {
+    const uint32_t line = element_line[r >> 1];
+    const LineFields& f = fields[line];
+    length = r & 1 ? f.minus_len : f.plus_len;
+    return text + line_begin(newlines, line) + (r & 1 ? f.minus_at : f.plus_at);
+  }
+};
+
+// Step 4a: each reference's slot (kGroundRef for ground).
+__global__ void enter_names(Refs refs, uint32_t count, uint32_t* slots, uint64_t mask, uint32_t* slot_of) {
+  const uint32_t r = blockIdx.x * blockDim.x + threadIdx.x;
+  if (r >= count) return;
+  if (refs.ground(r)) {
+    slot_of[r] = kGroundRef;
+    return;
+  }
+  uint32_t length;
+  const char* name = refs.name(r, length);
+  for (uint64_t s = name_hash(name, length) & mask;; s = (s + 1) & mask) {
+    uint32_t held = slots[s];
+    if (held == kNone) {
+      held = atomicCAS(&slots[s], kNone, r);
+      if (held == kNone) {
+        slot_of[r] = uint32_t(s);
+        return;
+      }
+    }
+    uint32_t held_length;
+    const char* held_name = refs.name(held, held_length);
+    if (same_name(name, length, held_name, held_length)) {
+      slot_of[r] = uint32_t(s);
+      return;
+    }
+  }
+}
+
+// Step 4b: each name's first reference.
+__global__ void first_references(const uint32_t* slot_of, uint32_t count, uint32_t* first) {
+  const uint32_t r = blockIdx.x * blockDim.x + threadIdx.x;
+  if (r < count && slot_of[r] != kGroundRef) atomicMin(&first[slot_of[r]], r);
+}
+
+__global__ void flag_firsts(const uint32_t* slot_of, const uint32_t* first, uint32_t count, uint32_t* flags) {
+  const uint32_t r = blockIdx.x * blockDim.x + threadIdx.x;
+  if (r < count) flags[r] = slot_of[r] != kGroundRef && first[slot_of[r]] == r;
+}
+
+// Step 5: names in id order (rank: the scan of flag_firsts), their lengths first.
+__global__ void name_lengths(Refs refs, const uint32_t* flags, const uint32_t* rank, uint32_t count,
+                             uint32_t* name_ref, uint64_t* lengths) {
+  const uint32_t r = blockIdx.x * blockDim.x + threadIdx.x;
+  if (r >= count || !flags[r]) return;
+  uint32_t length;
+  refs.name(r, length);
+  name_ref[rank[r]] = r;
+  lengths[rank[r]] = length;
+}
+
+__global__ void copy_node_names(Refs refs, const uint32_t* name_ref, uint32_t names, const uint64_t* at,
+                                uint64_t base, char* arena, uint64_t* ends) {
+  const uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
+  if (k >= names) return;
+  uint32_t length;
+  const char* name = refs.name(name_ref[k], length);
+  for (uint32_t i = 0; i < length; ++i) arena[at[k] + i] = name[i];
+  ends[k] = base + at[k] + length;
+}
+
+__global__ void element_name_lengths(Refs refs, uint32_t elements, uint64_t* lengths) {
+  const uint32_t e = blockIdx.x * blockDim.x + threadIdx.x;
+  if (e < elements) lengths[e] = refs.fields[refs.element_line[e]].name_len;
+}
+
+__global__ void copy_element_names(Refs refs, uint32_t elements, const uint64_t* at, uint64_t base, char* arena,
+                                   uint64_t* ends) {
+  const uint32_t e = blockIdx.x * blockDim.x + threadIdx.x;
+  if (e >= elements) return;
+  const uint32_t line = refs.element_line[e];
+  const LineFields& f = refs.fields[line];
+  const char* name = refs.text + line_begin(refs.newlines, line) + f.name_at;
+  for (uint32_t i = 0; i < f.name_len; ++i) arena[at[e] + i] = name[i];
+  ends[e] = base + at[e] + f.name_len;
+}
+
+__global__ void build_elements(Refs refs, uint32_t elements, const uint32_t* slot_of, const uint32_t* first,
+                               const uint32_t* rank, Element* out) {
+  const uint32_t e = blockIdx.x * blockDim.x + threadIdx.x;
+  if (e >= elements) return;
+  const uint32_t line = refs.element_line[e];
+  const LineFields& f = refs.fields[line];
+  auto id = [&](uint32_t r) { return slot_of[r] == kGroundRef ? 0u : 1u + rank[first[slot_of[r]]]; };
+  Element el;
+  el.plus = id(2 * e);
+  el.minus = id(2 * e + 1);
+  el.value = f.value;
+  el.line = line + 1;
+  el.file = 0;
+  el.kind = ElementKind(f.kind);
+  out[e] = el;
+}
+
+// An exclusive scan of n values (CUB), on `stream`.
+template <class In, class Out>
+void exclusive_sum(const In* in, Out* out, int64_t n, cudaStream_t stream) {
+  size_t bytes = 0;
+  PGSIM_CUDA(cub::DeviceScan::ExclusiveSum(nullptr, bytes, in, out, n, stream));
+  DeviceBuffer<char> scratch(bytes);
+  PGSIM_CUDA(cub::DeviceScan::ExclusiveSum(scratch.data(), bytes, in, out, n, stream));
+}
+
+template <class T>
+T read_back(const T* device_value) {
+  T v;
+  PGSIM_CUDA(cudaMemcpy(&v, device_value, sizeof(T), cudaMemcpyDeviceToHost));
+  return v;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point& start) {
+  const auto now = std::chrono::steady_clock::now();
+  const double s = std::chrono::duration<double>(now - start).count();
+  start = now;
+  return s;
+}
+
+// The file's bytes into `text` on the device, through a pinned buffer per reading thread: each
+// reads its pieces with pread while the others' pieces are copied. False, with `why`, when a read
+// fails (the CPU parser then reads the file and reports it).
+bool upload_file(int fd, int64_t size, char* text, std::string& why) {
+  constexpr int64_t kPiece = int64_t(16) << 20;
+  const int64_t pieces = (size + kPiece - 1) / kPiece;
+  const int readers = int(std::min<int64_t>(pieces, 8));
+  std::vector<std::thread> threads;
+  struct Failure {
+    std::string read;    // a read's error: the CPU parser reports it
+    std::string device;  // a CUDA call's
+  };
+  std::vector<Failure> failures(static_cast<size_t>(readers));
+  for (int t = 0; t < readers; ++t)
+    threads.emplace_back([&, t] {
+      void* buffer = nullptr;
+      cudaStream_t stream = nullptr;
+      try {
+        PGSIM_CUDA(cudaHostAlloc(&buffer, size_t(kPiece), cudaHostAllocDefault));
+        PGSIM_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+        for (int64_t k = t; k < pieces; k += readers) {
+          const int64_t at = k * kPiece, n = std::min(kPiece, size - at);
+          for (int64_t done = 0; done < n;) {
+            const ssize_t got = pread(fd, static_cast<char*>(buffer) + done, size_t(n - done), off_t(at + done));
+            if (got <= 0) throw InputError(got < 0 ? std::strerror(errno) : "the file got shorter");
+            done += got;
+          }
+          PGSIM_CUDA(cudaMemcpyAsync(text + at, buffer, size_t(n), cudaMemcpyHostToDevice, stream));
+          PGSIM_CUDA(cudaStreamSynchronize(stream));
+        }
+      } catch (const InputError& e) {
+        failures[size_t(t)].read = e.what();
+      } catch (const GpuError& e) {
+        failures[size_t(t)].device = e.what();
+      }
+      if (stream) cudaStreamDestroy(stream);
+      if (buffer) cudaFreeHost(buffer);
+    });
+  for (std::thread& t : threads) t.join();
+  for (const Failure& f : failures)
+    if (!f.device.empty()) throw GpuError(f.device);
+  for (const Failure& f : failures)
+    if (!f.read.empty()) {
+      why = "a read failed: " + f.read;
+      return false;
+    }
+  return true;
+}
+
+// Steps 1-5 on the text in `text` (size bytes).
+bool parse_device_text(const char* text, int64_t size, const std::string& name, Netlist& netlist, std::string& why,
+                       GpuParseTimes& times, std::chrono::steady_clock::time_point& clock) {
+  const cudaStream_t stream = nullptr;
+  const int64_t tiles = (size + kTileBytes - 1) / kTileBytes;
+  int64_t newline_count = 0;
+  DeviceBuffer<int64_t> newlines;
+  {
+    DeviceBuffer<uint64_t> tile_counts{size_t(tiles)}, tile_base{size_t(tiles)};
+    count_newlines<<<unsigned(tiles), kTileThreads, 0, stream>>>(text, size, tile_counts.data());
+    PGSIM_CUDA_LAUNCH();
+    exclusive_sum(tile_counts.data(), tile_base.data(), tiles, stream);
+    const uint64_t last_base = read_back(tile_base.data() + tiles - 1);
+    newline_count = int64_t(last_base + read_back(tile_counts.data() + tiles - 1));
+    newlines = DeviceBuffer<int64_t>(size_t(std::max<int64_t>(newline_count, 1)));
+    write_newlines<<<unsigned(tiles), kTileThreads, 0, stream>>>(text, size, tile_base.data(), newlines.data());
+    PGSIM_CUDA_LAUNCH();
+  }
+  char last_byte = 0;
+  PGSIM_CUDA(cudaMemcpy(&last_byte, text + size - 1, 1, cudaMemcpyDeviceToHost));
+  const int64_t lines = newline_count + (last_byte != '\n');
+  if (lines >= int64_t(UINT32_MAX)) {
+    why = "more than 2^32 lines";
+    return false;
+  }
+  DeviceBuffer<LineFields> fields{size_t(lines)};
+  DeviceBuffer<unsigned long long> marks(2);
+  const unsigned long long none[2] = {~0ull, ~0ull};
+  marks.upload(none, 2);
+  parse_lines<<<blocks_for(lines), kBlock, 0, stream>>>(text, size, newlines.data(), newline_count, lines,
+                                                        fields.data(), marks.data());
+  PGSIM_CUDA_LAUNCH();
+  unsigned long long mark[2];
+  PGSIM_CUDA(cudaMemcpy(mark, marks.data(), sizeof mark, cudaMemcpyDeviceToHost));
+  const int64_t end_line = mark[0] == ~0ull ? lines : int64_t(mark[0]);
+  LineFields declined{};
+  int64_t declined_line = -1;
+  if (mark[1] != ~0ull && int64_t(mark[1]) < end_line) {
+    declined_line = int64_t(mark[1]);
+  } else if (end_line + 1 < lines) {  // a '+' line after .end continues it (the CPU reads it as part of the .end line)
+    LineFields after;
+    PGSIM_CUDA(cudaMemcpy(&after, fields.data() + end_line + 1, sizeof after, cudaMemcpyDeviceToHost));
+    if (after.status == kDecline && after.kind == kContinuation) declined_line = end_line + 1;
+  }
+  if (declined_line >= 0) {
+    PGSIM_CUDA(cudaMemcpy(&declined, fields.data() + declined_line, sizeof declined, cudaMemcpyDeviceToHost));
+    why = "line " + std::to_string(declined_line + 1) + " is " + decline_text(declined.kind);
+    return false;
+  }
+  times.lines = seconds_since(clock);
+  if (end_line == 0) {
+    why = "no elements";
+    return false;
+  }
+
+  // Step 3.
+  DeviceBuffer<uint32_t> element_line;
+  uint32_t elements = 0;
+  {
+    DeviceBuffer<uint32_t> flags{size_t(end_line) + 1}, index{size_t(end_line) + 1};
+    PGSIM_CUDA(cudaMemsetAsync(flags.data() + end_line, 0, sizeof(uint32_t), stream));
+    flag_elements<<<blocks_for(end_line), kBlock, 0, stream>>>(fields.data(), end_line, flags.data());
+    PGSIM_CUDA_LAUNCH();
+    exclusive_sum(flags.data(), index.data(), end_line + 1, stream);
+    elements = read_back(index.data() + end_line);
+    if (elements == 0 || elements >= (1u << 29)) {  // 2^30 references: table slots stay 32-bit
+      why = elements == 0 ? "no elements" : "more than 2^29 elements";
+      return false;
+    }
+    element_line = DeviceBuffer<uint32_t>(elements);
+    element_lines<<<blocks_for(end_line), kBlock, 0, stream>>>(fields.data(), end_line, index.data(),
+                                                               element_line.data());
+    PGSIM_CUDA_LAUNCH();
+  }
+  const Refs refs{text, newlines.data(), fields.data(), element_line.data()};
+
+  // Step 4.
+  const uint32_t references = 2 * elements;
+  uint64_t capacity = 1024;
+  while (capacity < 2 * uint64_t(references)) capacity *= 2;
+  DeviceBuffer<uint32_t> slot_of(references), rank(size_t(references) + 1), is_first(size_t(references) + 1);
+  {
+    DeviceBuffer<uint32_t> slots(capacity);
+    PGSIM_CUDA(cudaMemsetAsync(slots.data(), 0xff, capacity * sizeof(uint32_t), stream));
+    enter_names<<<blocks_for(references), kBlock, 0, stream>>>(refs, references, slots.data(), capacity - 1,
+                                                                slot_of.data());
+    PGSIM_CUDA_LAUNCH();
+  }
+  DeviceBuffer<uint32_t> first(capacity);
+  PGSIM_CUDA(cudaMemsetAsync(first.data(), 0xff, capacity * sizeof(uint32_t), stream));
+  first_references<<<blocks_for(references), kBlock, 0, stream>>>(slot_of.data(), references, first.data());
+  PGSIM_CUDA_LAUNCH();
+  PGSIM_CUDA(cudaMemsetAsync(is_first.data() + references, 0, sizeof(uint32_t), stream));
+  flag_firsts<<<blocks_for(references), kBlock, 0, stream>>>(slot_of.data(), first.data(), references,
+                                                              is_first.data());
+  PGSIM_CUDA_LAUNCH();
+  exclusive_sum(is_first.data(), rank.data(), int64_t(references) + 1, stream);
+  const uint32_t names = read_back(rank.data() + references);
+  if (uint64_t(netlist.node_names.size()) + names >= NameTable::kProvisional) {
+    why = "more than 2^31 node names";
+    return false;
+  }
+
+  // Step 5: node names, element names, elements, each built and copied back (the copies timed
+  // apart: the work queued before each is finished first).
+  HostStaging staging(size_t(16) << 20);
+  const auto download = [&](void* host, const void* device, size_t bytes) {
+    PGSIM_CUDA(cudaStreamSynchronize(stream));
+    auto start = std::chrono::steady_clock::now();
+    staging.download(host, device, bytes);
+    times.download += seconds_since(start);
+  };
+  const auto arena = [&](const uint64_t* lengths, uint32_t count, DeviceBuffer<uint64_t>& at) {
+    at = DeviceBuffer<uint64_t>(size_t(count) + 1);
+    exclusive_sum(lengths, at.data(), int64_t(count) + 1, stream);
+    return read_back(at.data() + count);
+  };
+  {
+    DeviceBuffer<uint32_t> name_ref(names);
+    DeviceBuffer<uint64_t> lengths(size_t(names) + 1), at;
+    PGSIM_CUDA(cudaMemsetAsync(lengths.data() + names, 0, sizeof(uint64_t), stream));
+    name_lengths<<<blocks_for(references), kBlock, 0, stream>>>(refs, is_first.data(), rank.data(), references,
+                                                                 name_ref.data(), lengths.data());
+    PGSIM_CUDA_LAUNCH();
+    const uint64_t bytes = arena(lengths.data(), names, at);
+    DeviceBuffer<char> chars(bytes);
+    DeviceBuffer<uint64_t> ends(names);
+    const uint64_t base = netlist.node_names.arena_bytes();
+    if (names > 0) {  // every node may be ground
+      copy_node_names<<<blocks_for(names), kBlock, 0, stream>>>(refs, name_ref.data(), names, at.data(), base,
+                                                                 chars.data(), ends.data());
+      PGSIM_CUDA_LAUNCH();
+    }
+    const NameTable::Appended to = netlist.node_names.append_whole(names, bytes);
+    download(to.text, chars.data(), bytes);
+    download(to.ends, ends.data(), names * sizeof(uint64_t));
+  }
+  {
+    DeviceBuffer<uint64_t> lengths(size_t(elements) + 1), at;
+    PGSIM_CUDA(cudaMemsetAsync(lengths.data() + elements, 0, sizeof(uint64_t), stream));
+    element_name_lengths<<<blocks_for(elements), kBlock, 0, stream>>>(refs, elements, lengths.data());
+    PGSIM_CUDA_LAUNCH();
+    const uint64_t bytes = arena(lengths.data(), elements, at);
+    DeviceBuffer<char> chars(bytes);
+    DeviceBuffer<uint64_t> ends(elements);
+    copy_element_names<<<blocks_for(elements), kBlock, 0, stream>>>(
+        refs, elements, at.data(), netlist.element_names.arena_bytes(), chars.data(), ends.data());
+    PGSIM_CUDA_LAUNCH();
+    const NameTable::Appended to = netlist.element_names.append_whole(elements, bytes);
+    download(to.text, chars.data(), bytes);
+    download(to.ends, ends.data(), elements * sizeof(uint64_t));
+  }
+  {
+    DeviceBuffer<Element> built(elements);
+    build_elements<<<blocks_for(elements), kBlock, 0, stream>>>(refs, elements, slot_of.data(), first.data(),
+                                                                 rank.data(), built.data());
+    PGSIM_CUDA_LAUNCH();
+    netlist.elements.resize(elements);
+    download(netlist.elements.data(), built.data(), elements * sizeof(Element));
+  }
+  netlist.node_names.drop_index();
+  netlist.files = {name};
+  if (end_line < lines) {  // bytes up to the end of the .end line, as the CPU parser counts them
+    int64_t end_newline = size;
+    if (end_line < newline_count) PGSIM_CUDA(cudaMemcpy(&end_newline, newlines.data() + end_line, sizeof end_newline, cudaMemcpyDeviceToHost));
+    netlist.bytes_read = uint64_t(std::min(end_newline + 1, size));
+  } else {
+    netlist.bytes_read = uint64_t(size);
+  }
+  times.names = seconds_since(clock) - times.download;
+  return true;
+}
+
+// What a text must be before any of it is copied: not gzip, no byte-order mark, not empty.
+bool plain_start(const char* first, size_t n, std::string& why) {
+  if (n == 0) {
+    why = "an empty file";
+    return false;
+  }
+  if (gzip_magic(first, n)) {
+    why = "gzip";
+    return false;
+  }
+  if (n >= 3 && std::memcmp(first, "\xEF\xBB\xBF", 3) == 0) {
+    why = "a UTF-8 byte-order mark";
+    return false;
+  }
+  return true;
+}
+
+bool enough_device_memory(int64_t size, std::string& why) {
+  size_t free = 0, total = 0;
+  PGSIM_CUDA(cudaMemGetInfo(&free, &total));
+  // Per text byte, at most: the text, and for lines of 20 bytes or more their fields (24 B), newline
+  // (8 B), flags and index (8 B), two references' slot, rank and flag (24 B) and table slots (32 B).
+  const double need = double(size) * 6.0 + double(64 << 20);
+  if (need <= 0.9 * double(free)) return true;
+  why = "too little free device memory (" + std::to_string(free >> 20) + " MiB for a text of " +
+        std::to_string(size >> 20) + " MiB)";
+  return false;
+}
+
+bool finish(bool accepted, Netlist& netlist, const std::string& name, GpuParseTimes& times,
+            std::chrono::steady_clock::time_point& clock) {
+  if (!accepted) return false;
+  finish_netlist(netlist, name);
+  times.finish = seconds_since(clock);
+  return true;
+}
+
+}  // namespace
+
+bool parse_netlist_on_gpu(const std::string& path, const std::string& name, Netlist& netlist, std::string& why,
+                          GpuParseTimes* times_out) {
+  GpuParseTimes times;
+  auto clock = std::chrono::steady_clock::now();
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    why = "cannot open it";
+    return false;
+  }
+  struct Closer {
+    int fd;
+    ~Closer() { close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    why = "not a regular file";
+    return false;
+  }
+  const int64_t size = st.st_size;
+  char head[3] = {0, 0, 0};
+  const ssize_t got = pread(fd, head, sizeof head, 0);
+  if (!plain_start(head, size_t(std::max<ssize_t>(got, 0)), why) || !enough_device_memory(size, why)) return false;
+  DeviceBuffer<char> text{size_t(size)};
+  if (!upload_file(fd, size, text.data(), why)) return false;
+  times.upload = seconds_since(clock);
+  const bool accepted = parse_device_text(text.data(), size, name, netlist, why, times, clock);
+  text = DeviceBuffer<char>();
+  const bool done = finish(accepted, netlist, name, times, clock);
+  if (times_out) *times_out = times;
+  return done;
+}
+
+bool parse_netlist_text_on_gpu(const std::string& text, const std::string& name, Netlist& netlist, std::string& why) {
+  GpuParseTimes times;
+  auto clock = std::chrono::steady_clock::now();
+  if (!plain_start(text.data(), text.size(), why) || !enough_device_memory(int64_t(text.size()), why)) return false;
+  DeviceBuffer<char> device(text.size());
+  device.upload(text.data(), text.size());
+  const bool accepted = parse_device_text(device.data(), int64_t(text.size()), name, netlist, why, times, clock);
+  return finish(accepted, netlist, name, times, clock);
+}
+
+}  // namespace pgsim::gpu

@@ -1,0 +1,51 @@
+#pragma once
+// A netlist read on the GPU (issue 13): for large plain netlists whose run solves on the GPU,
+// where the host's parse is bound by memory traffic on all cores. The text goes to the device
+// once; every line is parsed by its own thread; node names are interned in a device hash table
+// and numbered by first appearance; the Netlist comes back exactly as parse_netlist() makes it:
+// the same elements (ids, values, lines), node and element names, warnings and bytes_read.
+//
+// Contract: it reads only the plain form of large grids, and declines anything else for the CPU
+// parser to read, which then gives the answer and any error: never another answer, only the
+// CPU's slower one. It takes one regular file of plain text (no gzip, no UTF-8 byte-order mark)
+// whose every line before the first .end is
+//   - blank, a '*' comment (without a NUL byte), or a comment after ';' or a '$' token;
+//   - an element line of exactly four fields, `R|V|I<name> <node> <node> <number>`, split as the
+//     CPU parser splits them (blanks, ',', '\r', '\f' and '\v' separate), whose number is the plain
+//     form digits[.digits][e[+-]digits] that one multiplication or division by a power of ten
+//     reads exactly (parser/spice_value.cpp's read_plain_number; no unit suffix), and that the
+//     CPU parser accepts as it is (a value in range, no negative resistance, no voltage source
+//     forcing a voltage across one node);
+//   - `.end`, or a control line that the CPU parser ignores without a warning (.op, .options, ...).
+// A '+' continuation line, an .include, .tran or .print line, an unknown control line, a C or L
+// element, a control byte, a line of 64 KiB or more, or a netlist without elements makes it
+// decline. So does a lack of device memory for the text and its tables (about 5 bytes a text byte).
+//
+// Node names come back without a hash index (as after NameTable::drop_index()): a caller that
+// looks names up (--compare) parses on the CPU.
+#include <string>
+
+#include "parser/netlist.hpp"
+
+namespace pgsim::gpu {
+
+// Where the time of a GPU parse went, in seconds (for -v).
+struct GpuParseTimes {
+  double upload = 0;  // the text read and copied to the device
+  double lines = 0;   // lines found and parsed
+  double names = 0;   // node names interned and numbered, elements and names assembled
+  double download = 0;  // the netlist copied back to the host
+  double finish = 0;    // duplicate element names and the parse's closing checks (as the CPU parse)
+};
+
+// Parses the regular file `path` (called `name` in messages) into `netlist`, a new Netlist.
+// Returns false, with `why` saying what it met, when it declines; `netlist` is then unusable and
+// must be replaced. Throws what parse_netlist throws for a netlist it accepted and then found
+// wrong as a whole (no elements), and GpuError for a device failure.
+bool parse_netlist_on_gpu(const std::string& path, const std::string& name, Netlist& netlist, std::string& why,
+                          GpuParseTimes* times = nullptr);
+
+// The same for text in memory (tests).
+bool parse_netlist_text_on_gpu(const std::string& text, const std::string& name, Netlist& netlist, std::string& why);
+
+}  // namespace pgsim::gpu

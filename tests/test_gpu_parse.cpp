@@ -1,0 +1,186 @@
+// The GPU netlist reader (gpu/gpu_parse.hpp) against the CPU parser: every netlist it takes must
+// come back as the CPU parser's, field by field, and every form it does not take must be declined.
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gpu/gpu_parse.hpp"
+#include "gpu_test_util.hpp"
+#include "parser/netlist.hpp"
+#include "test_util.hpp"
+
+using namespace pgsim;
+
+namespace {
+
+// Every field of a parsed netlist the rest of pgsim reads.
+void require_same(const Netlist& gpu, const Netlist& cpu) {
+  REQUIRE(gpu.files == cpu.files);
+  REQUIRE(gpu.warnings == cpu.warnings);
+  REQUIRE(gpu.bytes_read == cpu.bytes_read);
+  REQUIRE(gpu.elements.size() == cpu.elements.size());
+  for (size_t k = 0; k < cpu.elements.size(); ++k) {
+    const Element &g = gpu.elements[k], &c = cpu.elements[k];
+    INFO("element " << k << " (" << cpu.element_name(uint32_t(k)) << ")");
+    REQUIRE(g.plus == c.plus);
+    REQUIRE(g.minus == c.minus);
+    REQUIRE(std::memcmp(&g.value, &c.value, sizeof(double)) == 0);  // the same double, -0 included
+    REQUIRE(g.line == c.line);
+    REQUIRE(g.file == c.file);
+    REQUIRE(g.kind == c.kind);
+  }
+  REQUIRE(gpu.node_names.size() == cpu.node_names.size());
+  for (uint32_t i = 0; i < cpu.node_names.size(); ++i) REQUIRE(gpu.node_names[i] == cpu.node_names[i]);
+  REQUIRE(gpu.element_names.size() == cpu.element_names.size());
+  for (uint32_t i = 0; i < cpu.element_names.size(); ++i) REQUIRE(gpu.element_names[i] == cpu.element_names[i]);
+  REQUIRE(!gpu.transient.tran);
+}
+
+// The text read both ways; true when the GPU reader took it (and then gave the CPU's netlist).
+bool read_alike(const std::string& text) {
+  Netlist gpu;
+  std::string why;
+  const bool taken = gpu::parse_netlist_text_on_gpu(text, "t.sp", gpu, why);
+  INFO("declined: " << why);
+  if (taken) require_same(gpu, parse_netlist_text(text, "t.sp"));
+  return taken;
+}
+
+// A random netlist of the plain form: names from a small pool in random case (so that names
+// recur, across the text and across case), random separators, comments, blank and control lines.
+std::string random_plain_netlist(std::mt19937& rng, int lines) {
+  std::uniform_int_distribution<int> pick(0, 999);
+  const char* separators[] = {" ", "\t", ",", " , ", "  "};
+  const char* values[] = {"1", "0.5", "2.50e+3", "1E-3", "-0", "70", "123456789.125", "4e-22", "3e22", "0.000"};
+  std::string text = "* random plain netlist\n";
+  auto node = [&] {
+    const int n = pick(rng) % 300;
+    if (n == 0) return std::string(pick(rng) % 2 ? "0" : "GnD");
+    std::string name = "n" + std::to_string(n) + "_Ab" + std::string(size_t(n % 23), 'x');
+    for (char& c : name)
+      if (pick(rng) % 3 == 0) c = char(std::toupper(static_cast<unsigned char>(c)));
+    return name;
+  };
+  auto sep = [&] { return std::string(separators[pick(rng) % 5]); };
+  for (int i = 0; i < lines; ++i) {
+    const int form = pick(rng) % 20;
+    if (form == 0) {
+      text += pick(rng) % 2 ? "  * a comment, with ; and $\n" : "\n";
+      continue;
+    }
+    if (form == 1) {
+      text += pick(rng) % 2 ? ".options post=1\n" : ".op\n";
+      continue;
+    }
+    const char letter = "RRRRRRvVIi"[pick(rng) % 10];
+    std::string value = values[pick(rng) % 10];
+    if (letter == 'R' && value == "-0") value = "0.25";
+    if ((letter == 'V' || letter == 'v') && pick(rng) % 2) value = "1.8";
+    std::string plus = node(), minus = node();
+    if (letter == 'V' || letter == 'v') plus = "pad" + std::to_string(i), minus = "0";  // never across one node
+    text += std::string(1, letter) + std::to_string(pick(rng) % 50 ? i : 7) + sep() + plus + sep() + minus + sep() +
+            value + (pick(rng) % 7 == 0 ? " ; trailing\r\n" : pick(rng) % 7 == 0 ? "\r\n" : "\n");
+  }
+  return text;
+}
+
+}  // namespace
+
+TEST_CASE("GPU parse: plain netlists come back as the CPU parser reads them", "[gpu][parse]") {
+  test::skip_without_gpu();
+  SECTION("elements, case-insensitive names with their first spelling, ground spelt 0 and gnd") {
+    REQUIRE(read_alike("* t\nR1 N1 n2 1.5\nr2 n1 N2 2\nV1 n1 0 1.8\nI1 n2 GND 1e-3\nR3 gnd 0 3\n.end\n"));
+    REQUIRE(read_alike("R1 0 gnd 1\n"));  // no node names at all
+  }
+  SECTION("CRLF, tabs, commas, ';' and '$' comments, blank lines, ignored control lines") {
+    REQUIRE(read_alike(".title x\r\n\r\nR1\ta\tb\t1\r\nR2,b,c,2 ; c\r\n   $ all comment\r\nI1 c 0 -2.5 $ c\r\n.op\r\n"));
+  }
+  SECTION("the last line without a newline, and lines after .end not read") {
+    REQUIRE(read_alike("R1 a b 1\nV1 a 0 1"));
+    REQUIRE(read_alike("R1 a b 1\n.END\nC1 x y what ever\n+ more\n\x01\n"));
+    REQUIRE(read_alike("R1 a b 1\n.end"));
+  }
+  SECTION("duplicate element names warned of as the CPU parser warns") {
+    std::string text;
+    for (int i = 0; i < 9; ++i) text += "R1 a" + std::to_string(i) + " b 1\n";
+    REQUIRE(read_alike(text));
+  }
+  SECTION("long names and bytes above 0x7f") {
+    const std::string a(300, 'a'), b = "n\xc3\xa9\xc3\xa9_\xff";
+    REQUIRE(read_alike("R1 " + a + " " + b + " 1\nR2 " + b + " " + a + "A 2\nI1 " + a + " 0 1\n"));
+  }
+  SECTION("random plain netlists") {
+    std::mt19937 rng(7);
+    for (int round = 0; round < 20; ++round) REQUIRE(read_alike(random_plain_netlist(rng, 2000)));
+  }
+  SECTION("a large one: a table of a million references") {
+    std::mt19937 rng(11);
+    REQUIRE(read_alike(random_plain_netlist(rng, 500000)));
+  }
+  SECTION("IBM's ibmpg1") {
+    std::ifstream in(test::shared_data("ibmpg1.spice"), std::ios::binary);
+    REQUIRE(in);  // scripts/device-build points PGSIM_SHARED_DATA at the copy that travels
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    REQUIRE(read_alike(text));
+  }
+}
+
+TEST_CASE("GPU parse: a file read through the pinned pieces is the text read", "[gpu][parse]") {
+  test::skip_without_gpu();
+  std::mt19937 rng(3);
+  const std::string text = random_plain_netlist(rng, 1500000);  // several 16 MB pieces
+  const std::string path = "gpu_parse_file.sp";
+  std::ofstream(path, std::ios::binary) << text;
+  Netlist gpu;
+  std::string why;
+  gpu::GpuParseTimes times;
+  REQUIRE(gpu::parse_netlist_on_gpu(path, path, gpu, why, &times));
+  require_same(gpu, parse_netlist(path));
+  std::remove(path.c_str());
+}
+
+TEST_CASE("GPU parse: declines every form it does not read", "[gpu][parse]") {
+  test::skip_without_gpu();
+  using namespace std::string_literals;  // "..."s keeps a NUL byte
+  const std::string declined[] = {
+      "R1 a b 1\n+ 2\n"s,                 // a continuation line
+      "R1 a b 1\n.end\n+ x\n"s,           // ... even after .end, which it would continue
+      "R1 a b 1k\n"s,                     // a unit suffix
+      "R1 a b R=1\n"s,                    // OpenROAD's form
+      "V1 a 0 DC 1.8\n"s,                 // five fields
+      "I1 a 0 PULSE(0 1 0 1n 1n 1n 10n)\n"s,
+      "C1 a 0 1e-12\nR1 a 0 1\n"s,        // an element kind it does not take
+      "R1 a b -1\n"s,                     // errors the CPU parser reports
+      "R1 a b 1e31\n"s,
+      "V1 a A 1\n"s,
+      "R1 a b\n"s,
+      "X1 a b c\n"s,
+      "R1 a b 12345678901234567890\n"s,   // more than 19 digits: fast_float reads it
+      "R1 a b .5\n"s,
+      "R1 a b 1e-23\n"s,                  // beyond one exact operation
+      ".include other.sp\n"s,
+      ".tran 1n 10n\nR1 a b 1\n"s,
+      ".param x=1\nR1 a b 1\n"s,
+      ".foo\nR1 a b 1\n"s,                // an unknown control line (a warning on the CPU)
+      "R1 a b 1\x01\n"s,                  // a control byte
+      "* comment \0 with NUL\nR1 a b 1\n"s,
+      "\xEF\xBB\xBFR1 a b 1\n"s,          // a byte-order mark
+      "* only comments\n"s,               // no elements
+      ".end\nR1 a b 1\n"s,
+  };
+  for (const std::string& text : declined) {
+    INFO(text);
+    Netlist gpu;
+    std::string why;
+    REQUIRE_FALSE(gpu::parse_netlist_text_on_gpu(text, "t.sp", gpu, why));
+    REQUIRE_FALSE(why.empty());
+  }
+  Netlist gpu;
+  std::string why;
+  REQUIRE_FALSE(gpu::parse_netlist_text_on_gpu(std::string(70000, 'a') + "\nR1 a b 1\n", "t.sp", gpu, why));
+  REQUIRE(why.find("64 KiB") != std::string::npos);
+}
