@@ -80,6 +80,24 @@ TEST_CASE("exit codes for usage and missing files", "[app]") {
   CHECK(test::run_pgsim("--help", dir.file("log")) == kExitOk);
 }
 
+TEST_CASE("the netlist read where --parse says, with the same voltages", "[app]") {
+  test::TempDir dir;
+  const std::string net = dir.write("g.sp", "R1 n1 n2 1\nR2 n2 n3 2\nV1 n1 0 1.8\nI1 n3 0 1m\n.end\n");
+  CHECK(test::run_pgsim(net + " --parse somewhere", dir.file("log")) == kExitInput);
+  REQUIRE(test::run_pgsim(net + " -q --parse cpu -o " + dir.file("cpu.txt") + " --json " + dir.file("cpu.json"),
+                          dir.file("log")) == kExitOk);
+  CHECK(read_json(dir.file("cpu.json"))["parse_on"] == "cpu");
+  // A CUDA build reads it on the GPU (or, without a usable one, warns and reads it on the CPU);
+  // a build without CUDA refuses the request.
+  const int code = test::run_pgsim(net + " -q --parse gpu -o " + dir.file("gpu.txt"), dir.file("log"));
+  if (code == kExitOk) {
+    CHECK(test::read_text(dir.file("gpu.txt")) == test::read_text(dir.file("cpu.txt")));
+  } else {
+    CHECK(code == kExitInput);
+    CHECK_THAT(test::read_text(dir.file("log")), Catch::Contains("--parse gpu: this pgsim was built without CUDA"));
+  }
+}
+
 TEST_CASE("compare matches names case-insensitively and counts missing nodes", "[app]") {
   Netlist nl = parse_netlist_text("V1 a 0 1\nR1 a B 1\nR2 B c 1\nR3 c 0 1\n", "mem.sp");
   std::vector<double> v(nl.node_count(), 0.0);

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "app/run.hpp"
 #include "gpu/gpu_parse.hpp"
 #include "gpu_test_util.hpp"
 #include "parser/netlist.hpp"
@@ -129,6 +130,46 @@ TEST_CASE("GPU parse: plain netlists come back as the CPU parser reads them", "[
   }
 }
 
+TEST_CASE("GPU parse: mutated netlists are declined or read as the CPU parser reads them", "[gpu][parse]") {
+  test::skip_without_gpu();
+  // A differential fuzz: bytes of a plain netlist replaced, inserted or deleted at random, with
+  // bytes that matter to the grammar. Where the CPU parser fails, the GPU reader must decline.
+  std::mt19937 rng(13);
+  const std::string alphabet = " \t\r\n,;$*+.-eE0123456789RrVvIiCcgndGND=kKmM\x01\x80";
+  std::uniform_int_distribution<int> pick(0, 1 << 20);
+  int taken = 0, declined = 0;
+  for (int round = 0; round < 400; ++round) {
+    std::string text = random_plain_netlist(rng, 40);
+    for (int edits = 1 + pick(rng) % 3; edits > 0; --edits) {
+      const size_t at = size_t(pick(rng)) % text.size();
+      const char c = alphabet[size_t(pick(rng)) % alphabet.size()];
+      switch (pick(rng) % 3) {
+        case 0: text[at] = c; break;
+        case 1: text.insert(at, 1, c); break;
+        default: text.erase(at, 1);
+      }
+    }
+    INFO(text);
+    Netlist gpu;
+    std::string why;
+    const bool accepted = gpu::parse_netlist_text_on_gpu(text, "t.sp", gpu, why);
+    bool cpu_failed = false;
+    Netlist cpu;
+    try {
+      cpu = parse_netlist_text(text, "t.sp");
+    } catch (const std::exception&) {
+      cpu_failed = true;
+    }
+    if (accepted) {
+      REQUIRE_FALSE(cpu_failed);
+      require_same(gpu, cpu);
+    }
+    (accepted ? taken : declined) += 1;
+  }
+  REQUIRE(taken > 50);  // both outcomes met often enough for the comparison to mean something
+  REQUIRE(declined > 50);
+}
+
 TEST_CASE("GPU parse: a file read through the pinned pieces is the text read", "[gpu][parse]") {
   test::skip_without_gpu();
   std::mt19937 rng(3);
@@ -141,6 +182,29 @@ TEST_CASE("GPU parse: a file read through the pinned pieces is the text read", "
   REQUIRE(gpu::parse_netlist_on_gpu(path, path, gpu, why, &times));
   require_same(gpu, parse_netlist(path));
   std::remove(path.c_str());
+}
+
+TEST_CASE("GPU parse: run() reads on the GPU when asked, with the CPU parse's voltages", "[gpu][parse]") {
+  test::skip_without_gpu();
+  test::TempDir dir;
+  std::string text = "* a chain of 3000 resistors, a pad, loads\nV1 N0 0 1.8\n";
+  for (int i = 0; i < 3000; ++i) {
+    text += "R" + std::to_string(i) + " n" + std::to_string(i) + " N" + std::to_string(i + 1) + " 0.0" + std::to_string(i % 7 + 1) + "\n";
+    if (i % 10 == 9) text += "I" + std::to_string(i) + " n" + std::to_string(i + 1) + " gnd 1e-4\n";
+  }
+  Options opt;
+  opt.netlist = dir.write("g.sp", text);
+  opt.quiet = true;
+  opt.backend = "cpu";
+  opt.parse = "cpu";
+  opt.output = dir.file("cpu.txt");
+  REQUIRE_FALSE(run(opt).parse_on_gpu);
+  opt.parse = "gpu";
+  opt.output = dir.file("gpu.txt");
+  REQUIRE(run(opt).parse_on_gpu);
+  REQUIRE(test::read_text(dir.file("gpu.txt")) == test::read_text(dir.file("cpu.txt")));
+  opt.compare = dir.file("cpu.txt");  // looks names up: read on the CPU
+  REQUIRE_FALSE(run(opt).parse_on_gpu);
 }
 
 TEST_CASE("GPU parse: declines every form it does not read", "[gpu][parse]") {

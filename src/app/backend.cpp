@@ -70,7 +70,9 @@ bool gpu_likely(const Options& opt) {
 #endif
 }
 
-Netlist read_netlist(const Options& opt, const ParseOptions& parse_options, [[maybe_unused]] bool context_ahead) {
+Netlist read_netlist(const Options& opt, const ParseOptions& parse_options, [[maybe_unused]] bool context_ahead,
+                     bool& on_gpu) {
+  on_gpu = false;
   if (opt.parse != "auto" && opt.parse != "cpu" && opt.parse != "gpu")
     throw InputError("unknown --parse '" + opt.parse + "' (gpu, cpu or auto)");
 #ifdef PGSIM_HAVE_CUDA
@@ -85,6 +87,7 @@ Netlist read_netlist(const Options& opt, const ParseOptions& parse_options, [[ma
         spdlog::debug("parsed on the GPU: text read and copied {:.3f} s, lines {:.3f} s, names and elements {:.3f} s "
                       "(copied back {:.3f} s), duplicate element names {:.3f} s",
                       t.upload, t.lines, t.names, t.download, t.finish);
+        on_gpu = true;
         return netlist;
       }
       spdlog::info("the GPU netlist reader declined {}: {}; reading it on the CPU", opt.netlist, why);

@@ -68,6 +68,7 @@ void write_json(const std::string& path, const RunReport& r) {
   j["eliminated"] = r.eliminated;
   j["threads"] = r.threads;
   j["parse_threads"] = r.parse_threads;
+  j["parse_on"] = r.parse_on_gpu ? "gpu" : "cpu";
   j["peak_host_bytes"] = r.peak_host_bytes;
   j["solver"] = {{"method", r.method},
                  {"precond", r.precond},

@@ -91,7 +91,7 @@ RunReport run(const Options& opt, RunData* data) {
   ProgressLine parse_progress(progress_wanted(opt.quiet));
   parse_options.progress = show_parse_progress;
   parse_options.progress_user = &parse_progress;
-  keep.netlist = read_netlist(opt, parse_options, context_ahead);
+  keep.netlist = read_netlist(opt, parse_options, context_ahead, rep.parse_on_gpu);
   Netlist& netlist = keep.netlist;
   parse_progress.finish();
   rep.time.parse = phase.lap();

@@ -44,6 +44,7 @@ struct RunReport {
   int64_t nnz = 0;
   int64_t eliminated = 0;  // unknowns removed by chain elimination before PCG
   int parse_threads = 0;   // OpenMP threads of the parse (app/thread_budget.hpp)
+  bool parse_on_gpu = false;  // the netlist was read on the GPU (app/backend.hpp read_netlist)
   int threads = 0;         // OpenMP threads of every phase after it
   std::string method, precond, backend;
   std::string backend_reason;    // why the solve ran on `backend` (--backend auto's rule, or the request)
