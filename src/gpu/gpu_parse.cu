@@ -302,31 +302,49 @@ __global__ void element_lines(const LineFields* fields, int64_t end_line, const 
   if (i < end_line && fields[i].status == kElement) lines[index[i]] = uint32_t(i);
 }
 
-// Everything a kernel needs to read reference r's name.
-struct Refs {
+// The element lines' text, for the kernels that read their fields.
+struct ElementText {
   const char* text;
   const int64_t* newlines;
   const LineFields* fields;
-  const uint32_t* element_line;
-  __device__ bool ground(uint32_t r) const { return fields[element_line[r >> 1]].ground >> (r & 1) & 1; }
+  const uint32_t* element_line;  // element e's line
+  __device__ const char* field(uint32_t e, uint16_t at) const { return text + line_begin(newlines, element_line[e]) + at; }
+  __device__ const LineFields& of(uint32_t e) const { return fields[element_line[e]]; }
+};
+
+// The names a table interns (step 4), each with an index: node references, r = 2e (plus) or
+// 2e + 1 (minus), of which ground's are not entered ...
+struct NodeReferences {
+  ElementText t;
+  __device__ bool ground(uint32_t r) const { return t.of(r >> 1).ground >> (r & 1) & 1; }
   __device__ const char* name(uint32_t r, uint32_t& length) const {
-    const uint32_t line = element_line[r >> 1];
-    const LineFields& f = fields[line];
+    const LineFields& f = t.of(r >> 1);
     length = r & 1 ? f.minus_len : f.plus_len;
-    return text + line_begin(newlines, line) + (r & 1 ? f.minus_at : f.plus_at);
+    return t.field(r >> 1, r & 1 ? f.minus_at : f.plus_at);
+  }
+};
+// ... and element names, e, for the duplicates.
+struct ElementNames {
+  ElementText t;
+  __device__ bool ground(uint32_t) const { return false; }
+  __device__ const char* name(uint32_t e, uint32_t& length) const {
+    length = t.of(e).name_len;
+    return t.field(e, t.of(e).name_at);
   }
 };
 
-// Step 4a: each reference's slot (kGroundRef for ground).
-__global__ void enter_names(Refs refs, uint32_t count, uint32_t* slots, uint64_t mask, uint32_t* slot_of) {
+// Step 4a: each name's slot (kGroundRef for ground): the slot that the first of its spellings to
+// get there claimed.
+template <class Names>
+__global__ void enter_names(Names names, uint32_t count, uint32_t* slots, uint64_t mask, uint32_t* slot_of) {
   const uint32_t r = blockIdx.x * blockDim.x + threadIdx.x;
   if (r >= count) return;
-  if (refs.ground(r)) {
+  if (names.ground(r)) {
     slot_of[r] = kGroundRef;
     return;
   }
   uint32_t length;
-  const char* name = refs.name(r, length);
+  const char* name = names.name(r, length);
   for (uint64_t s = name_hash(name, length) & mask;; s = (s + 1) & mask) {
     uint32_t held = slots[s];
     if (held == kNone) {
@@ -337,7 +355,7 @@ __global__ void enter_names(Refs refs, uint32_t count, uint32_t* slots, uint64_t
       }
     }
     uint32_t held_length;
-    const char* held_name = refs.name(held, held_length);
+    const char* held_name = names.name(held, held_length);
     if (same_name(name, length, held_name, held_length)) {
       slot_of[r] = uint32_t(s);
       return;
@@ -345,19 +363,21 @@ __global__ void enter_names(Refs refs, uint32_t count, uint32_t* slots, uint64_t
   }
 }
 
-// Step 4b: each name's first reference.
-__global__ void first_references(const uint32_t* slot_of, uint32_t count, uint32_t* first) {
+// Step 4b: each name's first index.
+__global__ void first_of_names(const uint32_t* slot_of, uint32_t count, uint32_t* first) {
   const uint32_t r = blockIdx.x * blockDim.x + threadIdx.x;
   if (r < count && slot_of[r] != kGroundRef) atomicMin(&first[slot_of[r]], r);
 }
 
-__global__ void flag_firsts(const uint32_t* slot_of, const uint32_t* first, uint32_t count, uint32_t* flags) {
+// 1 where index r is (want_first) or is not (!want_first) its name's first; 0 for ground.
+__global__ void flag_by_first(const uint32_t* slot_of, const uint32_t* first, uint32_t count, bool want_first,
+                              uint32_t* flags) {
   const uint32_t r = blockIdx.x * blockDim.x + threadIdx.x;
-  if (r < count) flags[r] = slot_of[r] != kGroundRef && first[slot_of[r]] == r;
+  if (r < count) flags[r] = slot_of[r] != kGroundRef && (first[slot_of[r]] == r) == want_first;
 }
 
-// Step 5: names in id order (rank: the scan of flag_firsts), their lengths first.
-__global__ void name_lengths(Refs refs, const uint32_t* flags, const uint32_t* rank, uint32_t count,
+// Step 5: node names in id order (rank: the scan of the first references' flags), lengths first.
+__global__ void name_lengths(NodeReferences refs, const uint32_t* flags, const uint32_t* rank, uint32_t count,
                              uint32_t* name_ref, uint64_t* lengths) {
   const uint32_t r = blockIdx.x * blockDim.x + threadIdx.x;
   if (r >= count || !flags[r]) return;
@@ -367,47 +387,48 @@ __global__ void name_lengths(Refs refs, const uint32_t* flags, const uint32_t* r
   lengths[rank[r]] = length;
 }
 
-__global__ void copy_node_names(Refs refs, const uint32_t* name_ref, uint32_t names, const uint64_t* at,
-                                uint64_t base, char* arena, uint64_t* ends) {
-  const uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
-  if (k >= names) return;
+__global__ void element_name_lengths(ElementNames names, uint32_t elements, uint64_t* lengths) {
+  const uint32_t e = blockIdx.x * blockDim.x + threadIdx.x;
+  if (e >= elements) return;
   uint32_t length;
-  const char* name = refs.name(name_ref[k], length);
+  names.name(e, length);
+  lengths[e] = length;
+}
+
+// Name k of `names` is `which[k]` of theirs (all in order where `which` is null), written at
+// at[k] of the arena; its end, counted from `base`, into ends[k].
+template <class Names>
+__global__ void copy_names(Names names, const uint32_t* which, uint32_t count, const uint64_t* at, uint64_t base,
+                           char* arena, uint64_t* ends) {
+  const uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
+  if (k >= count) return;
+  uint32_t length;
+  const char* name = names.name(which ? which[k] : k, length);
   for (uint32_t i = 0; i < length; ++i) arena[at[k] + i] = name[i];
   ends[k] = base + at[k] + length;
 }
 
-__global__ void element_name_lengths(Refs refs, uint32_t elements, uint64_t* lengths) {
-  const uint32_t e = blockIdx.x * blockDim.x + threadIdx.x;
-  if (e < elements) lengths[e] = refs.fields[refs.element_line[e]].name_len;
-}
-
-__global__ void copy_element_names(Refs refs, uint32_t elements, const uint64_t* at, uint64_t base, char* arena,
-                                   uint64_t* ends) {
-  const uint32_t e = blockIdx.x * blockDim.x + threadIdx.x;
-  if (e >= elements) return;
-  const uint32_t line = refs.element_line[e];
-  const LineFields& f = refs.fields[line];
-  const char* name = refs.text + line_begin(refs.newlines, line) + f.name_at;
-  for (uint32_t i = 0; i < f.name_len; ++i) arena[at[e] + i] = name[i];
-  ends[e] = base + at[e] + f.name_len;
-}
-
-__global__ void build_elements(Refs refs, uint32_t elements, const uint32_t* slot_of, const uint32_t* first,
+__global__ void build_elements(ElementText t, uint32_t elements, const uint32_t* slot_of, const uint32_t* first,
                                const uint32_t* rank, Element* out) {
   const uint32_t e = blockIdx.x * blockDim.x + threadIdx.x;
   if (e >= elements) return;
-  const uint32_t line = refs.element_line[e];
-  const LineFields& f = refs.fields[line];
+  const LineFields& f = t.of(e);
   auto id = [&](uint32_t r) { return slot_of[r] == kGroundRef ? 0u : 1u + rank[first[slot_of[r]]]; };
   Element el;
   el.plus = id(2 * e);
   el.minus = id(2 * e + 1);
   el.value = f.value;
-  el.line = line + 1;
+  el.line = t.element_line[e] + 1;
   el.file = 0;
   el.kind = ElementKind(f.kind);
   out[e] = el;
+}
+
+// The duplicates' (element, first of its name) pairs, in element order (index: the flags' scan).
+__global__ void list_duplicates(const uint32_t* slot_of, const uint32_t* first, const uint32_t* flags,
+                                const uint32_t* index, uint32_t elements, DuplicateName* out) {
+  const uint32_t e = blockIdx.x * blockDim.x + threadIdx.x;
+  if (e < elements && flags[e]) out[index[e]] = {e, first[slot_of[e]]};
 }
 
 // An exclusive scan of n values (CUB), on `stream`.
@@ -482,9 +503,11 @@ bool upload_file(int fd, int64_t size, char* text, std::string& why) {
   return true;
 }
 
-// Steps 1-5 on the text in `text` (size bytes).
-bool parse_device_text(const char* text, int64_t size, const std::string& name, Netlist& netlist, std::string& why,
-                       GpuParseTimes& times, std::chrono::steady_clock::time_point& clock) {
+// Steps 1-5 on the text in `text` (size bytes); `duplicates`: the elements named like an
+// earlier one, with that one (parser/duplicate_names.hpp).
+bool parse_device_text(const char* text, int64_t size, const std::string& name, Netlist& netlist,
+                       std::vector<DuplicateName>& duplicates, std::string& why, GpuParseTimes& times,
+                       std::chrono::steady_clock::time_point& clock) {
   const cudaStream_t stream = nullptr;
   const int64_t tiles = (size + kTileBytes - 1) / kTileBytes;
   int64_t newline_count = 0;
@@ -556,37 +579,49 @@ bool parse_device_text(const char* text, int64_t size, const std::string& name, 
                                                                element_line.data());
     PGSIM_CUDA_LAUNCH();
   }
-  const Refs refs{text, newlines.data(), fields.data(), element_line.data()};
+  const ElementText element_text{text, newlines.data(), fields.data(), element_line.data()};
+  const NodeReferences refs{element_text};
+  const ElementNames element_names{element_text};
 
-  // Step 4.
-  const uint32_t references = 2 * elements;
-  uint64_t capacity = 1024;
-  while (capacity < 2 * uint64_t(references)) capacity *= 2;
-  DeviceBuffer<uint32_t> slot_of(references), rank(size_t(references) + 1), is_first(size_t(references) + 1);
-  {
-    DeviceBuffer<uint32_t> slots(capacity);
-    PGSIM_CUDA(cudaMemsetAsync(slots.data(), 0xff, capacity * sizeof(uint32_t), stream));
-    enter_names<<<blocks_for(references), kBlock, 0, stream>>>(refs, references, slots.data(), capacity - 1,
-                                                                slot_of.data());
+  // Step 4, for `count` names: each one's slot, and each slot's first index (kNone where unused).
+  const auto intern = [&](auto names, uint32_t count, DeviceBuffer<uint32_t>& slot_of, DeviceBuffer<uint32_t>& first) {
+    uint64_t capacity = 1024;
+    while (capacity < 2 * uint64_t(count)) capacity *= 2;  // at most half full
+    slot_of = DeviceBuffer<uint32_t>(count);
+    {
+      DeviceBuffer<uint32_t> slots(capacity);
+      PGSIM_CUDA(cudaMemsetAsync(slots.data(), 0xff, capacity * sizeof(uint32_t), stream));
+      enter_names<<<blocks_for(count), kBlock, 0, stream>>>(names, count, slots.data(), capacity - 1, slot_of.data());
+      PGSIM_CUDA_LAUNCH();
+    }
+    first = DeviceBuffer<uint32_t>(capacity);
+    PGSIM_CUDA(cudaMemsetAsync(first.data(), 0xff, capacity * sizeof(uint32_t), stream));
+    first_of_names<<<blocks_for(count), kBlock, 0, stream>>>(slot_of.data(), count, first.data());
     PGSIM_CUDA_LAUNCH();
-  }
-  DeviceBuffer<uint32_t> first(capacity);
-  PGSIM_CUDA(cudaMemsetAsync(first.data(), 0xff, capacity * sizeof(uint32_t), stream));
-  first_references<<<blocks_for(references), kBlock, 0, stream>>>(slot_of.data(), references, first.data());
-  PGSIM_CUDA_LAUNCH();
-  PGSIM_CUDA(cudaMemsetAsync(is_first.data() + references, 0, sizeof(uint32_t), stream));
-  flag_firsts<<<blocks_for(references), kBlock, 0, stream>>>(slot_of.data(), first.data(), references,
-                                                              is_first.data());
-  PGSIM_CUDA_LAUNCH();
-  exclusive_sum(is_first.data(), rank.data(), int64_t(references) + 1, stream);
-  const uint32_t names = read_back(rank.data() + references);
+  };
+  // flags[r]: r is (want_first) or is not its name's first; index: their exclusive scan. Returns their count.
+  const auto flag = [&](const DeviceBuffer<uint32_t>& slot_of, const DeviceBuffer<uint32_t>& first, uint32_t count,
+                        bool want_first, DeviceBuffer<uint32_t>& flags, DeviceBuffer<uint32_t>& index) {
+    flags = DeviceBuffer<uint32_t>(size_t(count) + 1);
+    index = DeviceBuffer<uint32_t>(size_t(count) + 1);
+    PGSIM_CUDA(cudaMemsetAsync(flags.data() + count, 0, sizeof(uint32_t), stream));
+    flag_by_first<<<blocks_for(count), kBlock, 0, stream>>>(slot_of.data(), first.data(), count, want_first,
+                                                            flags.data());
+    PGSIM_CUDA_LAUNCH();
+    exclusive_sum(flags.data(), index.data(), int64_t(count) + 1, stream);
+    return read_back(index.data() + count);
+  };
+  const uint32_t references = 2 * elements;
+  DeviceBuffer<uint32_t> slot_of, first, is_first, rank;
+  intern(refs, references, slot_of, first);
+  const uint32_t names = flag(slot_of, first, references, true, is_first, rank);
   if (uint64_t(netlist.node_names.size()) + names >= NameTable::kProvisional) {
     why = "more than 2^31 node names";
     return false;
   }
 
-  // Step 5: node names, element names, elements, each built and copied back (the copies timed
-  // apart: the work queued before each is finished first).
+  // Step 5: node names, elements, element names and their duplicates, each built and copied back
+  // (the copies timed apart: the work queued before each is finished first).
   HostStaging staging(size_t(16) << 20);
   const auto download = [&](void* host, const void* device, size_t bytes) {
     PGSIM_CUDA(cudaStreamSynchronize(stream));
@@ -594,53 +629,60 @@ bool parse_device_text(const char* text, int64_t size, const std::string& name, 
     staging.download(host, device, bytes);
     times.download += seconds_since(start);
   };
-  const auto arena = [&](const uint64_t* lengths, uint32_t count, DeviceBuffer<uint64_t>& at) {
-    at = DeviceBuffer<uint64_t>(size_t(count) + 1);
+  // Names [0, count) of `names` (which[k] of theirs, or all in order) appended to `table`.
+  const auto append = [&](auto names, const uint32_t* which, uint32_t count, const uint64_t* lengths,
+                          NameTable& table) {
+    DeviceBuffer<uint64_t> at(size_t(count) + 1);
     exclusive_sum(lengths, at.data(), int64_t(count) + 1, stream);
-    return read_back(at.data() + count);
+    const uint64_t bytes = read_back(at.data() + count);
+    DeviceBuffer<char> chars(bytes);
+    DeviceBuffer<uint64_t> ends(count);
+    if (count > 0) {  // every node may be ground
+      copy_names<<<blocks_for(count), kBlock, 0, stream>>>(names, which, count, at.data(), table.arena_bytes(),
+                                                           chars.data(), ends.data());
+      PGSIM_CUDA_LAUNCH();
+    }
+    const NameTable::Appended to = table.append_whole(count, bytes);
+    download(to.text, chars.data(), bytes);
+    download(to.ends, ends.data(), count * sizeof(uint64_t));
   };
   {
     DeviceBuffer<uint32_t> name_ref(names);
-    DeviceBuffer<uint64_t> lengths(size_t(names) + 1), at;
+    DeviceBuffer<uint64_t> lengths(size_t(names) + 1);
     PGSIM_CUDA(cudaMemsetAsync(lengths.data() + names, 0, sizeof(uint64_t), stream));
     name_lengths<<<blocks_for(references), kBlock, 0, stream>>>(refs, is_first.data(), rank.data(), references,
                                                                  name_ref.data(), lengths.data());
     PGSIM_CUDA_LAUNCH();
-    const uint64_t bytes = arena(lengths.data(), names, at);
-    DeviceBuffer<char> chars(bytes);
-    DeviceBuffer<uint64_t> ends(names);
-    const uint64_t base = netlist.node_names.arena_bytes();
-    if (names > 0) {  // every node may be ground
-      copy_node_names<<<blocks_for(names), kBlock, 0, stream>>>(refs, name_ref.data(), names, at.data(), base,
-                                                                 chars.data(), ends.data());
-      PGSIM_CUDA_LAUNCH();
-    }
-    const NameTable::Appended to = netlist.node_names.append_whole(names, bytes);
-    download(to.text, chars.data(), bytes);
-    download(to.ends, ends.data(), names * sizeof(uint64_t));
-  }
-  {
-    DeviceBuffer<uint64_t> lengths(size_t(elements) + 1), at;
-    PGSIM_CUDA(cudaMemsetAsync(lengths.data() + elements, 0, sizeof(uint64_t), stream));
-    element_name_lengths<<<blocks_for(elements), kBlock, 0, stream>>>(refs, elements, lengths.data());
-    PGSIM_CUDA_LAUNCH();
-    const uint64_t bytes = arena(lengths.data(), elements, at);
-    DeviceBuffer<char> chars(bytes);
-    DeviceBuffer<uint64_t> ends(elements);
-    copy_element_names<<<blocks_for(elements), kBlock, 0, stream>>>(
-        refs, elements, at.data(), netlist.element_names.arena_bytes(), chars.data(), ends.data());
-    PGSIM_CUDA_LAUNCH();
-    const NameTable::Appended to = netlist.element_names.append_whole(elements, bytes);
-    download(to.text, chars.data(), bytes);
-    download(to.ends, ends.data(), elements * sizeof(uint64_t));
+    append(refs, name_ref.data(), names, lengths.data(), netlist.node_names);
   }
   {
     DeviceBuffer<Element> built(elements);
-    build_elements<<<blocks_for(elements), kBlock, 0, stream>>>(refs, elements, slot_of.data(), first.data(),
-                                                                 rank.data(), built.data());
+    build_elements<<<blocks_for(elements), kBlock, 0, stream>>>(element_text, elements, slot_of.data(),
+                                                                 first.data(), rank.data(), built.data());
     PGSIM_CUDA_LAUNCH();
     netlist.elements.resize(elements);
     download(netlist.elements.data(), built.data(), elements * sizeof(Element));
+  }
+  for (DeviceBuffer<uint32_t>* done : {&slot_of, &first, &is_first, &rank})
+    *done = DeviceBuffer<uint32_t>();  // freed: the element names' table takes their place
+  {
+    DeviceBuffer<uint64_t> lengths(size_t(elements) + 1);
+    PGSIM_CUDA(cudaMemsetAsync(lengths.data() + elements, 0, sizeof(uint64_t), stream));
+    element_name_lengths<<<blocks_for(elements), kBlock, 0, stream>>>(element_names, elements, lengths.data());
+    PGSIM_CUDA_LAUNCH();
+    append(element_names, nullptr, elements, lengths.data(), netlist.element_names);
+  }
+  {
+    DeviceBuffer<uint32_t> later, index;
+    intern(element_names, elements, slot_of, first);
+    duplicates.resize(flag(slot_of, first, elements, false, later, index));
+    if (!duplicates.empty()) {
+      DeviceBuffer<DuplicateName> listed(duplicates.size());
+      list_duplicates<<<blocks_for(elements), kBlock, 0, stream>>>(slot_of.data(), first.data(), later.data(),
+                                                                   index.data(), elements, listed.data());
+      PGSIM_CUDA_LAUNCH();
+      download(duplicates.data(), listed.data(), duplicates.size() * sizeof(DuplicateName));
+    }
   }
   netlist.node_names.drop_index();
   netlist.files = {name};
@@ -684,10 +726,10 @@ bool enough_device_memory(int64_t size, std::string& why) {
   return false;
 }
 
-bool finish(bool accepted, Netlist& netlist, const std::string& name, GpuParseTimes& times,
-            std::chrono::steady_clock::time_point& clock) {
+bool finish(bool accepted, Netlist& netlist, const std::string& name, std::vector<DuplicateName> duplicates,
+            GpuParseTimes& times, std::chrono::steady_clock::time_point& clock) {
   if (!accepted) return false;
-  finish_netlist(netlist, name);
+  finish_netlist(netlist, name, std::move(duplicates));
   times.finish = seconds_since(clock);
   return true;
 }
@@ -719,9 +761,10 @@ bool parse_netlist_on_gpu(const std::string& path, const std::string& name, Netl
   DeviceBuffer<char> text{size_t(size)};
   if (!upload_file(fd, size, text.data(), why)) return false;
   times.upload = seconds_since(clock);
-  const bool accepted = parse_device_text(text.data(), size, name, netlist, why, times, clock);
+  std::vector<DuplicateName> duplicates;
+  const bool accepted = parse_device_text(text.data(), size, name, netlist, duplicates, why, times, clock);
   text = DeviceBuffer<char>();
-  const bool done = finish(accepted, netlist, name, times, clock);
+  const bool done = finish(accepted, netlist, name, std::move(duplicates), times, clock);
   if (times_out) *times_out = times;
   return done;
 }
@@ -732,8 +775,10 @@ bool parse_netlist_text_on_gpu(const std::string& text, const std::string& name,
   if (!plain_start(text.data(), text.size(), why) || !enough_device_memory(int64_t(text.size()), why)) return false;
   DeviceBuffer<char> device(text.size());
   device.upload(text.data(), text.size());
-  const bool accepted = parse_device_text(device.data(), int64_t(text.size()), name, netlist, why, times, clock);
-  return finish(accepted, netlist, name, times, clock);
+  std::vector<DuplicateName> duplicates;
+  const bool accepted =
+      parse_device_text(device.data(), int64_t(text.size()), name, netlist, duplicates, why, times, clock);
+  return finish(accepted, netlist, name, std::move(duplicates), times, clock);
 }
 
 }  // namespace pgsim::gpu

@@ -31,17 +31,16 @@ namespace pgsim::gpu {
 
 // Where the time of a GPU parse went, in seconds (for -v).
 struct GpuParseTimes {
-  double upload = 0;  // the text read and copied to the device
-  double lines = 0;   // lines found and parsed
-  double names = 0;   // node names interned and numbered, elements and names assembled
+  double upload = 0;    // the text read and copied to the device
+  double lines = 0;     // lines found and parsed
+  double names = 0;     // node and element names interned, ids given, arrays built (copies excluded)
   double download = 0;  // the netlist copied back to the host
-  double finish = 0;    // duplicate element names and the parse's closing checks (as the CPU parse)
+  double finish = 0;    // the warnings of duplicate element names (found on the device) logged
 };
 
 // Parses the regular file `path` (called `name` in messages) into `netlist`, a new Netlist.
 // Returns false, with `why` saying what it met, when it declines; `netlist` is then unusable and
-// must be replaced. Throws what parse_netlist throws for a netlist it accepted and then found
-// wrong as a whole (no elements), and GpuError for a device failure.
+// must be replaced. Throws GpuError for a device failure.
 bool parse_netlist_on_gpu(const std::string& path, const std::string& name, Netlist& netlist, std::string& why,
                           GpuParseTimes* times = nullptr);
 

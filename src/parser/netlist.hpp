@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "default_init.hpp"
+#include "duplicate_names.hpp"
 #include "name_table.hpp"
 #include "waveform.hpp"
 
@@ -76,9 +77,11 @@ struct ParseOptions {
 };
 
 // What ends every parse of a whole netlist, for one read by another reader (gpu/gpu_parse.hpp):
-// duplicate element names warned of (the first few, then a summary), as parse_netlist() warns,
-// and an InputError for a netlist without elements. `name`: what messages call the netlist.
-void finish_netlist(Netlist& netlist, const std::string& name);
+// its duplicate element names (parser/duplicate_names.hpp: every element named like an earlier
+// one, in element order, as find_duplicate_names() lists them) warned of as parse_netlist() warns
+// (the first few, then a summary), and an InputError for a netlist without elements. `name`: what
+// messages call the netlist.
+void finish_netlist(Netlist& netlist, const std::string& name, std::vector<DuplicateName> duplicates);
 
 // Reads a SPICE netlist (DESIGN.md section 1) on omp_get_max_threads() threads; the result does not
 // depend on the thread count. Warnings are logged (spdlog) and kept in Netlist::warnings. Throws

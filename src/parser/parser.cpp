@@ -43,6 +43,8 @@
 #include <future>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <utility>
 
 #include "chunk_parser.hpp"
 #include "duplicate_names.hpp"
@@ -169,8 +171,12 @@ class Parser {
   template <class Input>
   bool parse_stream(Input& input, const std::string& path, int depth, bool file_start = true);
   // Logs (or defers) the warnings of what was parsed, in file order: duplicate element names,
-  // found now, among the unknown control lines met. Called once, after the parse or its error.
+  // found now (or given to take_duplicates()), among the unknown control lines met. Called once,
+  // after the parse or its error.
   void flush_warnings();
+  // The duplicate element names found by another reader (gpu/gpu_parse.hpp), for flush_warnings()
+  // to warn of instead of finding them itself.
+  void take_duplicates(std::vector<DuplicateName> duplicates) { found_duplicates_ = std::move(duplicates); }
   void finish(const std::string& name);
   uint32_t top_lines() const { return top_lines_; }
   uint64_t duplicates() const { return rules_.duplicates(); }
@@ -204,6 +210,7 @@ class Parser {
   Netlist& nl_;
   const ParseOptions& options_;
   std::vector<ParseWarning>* deferred_;
+  std::optional<std::vector<DuplicateName>> found_duplicates_;
   // Per shard, the run's first appearances of node names: their hashes and keys.
   struct First {
     uint64_t hash;
@@ -524,7 +531,8 @@ void Parser::control_warnings(const ChunkResult& chunk, size_t first_element, ui
 
 void Parser::flush_warnings() {
   const auto start = std::chrono::steady_clock::now();
-  const std::vector<DuplicateName> duplicates = find_duplicate_names(nl_.element_names);
+  const std::vector<DuplicateName> duplicates =
+      found_duplicates_ ? std::exchange(*found_duplicates_, {}) : find_duplicate_names(nl_.element_names);
   times_.duplicates += seconds_since(start);
   // A control line with k elements before it comes before element k's duplicate.
   size_t next_control = 0;
@@ -637,7 +645,11 @@ std::string Netlist::where(const SourceLocation& loc) const {
   return files[loc.file] + ":" + std::to_string(loc.line);
 }
 
-void finish_netlist(Netlist& netlist, const std::string& name) { Parser(netlist, ParseOptions()).finish(name); }
+void finish_netlist(Netlist& netlist, const std::string& name, std::vector<DuplicateName> duplicates) {
+  Parser parser(netlist, ParseOptions());
+  parser.take_duplicates(std::move(duplicates));
+  parser.finish(name);
+}
 
 Netlist parse_netlist_text(const std::string& text, const std::string& name, const ParseOptions& options) {
   TextInput input(text);
