@@ -20,6 +20,7 @@
 #include <cub/device/device_scan.cuh>
 #include <cub/block/block_scan.cuh>
 #include <fcntl.h>
+#include <omp.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -460,7 +461,9 @@ double seconds_since(std::chrono::steady_clock::time_point& start) {
 bool upload_file(int fd, int64_t size, char* text, std::string& why) {
   constexpr int64_t kPiece = int64_t(16) << 20;
   const int64_t pieces = (size + kPiece - 1) / kPiece;
-  const int readers = int(std::min<int64_t>(pieces, 8));
+  // Up to 8 readers, each with a 16 MB pinned buffer, and never more than the phase's OpenMP
+  // threads (--threads).
+  const int readers = int(std::min<int64_t>({pieces, 8, omp_get_max_threads()}));
   std::vector<std::thread> threads;
   struct Failure {
     std::string read;    // a read's error: the CPU parser reports it
@@ -585,8 +588,12 @@ bool parse_device_text(const char* text, int64_t size, const std::string& name, 
 
   // Step 4, for `count` names: each one's slot, and each slot's first index (kNone where unused).
   const auto intern = [&](auto names, uint32_t count, DeviceBuffer<uint32_t>& slot_of, DeviceBuffer<uint32_t>& first) {
+    // At most two thirds full were every name new (element names are, nearly: linear probing
+    // then takes about 5 probes an insertion); node names recur (a grid node is met 3.4 times on
+    // average), so their table is a fifth full. Not more room: the table's two arrays (8 bytes a
+    // slot) are the parse's largest device memory after the text.
     uint64_t capacity = 1024;
-    while (capacity < 2 * uint64_t(count)) capacity *= 2;  // at most half full
+    while (capacity < uint64_t(count) + uint64_t(count) / 2) capacity *= 2;
     slot_of = DeviceBuffer<uint32_t>(count);
     {
       DeviceBuffer<uint32_t> slots(capacity);
@@ -717,8 +724,11 @@ bool plain_start(const char* first, size_t n, std::string& why) {
 bool enough_device_memory(int64_t size, std::string& why) {
   size_t free = 0, total = 0;
   PGSIM_CUDA(cudaMemGetInfo(&free, &total));
-  // Per text byte, at most: the text, and for lines of 20 bytes or more their fields (24 B), newline
-  // (8 B), flags and index (8 B), two references' slot, rank and flag (24 B) and table slots (32 B).
+  // At most 6 bytes a text byte for element lines of 20 bytes or more (pgsim-gen's are 30-45):
+  // the text, and per line its fields (24 B) and newline (8 B), its element's line (4 B), its two
+  // references' slots, flags and ranks (24 B), and room for them in the table (at most 48 B). A
+  // netlist of shorter lines that this guess lets through may meet a failed allocation: a
+  // GpuError, which the caller (app/backend.hpp read_netlist) answers by reading on the CPU.
   const double need = double(size) * 6.0 + double(64 << 20);
   if (need <= 0.9 * double(free)) return true;
   why = "too little free device memory (" + std::to_string(free >> 20) + " MiB for a text of " +

@@ -38,8 +38,8 @@ class HostStaging {
 
   // The other way: host dst[0, bytes) = device src[0, bytes), returning when all of it is there.
   // Each chunk lands in one pinned buffer while all OpenMP threads copy the one before out of the
-  // other, so the destination's fresh pages are faulted in on all cores, not by the driver's one
-  // (a 4 GB netlist came back from the GPU parse in 1.5-1.6 s through pageable cudaMemcpy).
+  // other, so the destination's fresh pages are faulted in on all cores (a pageable cudaMemcpy
+  // copies through the driver's staging on one thread, which also faults them in).
   void download(void* dst, const void* src, size_t bytes);
 
   // Waits for every queued copy (and any other work queued on stream()).
