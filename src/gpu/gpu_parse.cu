@@ -36,6 +36,7 @@
 #include "gpu/launch.cuh"
 #include "parser/input_error.hpp"
 #include "parser/netlist_input.hpp"
+#include "parser/plain_number.hpp"
 
 namespace pgsim::gpu {
 namespace {
@@ -77,7 +78,6 @@ struct LineFields {
 static_assert(sizeof(LineFields) == 24);
 
 __device__ inline char lower_ascii(char c) { return c >= 'A' && c <= 'Z' ? char(c + ('a' - 'A')) : c; }
-__device__ inline bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
 // The CPU tokenizer's byte classes (chunk_parser.cpp).
 enum ByteClass : uint8_t { kPlain, kSpace, kSemicolon, kControl };
@@ -109,47 +109,6 @@ __device__ inline uint64_t name_hash(const char* s, uint32_t n) {
   h *= 0xff51afd7ed558ccdull;
   h ^= h >> 33;
   return h;
-}
-
-// spice_value.cpp's read_plain_number on the whole token: false unless it reads all of it.
-__device__ bool read_plain_number(const char* q, const char* last, double& value) {
-  const double powers[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
-                           1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
-  const bool negative = q != last && *q == '-';
-  q += negative;
-  uint64_t digits = 0;
-  int count = 0, power = 0;
-  auto read_digits = [&] {
-    const char* start = q;
-    for (; q != last && is_digit(*q); ++q) digits = digits * 10 + uint64_t(*q - '0');
-    count += int(q - start);
-    return int(q - start);
-  };
-  if (read_digits() == 0) return false;
-  if (q != last && *q == '.') {
-    ++q;
-    const int fraction = read_digits();
-    if (fraction == 0) return false;
-    power -= fraction;
-  }
-  if (count > 19 || digits > (uint64_t(1) << 53)) return false;
-  if (q != last && (*q == 'e' || *q == 'E')) {
-    ++q;
-    const bool negative_exponent = q != last && *q == '-';
-    if (q != last && (*q == '-' || *q == '+')) ++q;
-    if (q == last || !is_digit(*q)) return false;
-    int exponent = 0;
-    for (; q != last && is_digit(*q); ++q) {
-      if (exponent > 1000) return false;
-      exponent = exponent * 10 + (*q - '0');
-    }
-    power += negative_exponent ? -exponent : exponent;
-  }
-  if (q != last || power < -22 || power > 22) return false;
-  const double m = double(digits);
-  value = power >= 0 ? m * powers[power] : m / powers[-power];
-  if (negative) value = -value;
-  return true;
 }
 
 __device__ inline int64_t line_begin(const int64_t* newlines, int64_t i) { return i == 0 ? 0 : newlines[i - 1] + 1; }
@@ -184,7 +143,7 @@ __global__ void write_newlines(const char* text, int64_t size, const uint64_t* t
 
 // Step 2: one line. Its status is kDecline with the reason in `kind` where the CPU parser would
 // do more than this reader does (or fail).
-__device__ LineFields parse_line(const char* line, int64_t length) {
+__device__ LineFields parse_line(const char* line, int64_t length, const PowersOfTen& powers) {
   LineFields f{};
   f.status = kDecline;
   if (length > int64_t(kMaxLine)) {
@@ -250,7 +209,9 @@ __device__ LineFields parse_line(const char* line, int64_t length) {
     return f;
   }
   double value;
-  if (!read_plain_number(line + at[3], line + at[3] + len[3], value)) {
+  const char* number = line + at[3];
+  const char* number_end = number + len[3];
+  if (!read_plain_number(number, number_end, powers, value) || number != number_end) {  // all of the token
     f.kind = kNotPlainNumber;
     return f;
   }
@@ -282,11 +243,11 @@ __device__ LineFields parse_line(const char* line, int64_t length) {
 
 // Step 2 on every line; `marks`: [0] the first .end line, [1] the first declining line.
 __global__ void parse_lines(const char* text, int64_t size, const int64_t* newlines, int64_t newline_count,
-                            int64_t lines, LineFields* fields, unsigned long long* marks) {
+                            int64_t lines, PowersOfTen powers, LineFields* fields, unsigned long long* marks) {
   const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= lines) return;
   const int64_t begin = line_begin(newlines, i);
-  const LineFields f = parse_line(text + begin, line_end(newlines, newline_count, size, i) - begin);
+  const LineFields f = parse_line(text + begin, line_end(newlines, newline_count, size, i) - begin, powers);
   fields[i] = f;
   if (f.status == kEnd) atomicMin(&marks[0], static_cast<unsigned long long>(i));
   if (f.status == kDecline) atomicMin(&marks[1], static_cast<unsigned long long>(i));
@@ -538,7 +499,7 @@ bool parse_device_text(const char* text, int64_t size, const std::string& name, 
   const unsigned long long none[2] = {~0ull, ~0ull};
   marks.upload(none, 2);
   parse_lines<<<blocks_for(lines), kBlock, 0, stream>>>(text, size, newlines.data(), newline_count, lines,
-                                                        fields.data(), marks.data());
+                                                        kPowersOfTen, fields.data(), marks.data());
   PGSIM_CUDA_LAUNCH();
   unsigned long long mark[2];
   PGSIM_CUDA(cudaMemcpy(mark, marks.data(), sizeof mark, cudaMemcpyDeviceToHost));

@@ -3,11 +3,7 @@
 // CPU step system and the GPU stepper (gpu/gpu_stepper.cu) compute the same thing from one source.
 #include <cstdint>
 
-#if defined(__CUDACC__)
-#define PGSIM_HOST_DEVICE __host__ __device__
-#else
-#define PGSIM_HOST_DEVICE
-#endif
+#include "parser/host_device.hpp"
 
 namespace pgsim {
 
