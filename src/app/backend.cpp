@@ -78,7 +78,8 @@ Netlist read_netlist(const Options& opt, const ParseOptions& parse_options, [[ma
 #ifdef PGSIM_HAVE_CUDA
   const std::optional<uint64_t> bytes = netlist_text_bytes(opt.netlist);
   const bool wanted = opt.parse == "gpu" || (opt.parse == "auto" && context_ahead && bytes && *bytes >= kAutoGpuParseMinBytes);
-  if (wanted && opt.compare.empty()) {
+  // auto asks the GPU only where there is one (its absence is the solve's to report, not the parse's).
+  if (wanted && opt.compare.empty() && (opt.parse == "gpu" || gpu::device_available(nullptr))) {
     Netlist netlist;
     std::string why;
     gpu::GpuParseTimes t;

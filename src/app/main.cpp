@@ -111,7 +111,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--parse", opt.parse,
                  "where the netlist is read: gpu (plain netlists; others on the CPU), cpu, or auto (the GPU for plain "
-                 "files of 64 MB or more when the run may solve there)")
+                 "files of 256 MB or more when the run may solve there)")
       ->check(CLI::IsMember({"gpu", "cpu", "auto"}))
       ->capture_default_str();
   app.add_option("--spmv", opt.spmv, "GPU SpMV layout of the system matrix: seg, csr or cusparse (default csr)")
