@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <stdexcept>
 
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
@@ -251,6 +252,26 @@ TEST_CASE("a name table keeps every name across growth", "[parser]") {
   for (uint32_t i = 0; i < 100000; ++i) REQUIRE(t.find("NODE_" + std::to_string(i)) == i);
   CHECK(t.find("node_100000") == NameTable::npos);
   CHECK(t[4711] == "node_4711");
+}
+
+TEST_CASE("names appended whole are read by id after the interned ones", "[parser]") {
+  NameTable t;
+  t.intern("0");
+  t.intern("a1");
+  const std::string text = "bbcccZ";  // "bb", "ccc", "Z"
+  const NameTable::Appended to = t.append_whole(3, text.size());
+  std::copy(text.begin(), text.end(), to.text);
+  const uint64_t base = 3;  // "0a1"
+  to.ends[0] = base + 2, to.ends[1] = base + 5, to.ends[2] = base + 6;
+  t.drop_index();
+  REQUIRE(t.size() == 5);
+  CHECK(t[0] == "0");
+  CHECK(t[1] == "a1");
+  CHECK(t[2] == "bb");
+  CHECK(t[3] == "ccc");
+  CHECK(t[4] == "Z");
+  CHECK(t.arena_bytes() == 9);
+  CHECK_THROWS_AS(t.find("bb"), std::logic_error);  // the index never learnt them, and is gone
 }
 
 TEST_CASE("numbers equal std::from_chars bit for bit", "[parser]") {
