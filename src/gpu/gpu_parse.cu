@@ -1,8 +1,8 @@
 // The GPU netlist reader (gpu_parse.hpp). Steps, each a kernel or a CUB scan on one stream:
 // 1. Lines: the newlines of each 4 KiB tile counted, the counts scanned, the newlines' places
 //    written in file order; line i runs from the newline before it to its own.
-// 2. One thread a line: the CPU parser's tokenizer (chunk_parser.cpp) on the line, which is then
-//    blank or a comment (skipped), an element line (fields kept), .end, or declined. The first
+// 2. One thread a line: parse_plain_line() (parser/plain_line.hpp, the CPU tokenizer's rules) makes
+//    the line blank or a comment (skipped), an element line (fields kept), .end, or declined. The first
 //    .end and the first declining line are found by atomicMin; a declining line before the
 //    first .end (or a '+' line just after it, which the CPU would read as part of it) declines.
 // 3. Element lines before the first .end, numbered by a scan: element e, references 2e and
@@ -36,71 +36,18 @@
 #include "gpu/launch.cuh"
 #include "parser/input_error.hpp"
 #include "parser/netlist_input.hpp"
-#include "parser/plain_number.hpp"
+#include "parser/plain_line.hpp"
 
 namespace pgsim::gpu {
 namespace {
+
+using namespace plain_line;  // the line's grammar and fields (parser/plain_line.hpp)
 
 constexpr int kTileThreads = 256;
 constexpr int kTileBytesPerThread = 16;
 constexpr int64_t kTileBytes = int64_t(kTileThreads) * kTileBytesPerThread;
 constexpr uint32_t kNone = UINT32_MAX;
 constexpr uint32_t kGroundRef = UINT32_MAX;  // a reference to ground: id 0, not in the table
-constexpr size_t kMaxLine = 65535;           // line fields are 16-bit offsets
-
-// What a line is.
-enum LineStatus : uint8_t { kSkip, kElement, kEnd, kDecline };
-// Why a line declines (LineFields::kind of a declining line), for the log.
-enum Decline : uint8_t { kContinuation = 1, kControlByte, kNotPlainElement, kNotPlainNumber, kRejectedValue,
-                         kOtherControl, kLongLine };
-const char* decline_text(int reason) {
-  switch (reason) {
-    case kContinuation: return "a '+' continuation line";
-    case kControlByte: return "a control byte";
-    case kNotPlainElement: return "a line other than a four-field R, V or I element";
-    case kNotPlainNumber: return "a value other than a plain number";
-    case kRejectedValue: return "a value the parser rejects";
-    case kOtherControl: return "a control line other than .end and the ignored ones";
-    case kLongLine: return "a line of 64 KiB or more";
-    default: return "an unknown reason";
-  }
-}
-
-// A line as step 2 leaves it: 24 bytes, one per line of the file.
-struct LineFields {
-  double value;
-  uint16_t name_at, name_len, plus_at, plus_len, minus_at, minus_len;  // from the line's start
-  uint8_t status;  // LineStatus
-  uint8_t kind;    // ElementKind of an element, Decline of a declining line
-  uint8_t ground;  // bit 0: the plus node is ground ("0" or "gnd"), bit 1: the minus node
-  uint8_t unused;
-};
-static_assert(sizeof(LineFields) == 24);
-
-__device__ inline char lower_ascii(char c) { return c >= 'A' && c <= 'Z' ? char(c + ('a' - 'A')) : c; }
-
-// The CPU tokenizer's byte classes (chunk_parser.cpp).
-enum ByteClass : uint8_t { kPlain, kSpace, kSemicolon, kControl };
-__device__ inline ByteClass byte_class(unsigned char c) {
-  if (c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v' || c == ',') return kSpace;
-  if (c < 0x20 || c == 0x7f) return kControl;
-  return c == ';' ? kSemicolon : kPlain;
-}
-
-// s[0, n) equals the lower-case word w (ASCII case ignored).
-__device__ inline bool iequals(const char* s, uint32_t n, const char* w) {
-  uint32_t i = 0;
-  for (; i < n && w[i]; ++i)
-    if (lower_ascii(s[i]) != w[i]) return false;
-  return i == n && !w[i];
-}
-
-__device__ inline bool same_name(const char* a, uint32_t na, const char* b, uint32_t nb) {
-  if (na != nb) return false;
-  for (uint32_t i = 0; i < na; ++i)
-    if (lower_ascii(a[i]) != lower_ascii(b[i])) return false;
-  return true;
-}
 
 __device__ inline uint64_t name_hash(const char* s, uint32_t n) {
   uint64_t h = 0xcbf29ce484222325ull;
@@ -141,113 +88,13 @@ __global__ void write_newlines(const char* text, int64_t size, const uint64_t* t
     if (base + k < size && text[base + k] == '\n') newlines[at++] = base + k;
 }
 
-// Step 2: one line. Its status is kDecline with the reason in `kind` where the CPU parser would
-// do more than this reader does (or fail).
-__device__ LineFields parse_line(const char* line, int64_t length, const PowersOfTen& powers) {
-  LineFields f{};
-  f.status = kDecline;
-  if (length > int64_t(kMaxLine)) {
-    f.kind = kLongLine;
-    return f;
-  }
-  const uint32_t n = uint32_t(length);
-  uint32_t s = 0;
-  while (s < n && (line[s] == ' ' || line[s] == '\t')) ++s;
-  if (s < n && line[s] == '+') {
-    f.kind = kContinuation;
-    return f;
-  }
-  if (s < n && line[s] == '*') {
-    for (uint32_t i = s; i < n; ++i)
-      if (line[i] == '\0') {
-        f.kind = kControlByte;
-        return f;
-      }
-    f.status = kSkip;
-    return f;
-  }
-  uint32_t at[5], len[5], tokens = 0;
-  for (uint32_t p = s; p < n;) {
-    const ByteClass c = byte_class(static_cast<unsigned char>(line[p]));
-    if (c == kSpace) {
-      ++p;
-    } else if (c == kPlain && line[p] != '$') {
-      const uint32_t start = p++;
-      while (p < n && byte_class(static_cast<unsigned char>(line[p])) == kPlain) ++p;
-      if (tokens < 5) at[tokens] = start, len[tokens] = p - start;
-      ++tokens;
-    } else if (c == kControl) {
-      f.kind = kControlByte;
-      return f;
-    } else {
-      break;  // a ';' or '$' comment: the rest of the line is not read
-    }
-  }
-  if (tokens == 0) {
-    f.status = kSkip;
-    return f;
-  }
-  const char* first = line + at[0];
-  if (first[0] == '.') {
-    if (iequals(first, len[0], ".end")) {
-      f.status = kEnd;
-      return f;
-    }
-    const char* ignored[] = {".op", ".options", ".option", ".title", ".dc", ".probe", ".plot",
-                             ".save", ".temp", ".width", ".nodeset", ".ic", ".global"};
-    for (const char* w : ignored)
-      if (iequals(first, len[0], w)) {
-        f.status = kSkip;
-        return f;
-      }
-    f.kind = kOtherControl;
-    return f;
-  }
-  const char letter = lower_ascii(first[0]);
-  if ((letter != 'r' && letter != 'v' && letter != 'i') || tokens != 4) {
-    f.kind = kNotPlainElement;
-    return f;
-  }
-  double value;
-  const char* number = line + at[3];
-  const char* number_end = number + len[3];
-  if (!read_plain_number(number, number_end, powers, value) || number != number_end) {  // all of the token
-    f.kind = kNotPlainNumber;
-    return f;
-  }
-  const ElementKind kind = letter == 'r' ? ElementKind::Resistor
-                           : letter == 'v' ? ElementKind::VoltageSource
-                                           : ElementKind::CurrentSource;
-  const char* plus = line + at[1];
-  const char* minus = line + at[2];
-  const bool plus_ground = (len[1] == 1 && plus[0] == '0') || iequals(plus, len[1], "gnd");
-  const bool minus_ground = (len[2] == 1 && minus[0] == '0') || iequals(minus, len[2], "gnd");
-  const double magnitude = fabs(value);
-  const bool rejected = (kind == ElementKind::Resistor && value < 0) || magnitude > 1e30 ||
-                        (magnitude != 0 && magnitude < 1e-30) ||
-                        (kind == ElementKind::VoltageSource && value != 0 &&
-                         (same_name(plus, len[1], minus, len[2]) || (plus_ground && minus_ground)));
-  if (rejected) {
-    f.kind = kRejectedValue;
-    return f;
-  }
-  f.value = value;
-  f.name_at = uint16_t(at[0]), f.name_len = uint16_t(len[0]);
-  f.plus_at = uint16_t(at[1]), f.plus_len = uint16_t(len[1]);
-  f.minus_at = uint16_t(at[2]), f.minus_len = uint16_t(len[2]);
-  f.status = kElement;
-  f.kind = uint8_t(kind);
-  f.ground = uint8_t(plus_ground) | uint8_t(minus_ground) << 1;
-  return f;
-}
-
 // Step 2 on every line; `marks`: [0] the first .end line, [1] the first declining line.
 __global__ void parse_lines(const char* text, int64_t size, const int64_t* newlines, int64_t newline_count,
                             int64_t lines, PowersOfTen powers, LineFields* fields, unsigned long long* marks) {
   const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= lines) return;
   const int64_t begin = line_begin(newlines, i);
-  const LineFields f = parse_line(text + begin, line_end(newlines, newline_count, size, i) - begin, powers);
+  const LineFields f = parse_plain_line(text + begin, line_end(newlines, newline_count, size, i) - begin, powers);
   fields[i] = f;
   if (f.status == kEnd) atomicMin(&marks[0], static_cast<unsigned long long>(i));
   if (f.status == kDecline) atomicMin(&marks[1], static_cast<unsigned long long>(i));
