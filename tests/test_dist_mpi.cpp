@@ -230,6 +230,8 @@ TEST_CASE("mpirun -np 2: a bad netlist or an unsupported option ends every rank 
   const std::string good = dir.write("good.sp", "R1 a b 1\nR2 b 0 1\nV1 a 0 1\n");
   CHECK(mpirun_pgsim(2, good + " --solver direct", dir.file("direct.log")) == kExitInput);
   CHECK(test::read_text(dir.file("direct.log")).find("runs in one process only") != std::string::npos);
+  CHECK(mpirun_pgsim(2, good + " --parse gpu", dir.file("parse.log")) == kExitInput);
+  CHECK(test::read_text(dir.file("parse.log")).find("--parse gpu (the GPU netlist reader") != std::string::npos);
   CHECK(mpirun_pgsim(2, good + " --precond jacobi --coarse-layers 2", dir.file("layers.log")) == kExitInput);
   CHECK(test::read_text(dir.file("layers.log")).find("applies to --precond cmg only") != std::string::npos);
   CHECK_FALSE(std::ifstream(dir.file("v.txt")).good());

@@ -61,6 +61,7 @@ void check_distributed_options(const Options& opt, int ranks) {
   if (!opt.heatmap.empty()) refuse("--heatmap");
   if (!opt.export_prefix.empty()) refuse("--export-system");
   if (opt.netlist == "-") refuse("reading the netlist from standard input");
+  if (opt.parse == "gpu") refuse("--parse gpu (the GPU netlist reader; each rank reads its range on the CPU)");
 #ifndef PGSIM_HAVE_NCCL
   if (opt.backend == "gpu")
     throw InputError(job + "--backend gpu needs a pgsim built with CUDA, MPI and NCCL (this one lacks " +
