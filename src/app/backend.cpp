@@ -70,14 +70,15 @@ bool gpu_likely(const Options& opt) {
 #endif
 }
 
-Netlist read_netlist(const Options& opt, const ParseOptions& parse_options, [[maybe_unused]] bool context_ahead,
+Netlist read_netlist(const Options& opt, const ParseOptions& parse_options,
+                     [[maybe_unused]] std::optional<uint64_t> text_bytes, [[maybe_unused]] bool context_ahead,
                      bool& on_gpu) {
   on_gpu = false;
   if (opt.parse != "auto" && opt.parse != "cpu" && opt.parse != "gpu")
     throw InputError("unknown --parse '" + opt.parse + "' (gpu, cpu or auto)");
 #ifdef PGSIM_HAVE_CUDA
-  const std::optional<uint64_t> bytes = netlist_text_bytes(opt.netlist);
-  const bool wanted = opt.parse == "gpu" || (opt.parse == "auto" && context_ahead && bytes && *bytes >= kAutoGpuParseMinBytes);
+  const bool wanted =
+      opt.parse == "gpu" || (opt.parse == "auto" && context_ahead && text_bytes && *text_bytes >= kAutoGpuParseMinBytes);
   // auto asks the GPU only where there is one (its absence is the solve's to report, not the parse's).
   if (wanted && opt.compare.empty() && (opt.parse == "gpu" || gpu::device_available(nullptr))) {
     Netlist netlist;

@@ -53,8 +53,9 @@ constexpr uint64_t kAutoGpuParseMinBytes = uint64_t(256) << 20;
 // text, else by parse_netlist(), which also reads what the GPU reader declines (with an info line
 // saying why) or fails on (a warning). Never a different netlist: only a faster read of it.
 // --compare parses on the CPU (it looks names up in the index the GPU reader does not build).
-// `on_gpu`: whether the GPU read it.
-Netlist read_netlist(const Options& opt, const ParseOptions& parse_options, bool context_ahead, bool& on_gpu);
+// `text_bytes`: netlist_text_bytes(opt.netlist), which the caller has. `on_gpu`: whether the GPU read it.
+Netlist read_netlist(const Options& opt, const ParseOptions& parse_options, std::optional<uint64_t> text_bytes,
+                     bool context_ahead, bool& on_gpu);
 
 // While alive, a thread creates the CUDA context of `device` and pays the first solve's other
 // one-time costs (gpu/warm_up.hpp) when `start` (gpu_likely; under mpirun, --backend gpu), so that

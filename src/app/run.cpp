@@ -77,8 +77,8 @@ RunReport run(const Options& opt, RunData* data) {
   // Threads follow the work (app/thread_budget.hpp): the parse's from the text size where it is
   // known ahead, every later phase's from the node count; a core is left to the warm-up while it runs.
   ThreadCountScope threads;
-  rep.parse_threads = threads.limit_to(netlist_text_bytes(opt.netlist).value_or(UINT64_MAX), kParseBytesPerThread,
-                                       warm_up.busy_cores());
+  const std::optional<uint64_t> text_bytes = netlist_text_bytes(opt.netlist);
+  rep.parse_threads = threads.limit_to(text_bytes.value_or(UINT64_MAX), kParseBytesPerThread, warm_up.busy_cores());
 
   // Check the outputs and read the reference first: a bad path should fail before a long solve.
   for (const std::string* path : {&opt.output, &opt.json})
@@ -91,7 +91,7 @@ RunReport run(const Options& opt, RunData* data) {
   ProgressLine parse_progress(progress_wanted(opt.quiet));
   parse_options.progress = show_parse_progress;
   parse_options.progress_user = &parse_progress;
-  keep.netlist = read_netlist(opt, parse_options, context_ahead, rep.parse_on_gpu);
+  keep.netlist = read_netlist(opt, parse_options, text_bytes, context_ahead, rep.parse_on_gpu);
   Netlist& netlist = keep.netlist;
   parse_progress.finish();
   rep.time.parse = phase.lap();

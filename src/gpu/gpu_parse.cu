@@ -51,7 +51,7 @@ constexpr uint32_t kGroundRef = UINT32_MAX;  // a reference to ground: id 0, not
 
 __device__ inline uint64_t name_hash(const char* s, uint32_t n) {
   uint64_t h = 0xcbf29ce484222325ull;
-  for (uint32_t i = 0; i < n; ++i) h = (h ^ uint8_t(lower_ascii(s[i]))) * 0x100000001b3ull;
+  for (uint32_t i = 0; i < n; ++i) h = (h ^ uint8_t(lower(s[i]))) * 0x100000001b3ull;
   h ^= h >> 33;  // murmur's finaliser: the table uses the low bits
   h *= 0xff51afd7ed558ccdull;
   h ^= h >> 33;
@@ -165,7 +165,7 @@ __global__ void enter_names(Names names, uint32_t count, uint32_t* slots, uint64
     }
     uint32_t held_length;
     const char* held_name = names.name(held, held_length);
-    if (same_name(name, length, held_name, held_length)) {
+    if (iequals(name, length, held_name, held_length)) {
       slot_of[r] = uint32_t(s);
       return;
     }

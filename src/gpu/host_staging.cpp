@@ -54,7 +54,6 @@ void HostStaging::staged(void* dst, size_t bytes, Fill fill) {
   }
 }
 
-
 void HostStaging::copy(void* dst, const void* src, size_t bytes) {
   const char* s = static_cast<const char*>(src);
   staged(dst, bytes, [s](char* buffer, size_t offset, size_t len) { parallel_copy(buffer, s + offset, len); });

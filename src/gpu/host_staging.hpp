@@ -1,8 +1,9 @@
 #pragma once
-// Host-to-device copies (and device-to-host downloads) through two reused pinned buffers. A copy from pageable memory runs at
-// the speed of the driver's own staging, on one thread; here all OpenMP threads fill one pinned
-// buffer (converting on the way where asked) while the DMA engine drains the other, and the
-// pinned memory is allocated once for a whole upload instead of pinned per copy.
+// Host-to-device copies (and device-to-host downloads) through two reused pinned buffers. A copy
+// from pageable memory runs at the speed of the driver's own staging, on one thread; here all
+// OpenMP threads fill one pinned buffer (converting on the way where asked) while the DMA engine
+// drains the other, and the pinned memory is allocated once for a whole upload instead of pinned
+// per copy.
 #include <cuda_runtime_api.h>
 
 #include <cstddef>

@@ -10,17 +10,17 @@
 #include <emmintrin.h>
 #endif
 
+#include "plain_line.hpp"
 #include "spice_value.hpp"
 #include "text.hpp"
 
 namespace pgsim {
 namespace {
 
-// The magnitudes pgsim accepts for R, V and I values (besides 0): far beyond any physical grid,
-// and small enough that sums and squares in the solvers cannot overflow or underflow.
-constexpr double kMinMagnitude = 1e-30, kMaxMagnitude = 1e30;
+using plain_line::ByteClass, plain_line::kPlain, plain_line::kSpace, plain_line::kSemicolon, plain_line::kControl;
+using plain_line::kMinMagnitude, plain_line::kMaxMagnitude;
 
-bool is_ground_name(std::string_view name) { return name == "0" || iequals(name, "gnd"); }
+bool is_ground_name(std::string_view name) { return plain_line::is_ground_name(name.data(), uint32_t(name.size())); }
 
 // Element kinds that SPICE has but a DC power-grid netlist cannot carry.
 bool is_unsupported_element(char c) {
@@ -33,15 +33,12 @@ bool is_unsupported_element(char c) {
   }
 }
 
-// Byte classes for the tokenizer: one table lookup per byte instead of a chain of compares.
-enum ByteClass : uint8_t { kPlain, kSpace, kSemicolon, kControl };
+// Byte classes for the tokenizer (plain_line::byte_class) as a table: one lookup per byte instead
+// of a chain of compares.
 struct ByteClasses {
   uint8_t of[256];
   constexpr ByteClasses() : of() {
-    for (int c = 0; c < 0x20; ++c) of[c] = kControl;
-    of[0x7f] = kControl;
-    for (char c : {' ', '\t', '\r', '\f', '\v', ','}) of[static_cast<unsigned char>(c)] = kSpace;
-    of[static_cast<unsigned char>(';')] = kSemicolon;
+    for (int c = 0; c < 256; ++c) of[c] = plain_line::byte_class(static_cast<unsigned char>(c));
   }
 };
 constexpr ByteClasses kByteClasses;
@@ -383,9 +380,7 @@ void ChunkParser::dot_command() {
       for (std::string& n : *names) out_.transient.printed.push_back({std::move(n), 0, line_});
     return;
   }
-  for (std::string_view known : {".op", ".options", ".option", ".title", ".dc", ".probe",
-                                 ".plot", ".save", ".temp", ".width", ".nodeset", ".ic", ".global"})
-    if (iequals(cmd, known)) return;
+  if (plain_line::is_ignored_control(cmd.data(), uint32_t(cmd.size()))) return;
   event(ChunkEvent::UnknownControl, cmd);
 }
 

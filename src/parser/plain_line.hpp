@@ -2,16 +2,23 @@
 // The plain netlist line (gpu/gpu_parse.hpp says which lines are plain): its fields read as the CPU
 // parser (chunk_parser.cpp) reads them, or a reason to leave the line to the CPU parser. Host and
 // device code: the GPU reader runs it on every line, and a CPU test (tests/test_plain_line.cpp)
-// holds it to the CPU parser line by line, where the CI machine has no GPU.
+// holds it to the CPU parser line by line, where the CI machine has no GPU. The rules both apply
+// (byte classes, ignored control lines, ground's names, the accepted magnitudes) are defined here
+// once, and the CPU parser reads them from here.
 #include <cstdint>
 
 #include "host_device.hpp"
 #include "netlist.hpp"
 #include "plain_number.hpp"
+#include "text.hpp"
 
 namespace pgsim::plain_line {
 
 constexpr int64_t kMaxPlainLine = 65535;  // line fields are 16-bit offsets
+
+// The magnitudes pgsim accepts for R, V and I values (besides 0): far beyond any physical grid,
+// and small enough that sums and squares in the solvers cannot overflow or underflow.
+constexpr double kMinMagnitude = 1e-30, kMaxMagnitude = 1e30;
 
 // What a line is.
 enum LineStatus : uint8_t { kSkip, kElement, kEnd, kDecline };
@@ -42,29 +49,35 @@ struct LineFields {
 };
 static_assert(sizeof(LineFields) == 24);
 
-PGSIM_HOST_DEVICE inline char lower_ascii(char c) { return c >= 'A' && c <= 'Z' ? char(c + ('a' - 'A')) : c; }
-
-// The CPU tokenizer's byte classes (chunk_parser.cpp).
+// The tokenizer's byte classes: blanks and ',' separate tokens, ';' starts a comment, other control
+// bytes are refused (chunk_parser.cpp keeps them as a table).
 enum ByteClass : uint8_t { kPlain, kSpace, kSemicolon, kControl };
-PGSIM_HOST_DEVICE inline ByteClass byte_class(unsigned char c) {
+PGSIM_HOST_DEVICE constexpr ByteClass byte_class(unsigned char c) {
   if (c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v' || c == ',') return kSpace;
   if (c < 0x20 || c == 0x7f) return kControl;
   return c == ';' ? kSemicolon : kPlain;
 }
 
 // s[0, n) equals the lower-case word w (ASCII case ignored).
-PGSIM_HOST_DEVICE inline bool iequals(const char* s, uint32_t n, const char* w) {
+PGSIM_HOST_DEVICE inline bool is_word(const char* s, uint32_t n, const char* w) {
   uint32_t i = 0;
   for (; i < n && w[i]; ++i)
-    if (lower_ascii(s[i]) != w[i]) return false;
+    if (lower(s[i]) != w[i]) return false;
   return i == n && !w[i];
 }
 
-PGSIM_HOST_DEVICE inline bool same_name(const char* a, uint32_t na, const char* b, uint32_t nb) {
-  if (na != nb) return false;
-  for (uint32_t i = 0; i < na; ++i)
-    if (lower_ascii(a[i]) != lower_ascii(b[i])) return false;
-  return true;
+// A node name that means ground: "0" or "gnd" (any case).
+PGSIM_HOST_DEVICE inline bool is_ground_name(const char* s, uint32_t n) {
+  return (n == 1 && s[0] == '0') || is_word(s, n, "gnd");
+}
+
+// A control line that the parser ignores without a warning.
+PGSIM_HOST_DEVICE inline bool is_ignored_control(const char* s, uint32_t n) {
+  const char* ignored[] = {".op",   ".options", ".option", ".title", ".dc", ".probe",  ".plot",
+                           ".save", ".temp",    ".width",  ".nodeset", ".ic", ".global"};
+  for (const char* w : ignored)
+    if (is_word(s, n, w)) return true;
+  return false;
 }
 
 // One physical line (without its '\n'): skipped (blank, a comment, an ignored control line), an
@@ -116,21 +129,18 @@ PGSIM_HOST_DEVICE inline LineFields parse_plain_line(const char* line, int64_t l
   }
   const char* first = line + at[0];
   if (first[0] == '.') {
-    if (iequals(first, len[0], ".end")) {
+    if (is_word(first, len[0], ".end")) {
       f.status = kEnd;
       return f;
     }
-    const char* ignored[] = {".op", ".options", ".option", ".title", ".dc", ".probe", ".plot",
-                             ".save", ".temp", ".width", ".nodeset", ".ic", ".global"};
-    for (const char* w : ignored)
-      if (iequals(first, len[0], w)) {
-        f.status = kSkip;
-        return f;
-      }
+    if (is_ignored_control(first, len[0])) {
+      f.status = kSkip;
+      return f;
+    }
     f.kind = kOtherControl;
     return f;
   }
-  const char letter = lower_ascii(first[0]);
+  const char letter = lower(first[0]);
   if ((letter != 'r' && letter != 'v' && letter != 'i') || tokens != 4) {
     f.kind = kNotPlainElement;
     return f;
@@ -147,13 +157,13 @@ PGSIM_HOST_DEVICE inline LineFields parse_plain_line(const char* line, int64_t l
                                            : ElementKind::CurrentSource;
   const char* plus = line + at[1];
   const char* minus = line + at[2];
-  const bool plus_ground = (len[1] == 1 && plus[0] == '0') || iequals(plus, len[1], "gnd");
-  const bool minus_ground = (len[2] == 1 && minus[0] == '0') || iequals(minus, len[2], "gnd");
+  const bool plus_ground = is_ground_name(plus, len[1]);
+  const bool minus_ground = is_ground_name(minus, len[2]);
   const double magnitude = value < 0 ? -value : value;
-  const bool rejected = (kind == ElementKind::Resistor && value < 0) || magnitude > 1e30 ||
-                        (magnitude != 0 && magnitude < 1e-30) ||
+  const bool rejected = (kind == ElementKind::Resistor && value < 0) || magnitude > kMaxMagnitude ||
+                        (magnitude != 0 && magnitude < kMinMagnitude) ||
                         (kind == ElementKind::VoltageSource && value != 0 &&
-                         (same_name(plus, len[1], minus, len[2]) || (plus_ground && minus_ground)));
+                         (iequals(plus, len[1], minus, len[2]) || (plus_ground && minus_ground)));
   if (rejected) {
     f.kind = kRejectedValue;
     return f;

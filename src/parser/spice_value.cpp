@@ -6,11 +6,11 @@
 #include <cstdint>
 
 #include "plain_number.hpp"
+#include "text.hpp"
 
 namespace pgsim {
 namespace {
 
-inline char lower(char c) { return c >= 'A' && c <= 'Z' ? char(c + ('a' - 'A')) : c; }
 inline bool is_letter(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 inline bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
