@@ -43,9 +43,10 @@ bool gpu_likely(const Options& opt);
 
 // auto reads a netlist on the GPU (gpu/gpu_parse.hpp) from this size of plain text, when the run
 // may solve there (gpu_likely: the context is being made anyway). The GPU reader first waits for
-// the context (0.2-0.3 s), beside which the CPU parse runs: on the H100 machine the CPU read a
-// 1.5M-node grid (104 MB) in 0.174 s against the GPU's 0.350 s, 3M (213 MB) in 0.365 against
-// 0.400 s, 5M (360 MB) in 0.516 against 0.435 s (benchmarks/ibmpg/README.md, "the GPU reader").
+// the context (ibmpg1 read on the GPU: 0.273 s), beside which the CPU parse runs: on the H100
+// machine the CPU read a 1.5M-node grid (104 MB) in 0.174 s against the GPU's 0.350 s, 3M
+// (213 MB) in 0.365 against 0.400 s, 5M (360 MB) in 0.516 against 0.435 s
+// (benchmarks/ibmpg/README.md, "the GPU reader").
 constexpr uint64_t kAutoGpuParseMinBytes = uint64_t(256) << 20;
 
 // The netlist at opt.netlist, read on the GPU where opt.parse asks it (gpu; or auto with
