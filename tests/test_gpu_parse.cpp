@@ -179,7 +179,22 @@ TEST_CASE("GPU parse: a file read through the pinned pieces is the text read", "
   Netlist gpu;
   std::string why;
   gpu::GpuParseTimes times;
-  REQUIRE(gpu::parse_netlist_on_gpu(path, path, gpu, why, &times));
+  // The progress callback: the text's size, bytes copied never going back, all of them at the end.
+  struct Seen {
+    uint64_t done = 0, total = 0;
+    bool ordered = true;
+  } seen;
+  ParseOptions options;
+  options.progress_user = &seen;
+  options.progress = [](uint64_t done, uint64_t total, void* user) {
+    Seen& s = *static_cast<Seen*>(user);
+    s.ordered = s.ordered && done >= s.done && done <= total;
+    s.done = done, s.total = total;
+  };
+  REQUIRE(gpu::parse_netlist_on_gpu(path, path, options, gpu, why, &times));
+  CHECK(seen.ordered);
+  CHECK(seen.total == text.size());
+  CHECK(seen.done == text.size());
   require_same(gpu, parse_netlist(path));
   std::remove(path.c_str());
 }

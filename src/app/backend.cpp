@@ -85,7 +85,7 @@ Netlist read_netlist(const Options& opt, const ParseOptions& parse_options,
     std::string why;
     gpu::GpuParseTimes t;
     try {
-      if (gpu::parse_netlist_on_gpu(opt.netlist, netlist_display_name(opt.netlist), netlist, why, &t)) {
+      if (gpu::parse_netlist_on_gpu(opt.netlist, netlist_display_name(opt.netlist), parse_options, netlist, why, &t)) {
         spdlog::debug("parsed on the GPU: text read and copied {:.3f} s, lines {:.3f} s, names and elements {:.3f} s "
                       "(copied back {:.3f} s), duplicate element names {:.3f} s",
                       t.upload, t.lines, t.names, t.download, t.finish);

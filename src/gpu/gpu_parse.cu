@@ -25,8 +25,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstring>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -266,7 +269,7 @@ double seconds_since(std::chrono::steady_clock::time_point& start) {
 // The file's bytes into `text` on the device, through a pinned buffer per reading thread: each
 // reads its pieces with pread while the others' pieces are copied. False, with `why`, when a read
 // fails (the CPU parser then reads the file and reports it).
-bool upload_file(int fd, int64_t size, char* text, std::string& why) {
+bool upload_file(int fd, int64_t size, char* text, const ParseOptions& options, std::string& why) {
   constexpr int64_t kPiece = int64_t(16) << 20;
   const int64_t pieces = (size + kPiece - 1) / kPiece;
   // Up to 8 readers, each with a 16 MB pinned buffer, and never more than the phase's OpenMP
@@ -278,6 +281,10 @@ bool upload_file(int fd, int64_t size, char* text, std::string& why) {
     std::string device;  // a CUDA call's
   };
   std::vector<Failure> failures(static_cast<size_t>(readers));
+  std::atomic<int64_t> copied{0};
+  int running = readers;  // under `mutex`; a reader's end is signalled on `ended`
+  std::mutex mutex;
+  std::condition_variable ended;
   for (int t = 0; t < readers; ++t)
     threads.emplace_back([&, t] {
       void* buffer = nullptr;
@@ -294,6 +301,7 @@ bool upload_file(int fd, int64_t size, char* text, std::string& why) {
           }
           PGSIM_CUDA(cudaMemcpyAsync(text + at, buffer, size_t(n), cudaMemcpyHostToDevice, stream));
           PGSIM_CUDA(cudaStreamSynchronize(stream));
+          copied += n;
         }
       } catch (const InputError& e) {
         failures[size_t(t)].read = e.what();
@@ -302,7 +310,18 @@ bool upload_file(int fd, int64_t size, char* text, std::string& why) {
       }
       if (stream) cudaStreamDestroy(stream);
       if (buffer) cudaFreeHost(buffer);
+      const std::lock_guard<std::mutex> lock(mutex);
+      --running;
+      ended.notify_one();
     });
+  // Meanwhile the progress line shows the text copied, as the CPU parse's shows the text read.
+  {
+    std::unique_lock<std::mutex> lock(mutex);
+    for (bool all_ended = false; !all_ended;) {  // a last call once all have ended
+      all_ended = ended.wait_for(lock, std::chrono::milliseconds(100), [&] { return running == 0; });
+      if (options.progress) options.progress(uint64_t(copied.load()), uint64_t(size), options.progress_user);
+    }
+  }
   for (std::thread& t : threads) t.join();
   for (const Failure& f : failures)
     if (!f.device.empty()) throw GpuError(f.device);
@@ -554,8 +573,8 @@ bool finish(bool accepted, Netlist& netlist, const std::string& name, std::vecto
 
 }  // namespace
 
-bool parse_netlist_on_gpu(const std::string& path, const std::string& name, Netlist& netlist, std::string& why,
-                          GpuParseTimes* times_out) {
+bool parse_netlist_on_gpu(const std::string& path, const std::string& name, const ParseOptions& options,
+                          Netlist& netlist, std::string& why, GpuParseTimes* times_out) {
   GpuParseTimes times;
   auto clock = std::chrono::steady_clock::now();
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -577,7 +596,7 @@ bool parse_netlist_on_gpu(const std::string& path, const std::string& name, Netl
   const ssize_t got = pread(fd, head, sizeof head, 0);
   if (!plain_start(head, size_t(std::max<ssize_t>(got, 0)), why) || !enough_device_memory(size, why)) return false;
   DeviceBuffer<char> text{size_t(size)};
-  if (!upload_file(fd, size, text.data(), why)) return false;
+  if (!upload_file(fd, size, text.data(), options, why)) return false;
   times.upload = seconds_since(clock);
   std::vector<DuplicateName> duplicates;
   const bool accepted = parse_device_text(text.data(), size, name, netlist, duplicates, why, times, clock);

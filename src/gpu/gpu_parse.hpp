@@ -40,9 +40,10 @@ struct GpuParseTimes {
 
 // Parses the regular file `path` (called `name` in messages) into `netlist`, a new Netlist.
 // Returns false, with `why` saying what it met, when it declines; `netlist` is then unusable and
-// must be replaced. Throws GpuError for a device failure.
-bool parse_netlist_on_gpu(const std::string& path, const std::string& name, Netlist& netlist, std::string& why,
-                          GpuParseTimes* times = nullptr);
+// must be replaced. Throws GpuError for a device failure. Of `options`, only the progress
+// callback counts: it is called with the bytes copied to the device so far.
+bool parse_netlist_on_gpu(const std::string& path, const std::string& name, const ParseOptions& options,
+                          Netlist& netlist, std::string& why, GpuParseTimes* times = nullptr);
 
 // The same for text in memory (tests).
 bool parse_netlist_text_on_gpu(const std::string& text, const std::string& name, Netlist& netlist, std::string& why);
