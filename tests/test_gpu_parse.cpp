@@ -173,7 +173,8 @@ TEST_CASE("GPU parse: mutated netlists are declined or read as the CPU parser re
 TEST_CASE("GPU parse: a file read through the pinned pieces is the text read", "[gpu][parse]") {
   test::skip_without_gpu();
   std::mt19937 rng(3);
-  const std::string text = random_plain_netlist(rng, 1500000);  // several 16 MB pieces
+  const std::string text = random_plain_netlist(rng, 1500000);
+  REQUIRE(text.size() > 8 * (size_t(4) << 20));  // more of the reader's 4 MB pieces than its 8 readers
   const std::string path = "gpu_parse_file.sp";
   std::ofstream(path, std::ios::binary) << text;
   Netlist gpu;
