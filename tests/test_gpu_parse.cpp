@@ -12,6 +12,7 @@
 #include "gpu/gpu_parse.hpp"
 #include "gpu_test_util.hpp"
 #include "parser/netlist.hpp"
+#include "parser/netlist_part.hpp"
 #include "test_util.hpp"
 
 using namespace pgsim;
@@ -168,6 +169,49 @@ TEST_CASE("GPU parse: mutated netlists are declined or read as the CPU parser re
   }
   REQUIRE(taken > 50);  // both outcomes met often enough for the comparison to mean something
   REQUIRE(declined > 50);
+}
+
+TEST_CASE("GPU parse: a byte range of a file reads as parse_netlist_part reads it", "[gpu][parse]") {
+  test::skip_without_gpu();
+  std::mt19937 rng(5);
+  std::string text = random_plain_netlist(rng, 300000);
+  // An .end two thirds in: the range holding it ends there; the range after it is read whole, as
+  // the distributed parse's ranks read theirs before they learn where the netlist ended.
+  text.insert(text.find('\n', text.size() * 2 / 3) + 1, ".end\n");
+  const std::string path = "gpu_parse_range.sp";
+  std::ofstream(path, std::ios::binary) << text;
+  std::vector<uint64_t> cuts{0};
+  for (double at : {0.1, 0.37, 0.5, 0.66, 0.9}) cuts.push_back(text.find('\n', size_t(at * double(text.size()))) + 1);
+  cuts.push_back(text.size());
+  int ended = 0;
+  for (size_t k = 0; k + 1 < cuts.size(); ++k) {
+    INFO("range [" << cuts[k] << ", " << cuts[k + 1] << ")");
+    const NetlistPart cpu = parse_netlist_part(path, cuts[k], cuts[k + 1]);
+    REQUIRE_FALSE(cpu.error);
+    NetlistPart gpu;
+    std::string why;
+    const bool taken = gpu::parse_netlist_part_on_gpu(path, cuts[k], cuts[k + 1], {}, 0, gpu, why);
+    INFO("declined: " << why);
+    REQUIRE(taken);
+    require_same(gpu.netlist, cpu.netlist);
+    REQUIRE(gpu.ended == cpu.ended);
+    if (!cpu.ended) REQUIRE(gpu.lines == cpu.lines);  // a part's lines count only where it did not end
+    REQUIRE(gpu.duplicates == cpu.duplicates);
+    REQUIRE(gpu.warnings.size() == cpu.warnings.size());
+    for (size_t w = 0; w < cpu.warnings.size(); ++w) {
+      const ParseWarning &g = gpu.warnings[w], &c = cpu.warnings[w];
+      REQUIRE(g.kind == c.kind);
+      REQUIRE(g.text == c.text);
+      REQUIRE(g.where.line == c.where.line);
+      REQUIRE(g.first.line == c.first.line);
+    }
+    ended += cpu.ended;
+  }
+  CHECK(ended == 1);
+  NetlistPart empty;
+  std::string why;
+  CHECK_FALSE(gpu::parse_netlist_part_on_gpu(path, cuts[1], cuts[1], {}, 0, empty, why));  // the CPU reads an empty range
+  std::remove(path.c_str());
 }
 
 TEST_CASE("GPU parse: a file read through the pinned pieces is the text read", "[gpu][parse]") {

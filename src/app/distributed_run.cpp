@@ -30,6 +30,9 @@
 #include "dist/host_ranks.hpp"
 #include "dist/process_age.hpp"
 #include "dist/step_log.hpp"
+#ifdef PGSIM_HAVE_CUDA
+#include "gpu/gpu_parse.hpp"
+#endif
 #ifdef PGSIM_HAVE_NCCL
 #include "gpu/nccl_comm_ahead.hpp"
 #endif
@@ -61,13 +64,46 @@ void check_distributed_options(const Options& opt, int ranks) {
   if (!opt.heatmap.empty()) refuse("--heatmap");
   if (!opt.export_prefix.empty()) refuse("--export-system");
   if (opt.netlist == "-") refuse("reading the netlist from standard input");
-  if (opt.parse == "gpu") refuse("--parse gpu (the GPU netlist reader; each rank reads its range on the CPU)");
+#ifndef PGSIM_HAVE_CUDA
+  if (opt.parse == "gpu") throw InputError("--parse gpu: this pgsim was built without CUDA");
+#endif
 #ifndef PGSIM_HAVE_NCCL
   if (opt.backend == "gpu")
     throw InputError(job + "--backend gpu needs a pgsim built with CUDA, MPI and NCCL (this one lacks " +
                      missing_for_distributed_gpu() + ")");
 #endif
 }
+
+#ifdef PGSIM_HAVE_CUDA
+// Each rank's range read on its GPU (gpu/gpu_parse.hpp), device `device`, where --parse asks for
+// it: gpu, or auto in a GPU run (whose context is made beside the parse) for a range of
+// kAutoGpuParseMinBytes or more, as one process decides for its whole file (app/backend.hpp).
+// Where the reader declines or fails, the rank reads its range on the CPU.
+dist::PartReader gpu_part_reader(const Options& opt, bool gpu_run, int device) {
+  if (opt.parse == "cpu" || (opt.parse == "auto" && !gpu_run)) return {};
+  const bool always = opt.parse == "gpu";
+  return [always, device](const std::string& path, uint64_t begin, uint64_t end, const ParseOptions& options,
+                          NetlistPart& part) {
+    if (!always && end - begin < kAutoGpuParseMinBytes) return false;
+    std::string why;
+    gpu::GpuParseTimes t;
+    try {
+      if (gpu::parse_netlist_part_on_gpu(path, begin, end, options, device, part, why, &t)) {
+        spdlog::debug("range [{}, {}) parsed on GPU {}: text read and copied {:.3f} s, lines {:.3f} s, names and "
+                      "elements {:.3f} s (copied back {:.3f} s), duplicate element names {:.3f} s",
+                      begin, end, device, t.upload, t.lines, t.names, t.download, t.finish);
+        return true;
+      }
+      spdlog::info("the GPU netlist reader declined the range [{}, {}) of {}: {}; reading it on the CPU", begin, end,
+                   path, why);
+    } catch (const std::exception& e) {  // a GpuError, or memory: the CPU parse follows
+      spdlog::warn("the GPU netlist reader failed on the range [{}, {}) of {} ({}); reading it on the CPU", begin, end,
+                   path, e.what());
+    }
+    return false;
+  };
+}
+#endif
 
 // A failure of this rank alone inside collective work: the other ranks would wait forever.
 [[noreturn]] void end_job(const dist::MpiSession& mpi, const char* during, const std::exception& e) {
@@ -140,7 +176,12 @@ RunReport run_distributed(const Options& opt, const dist::MpiSession& mpi, Distr
   parse_options.progress = show_parse_progress;
   parse_options.progress_user = &parse_progress;
   dist::RankNetlist& netlist = keep.netlist;
-  netlist = dist::parse_distributed(opt.netlist, MPI_COMM_WORLD, parse_options);
+#ifdef PGSIM_HAVE_CUDA
+  const dist::PartReader read_part = gpu_part_reader(opt, gpu, host.rank);
+#else
+  const dist::PartReader read_part;
+#endif
+  netlist = dist::parse_distributed(opt.netlist, MPI_COMM_WORLD, parse_options, {}, read_part);
   parse_progress.finish();
   rep.time.parse = phase.lap();
   rep.nodes = int64_t(netlist.total_nodes) - 1;

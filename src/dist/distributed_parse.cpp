@@ -606,7 +606,7 @@ std::optional<std::string> transient_place(const NetlistPart& part, uint32_t lin
 }  // namespace
 
 RankNetlist parse_distributed(const std::string& path, MPI_Comm comm, const ParseOptions& options,
-                              const std::vector<uint64_t>& split_at) {
+                              const std::vector<uint64_t>& split_at, const PartReader& read_part) {
   int rank = 0, ranks = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &ranks);
@@ -631,7 +631,7 @@ RankNetlist parse_distributed(const std::string& path, MPI_Comm comm, const Pars
   NetlistPart part;
   std::exception_ptr failure;
   try {
-    part = parse_netlist_part(path, begin, end, options);
+    if (!read_part || !read_part(path, begin, end, options, part)) part = parse_netlist_part(path, begin, end, options);
   } catch (...) {
     failure = std::current_exception();
   }

@@ -11,7 +11,8 @@
 //    next_cut, parser/chunk_parser.hpp; 0 for rank 0) and ends where rank r + 1's begins. A
 //    range may be empty. Each rank reads its range alone (pread) and parses it on all its
 //    threads with the whole-file parser's code (parser/netlist_part.hpp), .include lines
-//    included.
+//    included; or, where the caller's PartReader takes the range, on its GPU (a plain range of
+//    a GPU run: app/distributed_run.cpp).
 // 2. The first stop in file order: the lowest rank whose range holds an error or an .end line
 //    (one MPI_Allreduce). Ranks after it contribute nothing. A first error is thrown on every
 //    rank with the serial parse's text (file:line, the line counted in the whole file: an
@@ -49,19 +50,27 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "dist/rank_netlist.hpp"
 #include "parser/netlist.hpp"
+#include "parser/netlist_part.hpp"
 
 namespace pgsim::dist {
+
+// Reads a rank's range [begin, end) into `part` as parse_netlist_part would, where it can (the
+// GPU reader, gpu/gpu_parse.hpp); false leaves the range to parse_netlist_part. Must not throw.
+using PartReader = std::function<bool(const std::string& path, uint64_t begin, uint64_t end,
+                                      const ParseOptions& options, NetlistPart& part)>;
 
 // Collective over `comm`. `options` applies to each rank's parse (block and chunk sizes, and
 // progress, called with the rank's bytes read and its range's size). `split_at` is for tests:
 // when not empty, one byte offset per rank, non-decreasing, the first 0: rank r's range
-// begins at the first legal cut at or after split_at[r] instead of r * size / P.
+// begins at the first legal cut at or after split_at[r] instead of r * size / P. `read_part`,
+// when given, is asked first for each rank's range (step 1).
 RankNetlist parse_distributed(const std::string& path, MPI_Comm comm, const ParseOptions& options = {},
-                              const std::vector<uint64_t>& split_at = {});
+                              const std::vector<uint64_t>& split_at = {}, const PartReader& read_part = {});
 
 }  // namespace pgsim::dist

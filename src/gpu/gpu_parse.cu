@@ -266,10 +266,12 @@ double seconds_since(std::chrono::steady_clock::time_point& start) {
   return s;
 }
 
-// The file's bytes into `text` on the device, through a pinned buffer per reading thread: each
-// reads its pieces with pread while the others' pieces are copied. False, with `why`, when a read
-// fails (the CPU parser then reads the file and reports it).
-bool upload_file(int fd, int64_t size, char* text, const ParseOptions& options, std::string& why) {
+// The file's bytes [offset, offset + size) into `text` on the calling thread's device, through a
+// pinned buffer per reading thread: each reads its pieces with pread while the others' pieces are
+// copied. False, with `why`, when a read fails (the CPU parser then reads the file and reports it).
+bool upload_file(int fd, int64_t offset, int64_t size, char* text, const ParseOptions& options, std::string& why) {
+  int device = 0;
+  PGSIM_CUDA(cudaGetDevice(&device));  // a thread's current device is its own: the readers take the caller's
   // 4 MB pieces: the driver pins the readers' buffers one after another, about 0.5 ms per MB on
   // the H100 machine, so with 16 MB buffers the last of 8 readers started 0.06-0.07 s after the
   // first, and all had read a 525 MB text 0.10-0.12 s after the context was ready; with 4 MB,
@@ -294,12 +296,13 @@ bool upload_file(int fd, int64_t size, char* text, const ParseOptions& options, 
       void* buffer = nullptr;
       cudaStream_t stream = nullptr;
       try {
+        PGSIM_CUDA(cudaSetDevice(device));
         PGSIM_CUDA(cudaHostAlloc(&buffer, size_t(kPiece), cudaHostAllocDefault));
         PGSIM_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
         for (int64_t k = t; k < pieces; k += readers) {
           const int64_t at = k * kPiece, n = std::min(kPiece, size - at);
           for (int64_t done = 0; done < n;) {
-            const ssize_t got = pread(fd, static_cast<char*>(buffer) + done, size_t(n - done), off_t(at + done));
+            const ssize_t got = pread(fd, static_cast<char*>(buffer) + done, size_t(n - done), off_t(offset + at + done));
             if (got <= 0) throw InputError(got < 0 ? std::strerror(errno) : "the file got shorter");
             done += got;
           }
@@ -337,10 +340,17 @@ bool upload_file(int fd, int64_t size, char* text, const ParseOptions& options, 
   return true;
 }
 
+// What parse_device_text read of its text: its physical lines, and whether an .end line ended it
+// (as NetlistPart::lines and ::ended say).
+struct TextRead {
+  uint32_t lines = 0;
+  bool ended = false;
+};
+
 // Steps 1-5 on the text in `text` (size bytes); `duplicates`: the elements named like an
 // earlier one, with that one (parser/duplicate_names.hpp).
 bool parse_device_text(const char* text, int64_t size, const std::string& name, Netlist& netlist,
-                       std::vector<DuplicateName>& duplicates, std::string& why, GpuParseTimes& times,
+                       std::vector<DuplicateName>& duplicates, TextRead& read, std::string& why, GpuParseTimes& times,
                        std::chrono::steady_clock::time_point& clock) {
   const cudaStream_t stream = nullptr;
   const int64_t tiles = (size + kTileBytes - 1) / kTileBytes;
@@ -374,6 +384,8 @@ bool parse_device_text(const char* text, int64_t size, const std::string& name, 
   unsigned long long mark[2];
   PGSIM_CUDA(cudaMemcpy(mark, marks.data(), sizeof mark, cudaMemcpyDeviceToHost));
   const int64_t end_line = mark[0] == ~0ull ? lines : int64_t(mark[0]);
+  read.lines = uint32_t(lines);
+  read.ended = end_line < lines;
   LineFields declined{};
   int64_t declined_line = -1;
   if (mark[1] != ~0ull && int64_t(mark[1]) < end_line) {
@@ -575,12 +587,11 @@ bool finish(bool accepted, Netlist& netlist, const std::string& name, std::vecto
   return true;
 }
 
-}  // namespace
-
-bool parse_netlist_on_gpu(const std::string& path, const std::string& name, const ParseOptions& options,
-                          Netlist& netlist, std::string& why, GpuParseTimes* times_out) {
-  GpuParseTimes times;
-  auto clock = std::chrono::steady_clock::now();
+// Reads bytes [begin, min(end, the file's size)) of the regular file `path` onto the device and
+// parses them (steps 1-5), as parse_device_text.
+bool parse_file_range(const std::string& path, uint64_t begin, uint64_t end, const std::string& name,
+                      const ParseOptions& options, Netlist& netlist, std::vector<DuplicateName>& duplicates,
+                      TextRead& read, std::string& why, GpuParseTimes& times, std::chrono::steady_clock::time_point& clock) {
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     why = "cannot open it";
@@ -595,19 +606,44 @@ bool parse_netlist_on_gpu(const std::string& path, const std::string& name, cons
     why = "not a regular file";
     return false;
   }
-  const int64_t size = st.st_size;
+  const uint64_t stop = std::min(end, uint64_t(st.st_size));
+  const int64_t size = begin < stop ? int64_t(stop - begin) : 0;
   char head[3] = {0, 0, 0};
-  const ssize_t got = pread(fd, head, sizeof head, 0);
+  const ssize_t got = size > 0 ? pread(fd, head, size_t(std::min<int64_t>(size, sizeof head)), off_t(begin)) : 0;
   if (!plain_start(head, size_t(std::max<ssize_t>(got, 0)), why) || !enough_device_memory(size, why)) return false;
   DeviceBuffer<char> text{size_t(size)};
-  if (!upload_file(fd, size, text.data(), options, why)) return false;
+  if (!upload_file(fd, int64_t(begin), size, text.data(), options, why)) return false;
   times.upload = seconds_since(clock);
+  return parse_device_text(text.data(), size, name, netlist, duplicates, read, why, times, clock);
+}
+
+}  // namespace
+
+bool parse_netlist_on_gpu(const std::string& path, const std::string& name, const ParseOptions& options,
+                          Netlist& netlist, std::string& why, GpuParseTimes* times_out) {
+  GpuParseTimes times;
+  auto clock = std::chrono::steady_clock::now();
   std::vector<DuplicateName> duplicates;
-  const bool accepted = parse_device_text(text.data(), size, name, netlist, duplicates, why, times, clock);
-  text = DeviceBuffer<char>();
+  TextRead read;
+  const bool accepted = parse_file_range(path, 0, UINT64_MAX, name, options, netlist, duplicates, read, why, times, clock);
   const bool done = finish(accepted, netlist, name, std::move(duplicates), times, clock);
   if (times_out) *times_out = times;
   return done;
+}
+
+bool parse_netlist_part_on_gpu(const std::string& path, uint64_t begin, uint64_t end, const ParseOptions& options,
+                               int device, NetlistPart& part, std::string& why, GpuParseTimes* times_out) {
+  PGSIM_CUDA(cudaSetDevice(device));
+  GpuParseTimes times;
+  auto clock = std::chrono::steady_clock::now();
+  Netlist netlist;
+  std::vector<DuplicateName> duplicates;
+  TextRead read;
+  if (!parse_file_range(path, begin, end, path, options, netlist, duplicates, read, why, times, clock)) return false;
+  part = finish_netlist_part(std::move(netlist), read.lines, read.ended, std::move(duplicates));
+  times.finish = seconds_since(clock);
+  if (times_out) *times_out = times;
+  return true;
 }
 
 bool parse_netlist_text_on_gpu(const std::string& text, const std::string& name, Netlist& netlist, std::string& why) {
@@ -617,8 +653,9 @@ bool parse_netlist_text_on_gpu(const std::string& text, const std::string& name,
   DeviceBuffer<char> device(text.size());
   device.upload(text.data(), text.size());
   std::vector<DuplicateName> duplicates;
+  TextRead read;
   const bool accepted =
-      parse_device_text(device.data(), int64_t(text.size()), name, netlist, duplicates, why, times, clock);
+      parse_device_text(device.data(), int64_t(text.size()), name, netlist, duplicates, read, why, times, clock);
   return finish(accepted, netlist, name, std::move(duplicates), times, clock);
 }
 

@@ -23,9 +23,11 @@
 //
 // Node names come back without a hash index (as after NameTable::drop_index()): a caller that
 // looks names up (--compare) parses on the CPU.
+#include <cstdint>
 #include <string>
 
 #include "parser/netlist.hpp"
+#include "parser/netlist_part.hpp"
 
 namespace pgsim::gpu {
 
@@ -44,6 +46,14 @@ struct GpuParseTimes {
 // callback counts: it is called with the bytes copied to the device so far.
 bool parse_netlist_on_gpu(const std::string& path, const std::string& name, const ParseOptions& options,
                           Netlist& netlist, std::string& why, GpuParseTimes* times = nullptr);
+
+// The byte range [begin, end) of the regular file `path` into `part`, as parse_netlist_part
+// (parser/netlist_part.hpp) reads it for the distributed parse (dist/distributed_parse.hpp): the
+// same netlist, lines, .end, warnings and duplicates, for a range whose every line is plain as
+// above (a range is not a whole netlist: it may lack elements only where the CPU reads it). On
+// device `device` (a rank's), which becomes the calling thread's. Declines and failures as above.
+bool parse_netlist_part_on_gpu(const std::string& path, uint64_t begin, uint64_t end, const ParseOptions& options,
+                               int device, NetlistPart& part, std::string& why, GpuParseTimes* times = nullptr);
 
 // The same for text in memory (tests).
 bool parse_netlist_text_on_gpu(const std::string& text, const std::string& name, Netlist& netlist, std::string& why);

@@ -18,6 +18,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "duplicate_names.hpp"
 #include "netlist.hpp"
 
 namespace pgsim {
@@ -79,5 +80,10 @@ struct NetlistPart {
 // starts the file (a byte-order mark is skipped). Throws InputError when the file cannot be
 // opened; errors of its text (and of reading it or its includes) are returned in `error`.
 NetlistPart parse_netlist_part(const std::string& path, uint64_t begin, uint64_t end, const ParseOptions& options = {});
+
+// The part another reader made of a range (gpu/gpu_parse.hpp): its netlist (node names
+// without an index), physical lines and .end, and its duplicate element names, which become the
+// part's warnings and count as parse_netlist_part's do.
+NetlistPart finish_netlist_part(Netlist netlist, uint32_t lines, bool ended, std::vector<DuplicateName> duplicates);
 
 }  // namespace pgsim

@@ -680,6 +680,19 @@ NetlistPart parse_netlist_part(const std::string& path, uint64_t begin, uint64_t
   return part;
 }
 
+NetlistPart finish_netlist_part(Netlist netlist, uint32_t lines, bool ended, std::vector<DuplicateName> duplicates) {
+  NetlistPart part;
+  part.netlist = std::move(netlist);
+  Parser parser(part.netlist, ParseOptions(), &part.warnings);
+  parser.take_duplicates(std::move(duplicates));
+  parser.flush_warnings();
+  part.duplicates = parser.duplicates();
+  part.lines = lines;
+  part.ended = ended;
+  part.netlist.node_names.drop_index();
+  return part;
+}
+
 std::string warning_text(const ParseWarning& w, const std::vector<std::string>& files) {
   const auto where = [&](const SourceLocation& loc) { return files[loc.file] + ":" + std::to_string(loc.line); };
   if (w.kind == ParseWarning::Kind::UnknownControl) return where(w.where) + ": ignoring unknown control line " + shown(w.text);
