@@ -6,6 +6,8 @@
 #include <array>
 #include <optional>
 #include <stdexcept>
+#include <utility>
+#include <vector>
 
 #include "cmg/cmg_preconditioner.hpp"
 #include "dist/coarse_problem.hpp"
@@ -74,16 +76,19 @@ BlockSolve solve_on_gpu(RankBlock& blk, const SolveControl& control, const Block
     const double built = watch.lap();
     const CoarseSpace space = bounded_coarse_space(blk, *h, precond);
     const double spaced = watch.lap();
-    const CoarseProblem problem(blk, space, MPI_COMM_WORLD);
+    CoarseProblem problem(blk, space, MPI_COMM_WORLD);
     const double factored = watch.lap();
     s.coarse_unknowns = problem.unknowns();
     s.coarse_factor_nnz = problem.factor_nnz();
-    if (problem.unknowns() > 0) coarse = gpu::CoarseCorrectionData{problem.operators(), problem.inverse_rows()};
+    const int64_t positions = problem.operators().positions();
+    if (problem.unknowns() > 0) {
+      std::vector<double> inverse_rows = problem.inverse_rows();  // reads the operators: before they move
+      coarse = gpu::CoarseCorrectionData{problem.take_operators(), std::move(inverse_rows)};
+    }
     const double inverted = watch.lap();
     spdlog::debug("rank {} GPU setup on the host: block CMG {:.3f} s, coarse space {:.3f} s (with the wait for the "
                   "slowest rank's CMG), coarse problem {:.3f} s ({} unknowns), the {} rows of its inverse this rank "
-                  "reads {:.3f} s", blk.rank, built, spaced, factored, problem.unknowns(),
-                  problem.operators().positions(), inverted);
+                  "reads {:.3f} s", blk.rank, built, spaced, factored, s.coarse_unknowns, positions, inverted);
     s.setup_seconds = built + spaced + factored + inverted;
   } else if (precond.name == "cmg") {
     h = build_cmg_hierarchy(blk.interior, precond.cmg);
