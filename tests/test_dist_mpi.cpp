@@ -219,9 +219,16 @@ TEST_CASE("mpirun -np 2 --parse gpu: each rank's range read on its GPU, the same
   REQUIRE(mpirun_pgsim(2, args + dir.file("cpu.txt") + " --parse cpu", dir.file("cpu.log")) == kExitOk);
   // A CUDA build reads each range on its rank's GPU (or, without a usable one, warns and reads it
   // on the CPU); a build without CUDA refuses the request on every rank.
-  const int code = mpirun_pgsim(2, args + dir.file("gpu.txt") + " --parse gpu", dir.file("gpu.log"));
+  const int code =
+      mpirun_pgsim(2, args + dir.file("gpu.txt") + " --parse gpu --json " + dir.file("gpu.json"), dir.file("gpu.log"));
   if (code == kExitOk) {
     CHECK((test::read_text(dir.file("gpu.txt")) == test::read_text(dir.file("cpu.txt"))));
+#ifdef PGSIM_HAVE_NCCL
+    // With a GPU a rank, both ranges (the mesh is plain) were read on the GPUs, and --json says so.
+    int devices = 0;
+    if (cudaGetDeviceCount(&devices) == cudaSuccess && devices >= 2)
+      CHECK(nlohmann::json::parse(test::read_text(dir.file("gpu.json")))["parse_on"] == "gpu");
+#endif
   } else {
     CHECK(code == kExitInput);
     CHECK(test::read_text(dir.file("gpu.log")).find("--parse gpu: this pgsim was built without CUDA") != std::string::npos);

@@ -79,11 +79,12 @@ void check_distributed_options(const Options& opt, int ranks) {
 // it: gpu, or auto in a GPU run (whose context is made beside the parse) for a range of
 // kAutoGpuParseMinBytes or more, as one process decides for its whole file (app/backend.hpp).
 // Where the reader declines or fails, the rank reads its range on the CPU.
-dist::PartReader gpu_part_reader(const Options& opt, bool gpu_run, int device) {
+// `on_gpu` is set where it did.
+dist::PartReader gpu_part_reader(const Options& opt, bool gpu_run, int device, bool& on_gpu) {
   if (opt.parse == "cpu" || (opt.parse == "auto" && !gpu_run)) return {};
   const bool always = opt.parse == "gpu";
-  return [always, device](const std::string& path, uint64_t begin, uint64_t end, const ParseOptions& options,
-                          NetlistPart& part) {
+  return [always, device, &on_gpu](const std::string& path, uint64_t begin, uint64_t end, const ParseOptions& options,
+                                   NetlistPart& part) {
     if (!always && end - begin < kAutoGpuParseMinBytes) return false;
     std::string why;
     gpu::GpuParseTimes t;
@@ -92,6 +93,7 @@ dist::PartReader gpu_part_reader(const Options& opt, bool gpu_run, int device) {
         spdlog::debug("range [{}, {}) parsed on GPU {}: text read and copied {:.3f} s, lines {:.3f} s, names and "
                       "elements {:.3f} s (copied back {:.3f} s), duplicate element names {:.3f} s",
                       begin, end, device, t.upload, t.lines, t.names, t.download, t.finish);
+        on_gpu = true;
         return true;
       }
       spdlog::info("the GPU netlist reader declined the range [{}, {}) of {}: {}; reading it on the CPU", begin, end,
@@ -176,13 +178,18 @@ RunReport run_distributed(const Options& opt, const dist::MpiSession& mpi, Distr
   parse_options.progress = show_parse_progress;
   parse_options.progress_user = &parse_progress;
   dist::RankNetlist& netlist = keep.netlist;
+  bool range_on_gpu = false;
 #ifdef PGSIM_HAVE_CUDA
-  const dist::PartReader read_part = gpu_part_reader(opt, gpu, host.rank);
+  const dist::PartReader read_part = gpu_part_reader(opt, gpu, host.rank, range_on_gpu);
 #else
   const dist::PartReader read_part;
 #endif
   netlist = dist::parse_distributed(opt.netlist, MPI_COMM_WORLD, parse_options, {}, read_part);
   parse_progress.finish();
+  int ranges_on_gpu = range_on_gpu ? 1 : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &ranges_on_gpu, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  rep.parse_on_gpu = ranges_on_gpu == mpi.size();  // --json parse_on: gpu where every rank's range was
+  if (ranges_on_gpu > 0) spdlog::info("{} of {} ranks read their ranges on their GPUs", ranges_on_gpu, mpi.size());
   rep.time.parse = phase.lap();
   rep.nodes = int64_t(netlist.total_nodes) - 1;
   omp_set_num_threads(std::max(1, threads.cap() - warm_up.busy_cores()));
