@@ -66,27 +66,35 @@ __device__ inline int64_t line_end(const int64_t* newlines, int64_t newline_coun
   return i < newline_count ? newlines[i] : size;
 }
 
-// Step 1a: newlines of each tile.
-__global__ void count_newlines(const char* text, int64_t size, uint64_t* tile_counts) {
-  const int64_t base = int64_t(blockIdx.x) * kTileBytes + int64_t(threadIdx.x) * kTileBytesPerThread;
+// The first byte of this thread's bytes of its block's tile.
+__device__ int64_t thread_bytes_begin() {
+  return int64_t(blockIdx.x) * kTileBytes + int64_t(threadIdx.x) * kTileBytesPerThread;
+}
+
+// The newlines of the block's tile before this thread's bytes, and in the whole tile (steps 1a and 1b).
+struct TileNewlines {
+  uint32_t before, total;
+};
+__device__ TileNewlines tile_newlines(const char* text, int64_t size, int64_t base) {
   uint32_t n = 0;
   for (int k = 0; k < kTileBytesPerThread; ++k) n += base + k < size && text[base + k] == '\n';
   using Scan = cub::BlockScan<uint32_t, kTileThreads>;
   __shared__ typename Scan::TempStorage scan;
-  uint32_t total;
-  Scan(scan).ExclusiveSum(n, n, total);
-  if (threadIdx.x == 0) tile_counts[blockIdx.x] = total;
+  TileNewlines t;
+  Scan(scan).ExclusiveSum(n, t.before, t.total);
+  return t;
+}
+
+// Step 1a: newlines of each tile.
+__global__ void count_newlines(const char* text, int64_t size, uint64_t* tile_counts) {
+  const TileNewlines t = tile_newlines(text, size, thread_bytes_begin());
+  if (threadIdx.x == 0) tile_counts[blockIdx.x] = t.total;
 }
 
 // Step 1b: their places, in order (tile_base: the newlines before each tile).
 __global__ void write_newlines(const char* text, int64_t size, const uint64_t* tile_base, int64_t* newlines) {
-  const int64_t base = int64_t(blockIdx.x) * kTileBytes + int64_t(threadIdx.x) * kTileBytesPerThread;
-  uint32_t n = 0;
-  for (int k = 0; k < kTileBytesPerThread; ++k) n += base + k < size && text[base + k] == '\n';
-  using Scan = cub::BlockScan<uint32_t, kTileThreads>;
-  __shared__ typename Scan::TempStorage scan;
-  Scan(scan).ExclusiveSum(n, n);
-  uint64_t at = tile_base[blockIdx.x] + n;
+  const int64_t base = thread_bytes_begin();
+  uint64_t at = tile_base[blockIdx.x] + tile_newlines(text, size, base).before;
   for (int k = 0; k < kTileBytesPerThread; ++k)
     if (base + k < size && text[base + k] == '\n') newlines[at++] = base + k;
 }
