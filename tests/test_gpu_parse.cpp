@@ -11,6 +11,7 @@
 #include "app/run.hpp"
 #include "gpu/gpu_parse.hpp"
 #include "gpu_test_util.hpp"
+#include "plain_mutation.hpp"
 #include "parser/netlist.hpp"
 #include "parser/netlist_part.hpp"
 #include "test_util.hpp"
@@ -136,20 +137,10 @@ TEST_CASE("GPU parse: mutated netlists are declined or read as the CPU parser re
   // A differential fuzz: bytes of a plain netlist replaced, inserted or deleted at random, with
   // bytes that matter to the grammar. Where the CPU parser fails, the GPU reader must decline.
   std::mt19937 rng(13);
-  const std::string alphabet = " \t\r\n,;$*+.-eE0123456789RrVvIiCcgndGND=kKmM\x01\x80";
-  std::uniform_int_distribution<int> pick(0, 1 << 20);
   int taken = 0, declined = 0;
   for (int round = 0; round < 400; ++round) {
     std::string text = random_plain_netlist(rng, 40);
-    for (int edits = 1 + pick(rng) % 3; edits > 0; --edits) {
-      const size_t at = size_t(pick(rng)) % text.size();
-      const char c = alphabet[size_t(pick(rng)) % alphabet.size()];
-      switch (pick(rng) % 3) {
-        case 0: text[at] = c; break;
-        case 1: text.insert(at, 1, c); break;
-        default: text.erase(at, 1);
-      }
-    }
+    test::mutate_plain_text(text, rng, true);
     INFO(text);
     Netlist gpu;
     std::string why;
