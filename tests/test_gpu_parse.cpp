@@ -11,9 +11,9 @@
 #include "app/run.hpp"
 #include "gpu/gpu_parse.hpp"
 #include "gpu_test_util.hpp"
-#include "plain_mutation.hpp"
 #include "parser/netlist.hpp"
 #include "parser/netlist_part.hpp"
+#include "plain_mutation.hpp"
 #include "test_util.hpp"
 
 using namespace pgsim;
