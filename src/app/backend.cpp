@@ -70,6 +70,10 @@ bool gpu_likely(const Options& opt) {
 #endif
 }
 
+bool gpu_parse_wanted(const std::string& parse, bool context_ahead, std::optional<uint64_t> bytes) {
+  return parse == "gpu" || (parse == "auto" && context_ahead && bytes && *bytes >= kAutoGpuParseMinBytes);
+}
+
 Netlist read_netlist(const Options& opt, const ParseOptions& parse_options,
                      [[maybe_unused]] std::optional<uint64_t> text_bytes, [[maybe_unused]] bool context_ahead,
                      bool& on_gpu) {
@@ -77,8 +81,7 @@ Netlist read_netlist(const Options& opt, const ParseOptions& parse_options,
   if (opt.parse != "auto" && opt.parse != "cpu" && opt.parse != "gpu")
     throw InputError("unknown --parse '" + opt.parse + "' (gpu, cpu or auto)");
 #ifdef PGSIM_HAVE_CUDA
-  const bool wanted =
-      opt.parse == "gpu" || (opt.parse == "auto" && context_ahead && text_bytes && *text_bytes >= kAutoGpuParseMinBytes);
+  const bool wanted = gpu_parse_wanted(opt.parse, context_ahead, text_bytes);
   // auto asks the GPU only where there is one (its absence is the solve's to report, not the parse's).
   if (wanted && opt.compare.empty() && (opt.parse == "gpu" || gpu::device_available(nullptr))) {
     Netlist netlist;
@@ -86,9 +89,7 @@ Netlist read_netlist(const Options& opt, const ParseOptions& parse_options,
     gpu::GpuParseTimes t;
     try {
       if (gpu::parse_netlist_on_gpu(opt.netlist, netlist_display_name(opt.netlist), parse_options, netlist, why, &t)) {
-        spdlog::debug("parsed on the GPU: text read and copied {:.3f} s, lines {:.3f} s, names and elements {:.3f} s "
-                      "(copied back {:.3f} s), duplicate element names {:.3f} s",
-                      t.upload, t.lines, t.names, t.download, t.finish);
+        spdlog::debug("parsed on the GPU: {}", t.text());
         on_gpu = true;
         return netlist;
       }

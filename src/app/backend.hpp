@@ -49,6 +49,11 @@ bool gpu_likely(const Options& opt);
 // (benchmarks/ibmpg/README.md, "the GPU reader").
 constexpr uint64_t kAutoGpuParseMinBytes = uint64_t(256) << 20;
 
+// Whether --parse `parse` asks the GPU reader for `bytes` of text (a whole file, or under mpirun
+// a rank's range; unknown: nullopt): gpu always, auto for kAutoGpuParseMinBytes or more where the
+// run's context is made ahead (`context_ahead`), cpu never.
+bool gpu_parse_wanted(const std::string& parse, bool context_ahead, std::optional<uint64_t> bytes);
+
 // The netlist at opt.netlist, read on the GPU where opt.parse asks it (gpu; or auto with
 // `context_ahead` and a plain file of at least kAutoGpuParseMinBytes) and the GPU reader takes the
 // text, else by parse_netlist(), which also reads what the GPU reader declines (with an info line

@@ -76,23 +76,19 @@ void check_distributed_options(const Options& opt, int ranks) {
 
 #ifdef PGSIM_HAVE_CUDA
 // Each rank's range read on its GPU (gpu/gpu_parse.hpp), device `device`, where --parse asks for
-// it: gpu, or auto in a GPU run (whose context is made beside the parse) for a range of
-// kAutoGpuParseMinBytes or more, as one process decides for its whole file (app/backend.hpp).
-// Where the reader declines or fails, the rank reads its range on the CPU.
-// `on_gpu` is set where it did.
+// it by one process's rule for its whole file (app/backend.hpp gpu_parse_wanted; a GPU run makes
+// its context beside the parse). Where the reader declines or fails, the rank reads its range on
+// the CPU. `on_gpu` is set where it did.
 dist::PartReader gpu_part_reader(const Options& opt, bool gpu_run, int device, bool& on_gpu) {
-  if (opt.parse == "cpu" || (opt.parse == "auto" && !gpu_run)) return {};
-  const bool always = opt.parse == "gpu";
-  return [always, device, &on_gpu](const std::string& path, uint64_t begin, uint64_t end, const ParseOptions& options,
-                                   NetlistPart& part) {
-    if (!always && end - begin < kAutoGpuParseMinBytes) return false;
+  if (!gpu_parse_wanted(opt.parse, gpu_run, UINT64_MAX)) return {};  // no range is
+  return [parse = opt.parse, gpu_run, device, &on_gpu](const std::string& path, uint64_t begin, uint64_t end,
+                                                       const ParseOptions& options, NetlistPart& part) {
+    if (!gpu_parse_wanted(parse, gpu_run, end - begin)) return false;
     std::string why;
     gpu::GpuParseTimes t;
     try {
       if (gpu::parse_netlist_part_on_gpu(path, begin, end, options, device, part, why, &t)) {
-        spdlog::debug("range [{}, {}) parsed on GPU {}: text read and copied {:.3f} s, lines {:.3f} s, names and "
-                      "elements {:.3f} s (copied back {:.3f} s), duplicate element names {:.3f} s",
-                      begin, end, device, t.upload, t.lines, t.names, t.download, t.finish);
+        spdlog::debug("range [{}, {}) parsed on GPU {}: {}", begin, end, device, t.text());
         on_gpu = true;
         return true;
       }

@@ -38,6 +38,9 @@ struct GpuParseTimes {
   double names = 0;     // node and element names interned, ids given, arrays built (copies excluded)
   double download = 0;  // the netlist copied back to the host
   double finish = 0;    // the warnings of duplicate element names (found on the device) logged
+
+  // "text read and copied 0.101 s, lines ...": the -v line's account of them.
+  std::string text() const;
 };
 
 // Parses the regular file `path` (called `name` in messages) into `netlist`, a new Netlist.
