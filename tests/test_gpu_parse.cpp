@@ -2,6 +2,7 @@
 // come back as the CPU parser's, field by field, and every form it does not take must be declined.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <random>
@@ -11,6 +12,8 @@
 #include "app/run.hpp"
 #include "gpu/gpu_parse.hpp"
 #include "gpu_test_util.hpp"
+#include "mna/reduce.hpp"
+#include "parser/input_error.hpp"
 #include "parser/netlist.hpp"
 #include "parser/netlist_part.hpp"
 #include "plain_mutation.hpp"
@@ -38,18 +41,38 @@ void require_same(const Netlist& gpu, const Netlist& cpu) {
   }
   REQUIRE(gpu.node_names.size() == cpu.node_names.size());
   for (uint32_t i = 0; i < cpu.node_names.size(); ++i) REQUIRE(gpu.node_names[i] == cpu.node_names[i]);
+  REQUIRE(gpu.names_thinned == cpu.names_thinned);
+  REQUIRE(gpu.named_elements == cpu.named_elements);
   REQUIRE(gpu.element_names.size() == cpu.element_names.size());
   for (uint32_t i = 0; i < cpu.element_names.size(); ++i) REQUIRE(gpu.element_names[i] == cpu.element_names[i]);
   REQUIRE(!gpu.transient.tran);
 }
 
-// The text read both ways; true when the GPU reader took it (and then gave the CPU's netlist).
-bool read_alike(const std::string& text) {
+// The CPU parse's netlist thinned to the names that ParseOptions::dc_names_only keeps: the
+// merging elements' and the duplicates' later elements'.
+void keep_dc_names(Netlist& cpu) {
+  const MergingElements merging = merging_elements(cpu, nullptr);
+  FillVector<uint32_t> keep(merging.elements.begin(), merging.elements.end());
+  for (const DuplicateName& d : find_duplicate_names(cpu.element_names)) keep.push_back(d.element);
+  std::sort(keep.begin(), keep.end());
+  keep.erase(std::unique(keep.begin(), keep.end()), keep.end());
+  cpu.keep_element_names(std::move(keep));
+}
+
+// The text read both ways; true when the GPU reader took it (and then gave the CPU's netlist,
+// with dc_names_only the CPU's thinned as keep_dc_names() thins it).
+bool read_alike(const std::string& text, bool dc_names_only = false) {
   Netlist gpu;
   std::string why;
-  const bool taken = gpu::parse_netlist_text_on_gpu(text, "t.sp", gpu, why);
+  ParseOptions options;
+  options.dc_names_only = dc_names_only;
+  const bool taken = gpu::parse_netlist_text_on_gpu(text, "t.sp", gpu, why, options);
   INFO("declined: " << why);
-  if (taken) require_same(gpu, parse_netlist_text(text, "t.sp"));
+  if (taken) {
+    Netlist cpu = parse_netlist_text(text, "t.sp");
+    if (dc_names_only) keep_dc_names(cpu);
+    require_same(gpu, cpu);
+  }
   return taken;
 }
 
@@ -129,6 +152,48 @@ TEST_CASE("GPU parse: plain netlists come back as the CPU parser reads them", "[
     REQUIRE(in);  // scripts/device-build points PGSIM_SHARED_DATA at the copy that travels
     const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     REQUIRE(read_alike(text));
+  }
+}
+
+TEST_CASE("GPU parse: dc_names_only keeps the merging and the duplicate elements' names, as thinning the CPU's does",
+          "[gpu][parse]") {
+  test::skip_without_gpu();
+  SECTION("0 V and other voltage sources, 0-ohm resistors, duplicates; no name kept at all") {
+    REQUIRE(read_alike("V1 a 0 1.8\nR1 a b 0\nR2 b c 0.000\nR3 c d 0e3\nR4 d 0 2\nI1 d 0 1\nR4 c 0 3\nV2 e 0 0\nR5 e d 1\n", true));
+    REQUIRE(read_alike("R1 a 0 1\nI1 a 0 1\n", true));
+  }
+  SECTION("random plain netlists and ibmpg1") {
+    std::mt19937 rng(17);
+    for (int round = 0; round < 10; ++round) REQUIRE(read_alike(random_plain_netlist(rng, 3000), true));
+    std::ifstream in(test::shared_data("ibmpg1.spice"), std::ios::binary);
+    REQUIRE(in);
+    REQUIRE(read_alike(std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>()), true));
+  }
+  SECTION("thinned again to the merging elements, and reduce()'s message naming a loop of sources") {
+    const std::string text = "V1 a 0 1.8\nR1 a b 1\nR1 b 0 1\nV2 b c 0\nR2 c 0 0\nV3 a c 1\n";
+    Netlist gpu;
+    std::string why;
+    ParseOptions options;
+    options.dc_names_only = true;
+    REQUIRE(gpu::parse_netlist_text_on_gpu(text, "t.sp", gpu, why, options));
+    REQUIRE(gpu.named_elements == FillVector<uint32_t>{0, 2, 3, 4, 5});  // element 2 is the second R1
+    Netlist cpu = parse_netlist_text(text, "t.sp");
+    for (Netlist* nl : {&gpu, &cpu}) keep_merging_names(*nl, merging_elements(*nl, nullptr));
+    require_same(gpu, cpu);
+    REQUIRE(gpu.named_elements == FillVector<uint32_t>{0, 3, 4, 5});
+    std::string gpu_error, cpu_error;
+    try {
+      reduce(gpu, nullptr);
+    } catch (const InputError& e) {
+      gpu_error = e.what();
+    }
+    try {
+      reduce(cpu, nullptr);
+    } catch (const InputError& e) {
+      cpu_error = e.what();
+    }
+    CHECK_THAT(gpu_error, Catch::Matchers::Contains("'V3'"));
+    CHECK(gpu_error == cpu_error);
   }
 }
 

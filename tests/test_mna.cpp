@@ -491,6 +491,26 @@ TEST_CASE("keep_merging_names keeps the names of voltage sources and shorts, and
   CHECK_THROWS_WITH(reduce(nl, nullptr, found), expected);
 }
 
+TEST_CASE("keep_element_names thins names already thinned (a reader's dc_names_only) to a subset of them", "[mna]") {
+  const std::string text = "V1 a 0 1.8\nR1 a b 1\nR1 b 0 1\nV2 b c 0\nR2 c 0 0\nV3 a c 1\n";
+  Netlist nl = parse_netlist_text(text, "t.sp");
+  nl.keep_element_names({0, 2, 3, 4, 5});  // as the GPU reader leaves it: the merging ones and the second R1
+  CHECK(nl.element_name(2) == "R1");
+  keep_merging_names(nl, merging_elements(nl, nullptr));
+  REQUIRE(nl.names_thinned);
+  REQUIRE(std::vector<uint32_t>(nl.named_elements.begin(), nl.named_elements.end()) == std::vector<uint32_t>{0, 3, 4, 5});
+  REQUIRE(nl.element_names.size() == 4);
+  CHECK(nl.element_name(0) == "V1");
+  CHECK(nl.element_name(3) == "V2");
+  CHECK(nl.element_name(4) == "R2");
+  CHECK(nl.element_name(5) == "V3");
+  CHECK_THROWS_WITH(reduce(nl, nullptr), Catch::Contains("'V3' (t.sp:6), 'R2' (t.sp:5), 'V1' (t.sp:1)"));
+  // The same list again changes nothing; a name no longer held is a caller's error.
+  nl.keep_element_names({0, 3, 4, 5});
+  CHECK(nl.element_name(4) == "R2");
+  CHECK_THROWS_AS(nl.keep_element_names({1}), std::logic_error);
+}
+
 TEST_CASE("the factorisation's own solve (LdlSolve) matches CHOLMOD's on one thread and on several", "[direct]") {
   // A long two-layer strip: 19,200 unknowns, a simplicial factor of 160,707 entries (ibmpg1t's
   // step system has 164,688), enough for 8 threads' shares. A square grid this size would get a

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <future>
 #include <optional>
+#include <stdexcept>
 
 #include "app/backend.hpp"
 #include "app/exit_codes.hpp"
@@ -91,6 +92,9 @@ RunReport run(const Options& opt, RunData* data) {
   ProgressLine parse_progress(progress_wanted(opt.quiet));
   parse_options.progress = show_parse_progress;
   parse_options.progress_user = &parse_progress;
+  // A DC run shows only merging elements' names (keep_merging_names() below) and the duplicates';
+  // a reader that takes a transient netlist keeps every name (the GPU reader takes none).
+  parse_options.dc_names_only = true;
   keep.netlist = read_netlist(opt, parse_options, text_bytes, context_ahead, rep.parse_on_gpu);
   Netlist& netlist = keep.netlist;
   parse_progress.finish();
@@ -103,6 +107,7 @@ RunReport run(const Options& opt, RunData* data) {
   log_memory("parse", rep.nodes);
 
   if (netlist.transient.tran && !opt.dc_only && opt.export_prefix.empty()) {
+    if (netlist.names_thinned) throw std::logic_error("a transient netlist came back with thinned element names");
     run_transient(opt, netlist, rep, phase, threads.cap());
     rep.time.total = total.lap();
     if (!opt.json.empty()) write_json(opt.json, rep);

@@ -197,23 +197,28 @@ __global__ void flag_by_first(const uint32_t* slot_of, const uint32_t* first, ui
   if (r < count) flags[r] = slot_of[r] != kGroundRef && (first[slot_of[r]] == r) == want_first;
 }
 
-// Step 5: node names in id order (rank: the scan of the first references' flags), lengths first.
-__global__ void name_lengths(NodeReferences refs, const uint32_t* flags, const uint32_t* rank, uint32_t count,
-                             uint32_t* name_ref, uint64_t* lengths) {
+// Step 5: the lengths of the names a table gets, in its order: name r of `names` where flags[r] is
+// set, as the rank[r]-th (rank: the flags' scan), with which[rank[r]] = r; or, without flags, every
+// name in order (which not written).
+template <class Names>
+__global__ void listed_name_lengths(Names names, const uint32_t* flags, const uint32_t* rank, uint32_t count,
+                                    uint32_t* which, uint64_t* lengths) {
   const uint32_t r = blockIdx.x * blockDim.x + threadIdx.x;
-  if (r >= count || !flags[r]) return;
+  if (r >= count || (flags && !flags[r])) return;
   uint32_t length;
-  refs.name(r, length);
-  name_ref[rank[r]] = r;
-  lengths[rank[r]] = length;
+  names.name(r, length);
+  const uint32_t k = flags ? rank[r] : r;
+  if (which) which[k] = r;
+  lengths[k] = length;
 }
 
-__global__ void element_name_lengths(ElementNames names, uint32_t elements, uint64_t* lengths) {
+// 1 where element e's name is kept under ParseOptions::dc_names_only: it merges its ends at DC,
+// or an earlier element has its name (later[e], for the duplicates' warnings).
+__global__ void flag_kept_names(ElementText t, const uint32_t* later, uint32_t elements, uint32_t* flags) {
   const uint32_t e = blockIdx.x * blockDim.x + threadIdx.x;
   if (e >= elements) return;
-  uint32_t length;
-  names.name(e, length);
-  lengths[e] = length;
+  const LineFields& f = t.of(e);
+  flags[e] = merges_at_dc(ElementKind(f.kind), f.value) || later[e];
 }
 
 // Name k of `names` is `which[k]` of theirs (all in order where `which` is null), written at
@@ -357,8 +362,8 @@ struct TextRead {
 };
 
 // Steps 1-5 on the text in `text` (size bytes); `duplicates`: the elements named like an
-// earlier one, with that one (parser/duplicate_names.hpp).
-bool parse_device_text(const char* text, int64_t size, const std::string& name, Netlist& netlist,
+// earlier one, with that one (parser/duplicate_names.hpp). dc_names_only: ParseOptions'.
+bool parse_device_text(const char* text, int64_t size, const std::string& name, bool dc_names_only, Netlist& netlist,
                        std::vector<DuplicateName>& duplicates, TextRead& read, std::string& why, GpuParseTimes& times,
                        std::chrono::steady_clock::time_point& clock) {
   const cudaStream_t stream = nullptr;
@@ -509,8 +514,8 @@ bool parse_device_text(const char* text, int64_t size, const std::string& name, 
     DeviceBuffer<uint32_t> name_ref(names);
     DeviceBuffer<uint64_t> lengths(size_t(names) + 1);
     PGSIM_CUDA(cudaMemsetAsync(lengths.data() + names, 0, sizeof(uint64_t), stream));
-    name_lengths<<<blocks_for(references), kBlock, 0, stream>>>(refs, is_first.data(), rank.data(), references,
-                                                                 name_ref.data(), lengths.data());
+    listed_name_lengths<<<blocks_for(references), kBlock, 0, stream>>>(refs, is_first.data(), rank.data(), references,
+                                                                        name_ref.data(), lengths.data());
     PGSIM_CUDA_LAUNCH();
     append(refs, name_ref.data(), names, lengths.data(), netlist.node_names);
   }
@@ -523,16 +528,11 @@ bool parse_device_text(const char* text, int64_t size, const std::string& name, 
     download(netlist.elements.data(), built.data(), elements * sizeof(Element));
   }
   for (DeviceBuffer<uint32_t>* done : {&slot_of, &first, &is_first, &rank})
-    *done = DeviceBuffer<uint32_t>();  // freed: the element names' table takes their place
+    *done = DeviceBuffer<uint32_t>();  // freed: the element names' hash table takes their place
+  // The duplicates first: with dc_names_only, their names are among those kept.
+  DeviceBuffer<uint32_t> later;
   {
-    DeviceBuffer<uint64_t> lengths(size_t(elements) + 1);
-    PGSIM_CUDA(cudaMemsetAsync(lengths.data() + elements, 0, sizeof(uint64_t), stream));
-    element_name_lengths<<<blocks_for(elements), kBlock, 0, stream>>>(element_names, elements, lengths.data());
-    PGSIM_CUDA_LAUNCH();
-    append(element_names, nullptr, elements, lengths.data(), netlist.element_names);
-  }
-  {
-    DeviceBuffer<uint32_t> later, index;
+    DeviceBuffer<uint32_t> index;
     intern(element_names, elements, slot_of, first);
     duplicates.resize(flag(slot_of, first, elements, false, later, index));
     if (!duplicates.empty()) {
@@ -542,6 +542,33 @@ bool parse_device_text(const char* text, int64_t size, const std::string& name, 
       PGSIM_CUDA_LAUNCH();
       download(duplicates.data(), listed.data(), duplicates.size() * sizeof(DuplicateName));
     }
+    slot_of = DeviceBuffer<uint32_t>();
+    first = DeviceBuffer<uint32_t>();
+  }
+  if (dc_names_only) {  // only the names a DC run may show: about a quarter of a grid's
+    DeviceBuffer<uint32_t> kept_flags(size_t(elements) + 1), place(size_t(elements) + 1);
+    PGSIM_CUDA(cudaMemsetAsync(kept_flags.data() + elements, 0, sizeof(uint32_t), stream));
+    flag_kept_names<<<blocks_for(elements), kBlock, 0, stream>>>(element_text, later.data(), elements, kept_flags.data());
+    PGSIM_CUDA_LAUNCH();
+    exclusive_sum(kept_flags.data(), place.data(), int64_t(elements) + 1, stream);
+    const uint32_t kept = read_back(place.data() + elements);
+    DeviceBuffer<uint32_t> which(std::max<uint32_t>(kept, 1));
+    DeviceBuffer<uint64_t> lengths(size_t(kept) + 1);
+    PGSIM_CUDA(cudaMemsetAsync(lengths.data() + kept, 0, sizeof(uint64_t), stream));
+    listed_name_lengths<<<blocks_for(elements), kBlock, 0, stream>>>(element_names, kept_flags.data(), place.data(),
+                                                                      elements, which.data(), lengths.data());
+    PGSIM_CUDA_LAUNCH();
+    append(element_names, which.data(), kept, lengths.data(), netlist.element_names);
+    netlist.named_elements.resize(kept);
+    download(netlist.named_elements.data(), which.data(), size_t(kept) * sizeof(uint32_t));
+    netlist.names_thinned = true;
+  } else {
+    DeviceBuffer<uint64_t> lengths(size_t(elements) + 1);
+    PGSIM_CUDA(cudaMemsetAsync(lengths.data() + elements, 0, sizeof(uint64_t), stream));
+    listed_name_lengths<<<blocks_for(elements), kBlock, 0, stream>>>(element_names, nullptr, nullptr, elements,
+                                                                      nullptr, lengths.data());
+    PGSIM_CUDA_LAUNCH();
+    append(element_names, nullptr, elements, lengths.data(), netlist.element_names);
   }
   netlist.node_names.drop_index();
   netlist.files = {name};
@@ -623,7 +650,7 @@ bool parse_file_range(const std::string& path, uint64_t begin, uint64_t end, con
   DeviceBuffer<char> text{size_t(size)};
   if (!upload_file(fd, int64_t(begin), size, text.data(), options, why)) return false;
   times.upload = seconds_since(clock);
-  return parse_device_text(text.data(), size, name, netlist, duplicates, read, why, times, clock);
+  return parse_device_text(text.data(), size, name, options.dc_names_only, netlist, duplicates, read, why, times, clock);
 }
 
 }  // namespace
@@ -657,14 +684,17 @@ bool parse_netlist_part_on_gpu(const std::string& path, uint64_t begin, uint64_t
   Netlist netlist;
   std::vector<DuplicateName> duplicates;
   TextRead read;
-  if (!parse_file_range(path, begin, end, path, options, netlist, duplicates, read, why, times, clock)) return false;
+  ParseOptions every_name = options;  // a rank's netlist holds no thinned names (dist/rank_netlist.hpp)
+  every_name.dc_names_only = false;
+  if (!parse_file_range(path, begin, end, path, every_name, netlist, duplicates, read, why, times, clock)) return false;
   part = finish_netlist_part(std::move(netlist), read.lines, read.ended, std::move(duplicates));
   times.finish = seconds_since(clock);
   if (times_out) *times_out = times;
   return true;
 }
 
-bool parse_netlist_text_on_gpu(const std::string& text, const std::string& name, Netlist& netlist, std::string& why) {
+bool parse_netlist_text_on_gpu(const std::string& text, const std::string& name, Netlist& netlist, std::string& why,
+                               const ParseOptions& options) {
   GpuParseTimes times;
   auto clock = std::chrono::steady_clock::now();
   if (!plain_start(text.data(), text.size(), why) || !enough_device_memory(int64_t(text.size()), why)) return false;
@@ -673,7 +703,8 @@ bool parse_netlist_text_on_gpu(const std::string& text, const std::string& name,
   std::vector<DuplicateName> duplicates;
   TextRead read;
   const bool accepted =
-      parse_device_text(device.data(), int64_t(text.size()), name, netlist, duplicates, read, why, times, clock);
+      parse_device_text(device.data(), int64_t(text.size()), name, options.dc_names_only, netlist, duplicates, read, why,
+                        times, clock);
   return finish(accepted, netlist, name, std::move(duplicates), times, clock);
 }
 

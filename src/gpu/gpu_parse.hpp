@@ -45,8 +45,10 @@ struct GpuParseTimes {
 
 // Parses the regular file `path` (called `name` in messages) into `netlist`, a new Netlist.
 // Returns false, with `why` saying what it met, when it declines; `netlist` is then unusable and
-// must be replaced. Throws GpuError for a device failure. Of `options`, only the progress
-// callback counts: it is called with the bytes copied to the device so far.
+// must be replaced. Throws GpuError for a device failure. Of `options`, the progress callback
+// counts (it is called with the bytes copied to the device so far) and dc_names_only: then only
+// the names of the elements that merges_at_dc() and of the duplicates' later elements come back
+// (names_thinned): on a generated grid, whose vias are 0 V sources, about a quarter of them.
 bool parse_netlist_on_gpu(const std::string& path, const std::string& name, const ParseOptions& options,
                           Netlist& netlist, std::string& why, GpuParseTimes* times = nullptr);
 
@@ -54,11 +56,13 @@ bool parse_netlist_on_gpu(const std::string& path, const std::string& name, cons
 // (parser/netlist_part.hpp) reads it for the distributed parse (dist/distributed_parse.hpp): the
 // same netlist, lines, .end, warnings and duplicates, for a range whose every line is plain as
 // above (a range is not a whole netlist: it may lack elements only where the CPU reads it). On
-// device `device` (a rank's), which becomes the calling thread's. Declines and failures as above.
+// device `device` (a rank's), which becomes the calling thread's. Declines and failures as above;
+// every element name comes back (dc_names_only is not taken).
 bool parse_netlist_part_on_gpu(const std::string& path, uint64_t begin, uint64_t end, const ParseOptions& options,
                                int device, NetlistPart& part, std::string& why, GpuParseTimes* times = nullptr);
 
 // The same for text in memory (tests).
-bool parse_netlist_text_on_gpu(const std::string& text, const std::string& name, Netlist& netlist, std::string& why);
+bool parse_netlist_text_on_gpu(const std::string& text, const std::string& name, Netlist& netlist, std::string& why,
+                               const ParseOptions& options = {});
 
 }  // namespace pgsim::gpu

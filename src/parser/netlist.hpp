@@ -6,6 +6,7 @@
 
 #include "default_init.hpp"
 #include "duplicate_names.hpp"
+#include "host_device.hpp"
 #include "name_table.hpp"
 #include "waveform.hpp"
 
@@ -14,6 +15,13 @@ namespace pgsim {
 enum class ElementKind : uint8_t { Resistor, VoltageSource, CurrentSource, Capacitor, Inductor };
 
 char element_letter(ElementKind kind);
+
+// Whether an element merges its ends into one super-node in a DC solve of a netlist without
+// inductors (mna/reduce.hpp's merging_elements()): a voltage source or a 0-ohm resistor. On the
+// device too: the GPU reader keeps those elements' names (ParseOptions::dc_names_only).
+PGSIM_HOST_DEVICE constexpr bool merges_at_dc(ElementKind kind, double value) {
+  return kind == ElementKind::VoltageSource || (kind == ElementKind::Resistor && value == 0.0);
+}
 
 // Where an element was written, for messages. Trivial (no default member values), so that the
 // parser's resize of Netlist::elements leaves them unwritten until it fills them.
@@ -59,9 +67,9 @@ struct Netlist {
   std::string where(const SourceLocation& loc) const;  // "file:line"
   // Element k's name: k must be named (every element is until keep_element_names()).
   std::string_view element_name(uint32_t k) const;
-  // Frees every element name but those of the elements in `keep` (ascending element indices),
-  // which element_name() reads from then on: the names are the netlist's second largest part
-  // (about 29 B per node at 50M nodes), held through reduce() only for its messages.
+  // Frees every element name but those of the elements in `keep` (ascending element indices, each
+  // named), which element_name() reads from then on: the names are the netlist's second largest
+  // part (about 29 B per node at 50M nodes), held through reduce() only for its messages.
   void keep_element_names(FillVector<uint32_t> keep);
 };
 
@@ -69,6 +77,11 @@ struct ParseOptions {
   // Called now and then with (bytes read so far, total bytes of the top file); may be empty.
   void (*progress)(uint64_t done, uint64_t total, void* user) = nullptr;
   void* progress_user = nullptr;
+  // Set by a caller that will ask element_name() only of the elements that merges_at_dc() and of
+  // those named like an earlier element (the duplicates' warnings): a reader may then keep those
+  // names alone (names_thinned, as keep_element_names() leaves a netlist), where copying the rest
+  // costs time. The GPU reader does (it reads only DC netlists); the CPU parser keeps every name.
+  bool dc_names_only = false;
   // Text is read in blocks of block_bytes and parsed in chunks of about chunk_bytes on all threads
   // (0: the defaults, 256 KB chunks and blocks of 8 chunks per thread, the next block read while one is parsed). Any sizes give the same
   // Netlist, warnings and errors; tests set them tiny to put boundaries everywhere.

@@ -44,6 +44,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <stdexcept>
 #include <utility>
 
 #include "chunk_parser.hpp"
@@ -548,7 +549,7 @@ void Parser::flush_warnings() {
     controls_before(d.element);
     rules_.count_duplicate();
     warn({ParseWarning::Kind::DuplicateName, nl_.elements[d.element].where(), nl_.elements[d.first].where(),
-          std::string(nl_.element_names[d.element])});
+          std::string(nl_.element_name(d.element))});
   }
   controls_before(UINT64_MAX);
   controls_.clear();
@@ -610,7 +611,21 @@ std::string_view Netlist::element_name(uint32_t k) const {
 }
 
 void Netlist::keep_element_names(FillVector<uint32_t> keep) {
+  if (names_thinned && keep == named_elements) return;  // a reader kept just these (ParseOptions::dc_names_only)
   const std::ptrdiff_t n = std::ptrdiff_t(keep.size());
+  // Where element keep[i]'s name is now: its index, or its place among the named.
+  FillVector<uint32_t> at;
+  if (names_thinned) {
+    at.resize(keep.size());
+#pragma omp parallel for schedule(static)
+    for (std::ptrdiff_t i = 0; i < n; ++i)
+      at[size_t(i)] = uint32_t(std::lower_bound(named_elements.begin(), named_elements.end(), keep[size_t(i)]) -
+                               named_elements.begin());
+    for (std::ptrdiff_t i = 0; i < n; ++i)
+      if (at[size_t(i)] == named_elements.size() || named_elements[at[size_t(i)]] != keep[size_t(i)])
+        throw std::logic_error("keep_element_names: element " + std::to_string(keep[size_t(i)]) + " has no name kept");
+  }
+  const auto name_of = [&](std::ptrdiff_t i) { return element_names[names_thinned ? at[size_t(i)] : keep[size_t(i)]]; };
   NameTable kept;
   // Each thread copies one range of the kept names (static schedules over the same range: the
   // same ranges in both loops) to where the names before its range end.
@@ -620,7 +635,7 @@ void Netlist::keep_element_names(FillVector<uint32_t> keep) {
     const size_t me = size_t(omp_get_thread_num());
     uint64_t bytes = 0;
 #pragma omp for schedule(static)
-    for (std::ptrdiff_t i = 0; i < n; ++i) bytes += element_names[keep[size_t(i)]].size();
+    for (std::ptrdiff_t i = 0; i < n; ++i) bytes += name_of(i).size();
     start[me + 1] = bytes;
 #pragma omp barrier
 #pragma omp single
@@ -628,12 +643,12 @@ void Netlist::keep_element_names(FillVector<uint32_t> keep) {
       for (size_t t = 1; t < start.size(); ++t) start[t] += start[t - 1];
       kept.extend(uint32_t(n), start.back());
     }
-    uint64_t at = start[me];
+    uint64_t offset = start[me];
 #pragma omp for schedule(static)
     for (std::ptrdiff_t i = 0; i < n; ++i) {
-      const std::string_view name = element_names[keep[size_t(i)]];
-      kept.place(uint32_t(i), at, name);
-      at += name.size();
+      const std::string_view name = name_of(i);
+      kept.place(uint32_t(i), offset, name);
+      offset += name.size();
     }
   }
   element_names = std::move(kept);
