@@ -31,7 +31,7 @@ void require_same(const Netlist& gpu, const Netlist& cpu) {
   REQUIRE(gpu.elements.size() == cpu.elements.size());
   for (size_t k = 0; k < cpu.elements.size(); ++k) {
     const Element &g = gpu.elements[k], &c = cpu.elements[k];
-    INFO("element " << k << " (" << cpu.element_name(uint32_t(k)) << ")");
+    INFO("element " << k << " (line " << cpu.elements[k].line << ")");  // its name may not be kept
     REQUIRE(g.plus == c.plus);
     REQUIRE(g.minus == c.minus);
     REQUIRE(std::memcmp(&g.value, &c.value, sizeof(double)) == 0);  // the same double, -0 included
