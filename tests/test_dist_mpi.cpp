@@ -229,6 +229,20 @@ TEST_CASE("mpirun -np 2 --parse gpu: each rank's range read on its GPU, the same
     if (cudaGetDeviceCount(&devices) == cudaSuccess && devices >= 2)
       CHECK(nlohmann::json::parse(test::read_text(dir.file("gpu.json")))["parse_on"] == "gpu");
 #endif
+    // A loop of sources (the pad's source in rank 0's range, a disagreeing one at the end of rank
+    // 1's): the ranges read on the GPUs keep only the names a DC run shows, the message is the same.
+    const std::string loop = dir.write("loop.sp", mesh_text(150) + "Vbad p_5_5 0 1.7\n");
+    const auto error_line = [&](const std::string& parse) {
+      const std::string log = dir.file(parse + "_loop.log");
+      CHECK(mpirun_pgsim(2, loop + " -q --backend cpu -o " + dir.file("loop.txt") + " --parse " + parse, log) == kExitInput);
+      const std::string text = test::read_text(log);
+      const size_t at = text.find("error: ");
+      return at == std::string::npos ? std::string() : text.substr(at, text.find('\n', at) - at);
+    };
+    const std::string cpu_error = error_line("cpu");
+    CHECK(cpu_error.find("in a loop disagree") != std::string::npos);
+    CHECK(cpu_error.find("'Vbad' (") != std::string::npos);
+    CHECK(error_line("gpu") == cpu_error);
   } else {
     CHECK(code == kExitInput);
     CHECK(test::read_text(dir.file("gpu.log")).find("--parse gpu: this pgsim was built without CUDA") != std::string::npos);

@@ -261,6 +261,16 @@ TEST_CASE("GPU parse: a byte range of a file reads as parse_netlist_part reads i
       REQUIRE(g.where.line == c.where.line);
       REQUIRE(g.first.line == c.first.line);
     }
+    // With dc_names_only, only the names a DC run shows, as the CPU part's thinned; the same warnings.
+    ParseOptions dc;
+    dc.dc_names_only = true;
+    NetlistPart thin;
+    REQUIRE(gpu::parse_netlist_part_on_gpu(path, cuts[k], cuts[k + 1], dc, 0, thin, why));
+    NetlistPart cpu_thin = parse_netlist_part(path, cuts[k], cuts[k + 1]);
+    keep_dc_names(cpu_thin.netlist);
+    require_same(thin.netlist, cpu_thin.netlist);
+    REQUIRE(thin.warnings.size() == cpu.warnings.size());
+    for (size_t w = 0; w < cpu.warnings.size(); ++w) REQUIRE(thin.warnings[w].text == cpu.warnings[w].text);
     ended += cpu.ended;
   }
   CHECK(ended == 1);

@@ -173,6 +173,7 @@ RunReport run_distributed(const Options& opt, const dist::MpiSession& mpi, Distr
   ProgressLine parse_progress(mpi.is_root() && progress_wanted(opt.quiet));
   parse_options.progress = show_parse_progress;
   parse_options.progress_user = &parse_progress;
+  parse_options.dc_names_only = true;  // a distributed run is DC: only the super-nodes' loop message names elements
   dist::RankNetlist& netlist = keep.netlist;
   bool range_on_gpu = false;
 #ifdef PGSIM_HAVE_CUDA
@@ -207,7 +208,11 @@ RunReport run_distributed(const Options& opt, const dist::MpiSession& mpi, Distr
     // stamped: each is released as soon as it is done with, the names before the stamp, where a
     // rank's host memory peaks.
     sys = dist::reduce_distributed(
-        netlist, MPI_COMM_WORLD, true, [&] { netlist.element_names = NameTable(); },
+        netlist, MPI_COMM_WORLD, true,
+        [&] {
+          netlist.element_names = NameTable();
+          decltype(netlist.named_elements)().swap(netlist.named_elements);
+        },
         [&] {
           decltype(netlist.elements)().swap(netlist.elements);
           Stopwatch parking;

@@ -695,6 +695,8 @@ RankNetlist parse_distributed(const std::string& path, MPI_Comm comm, const Pars
   numbering.owned = NameTable();
   out.elements = std::move(el);
   out.element_names = std::move(part.netlist.element_names);
+  out.named_elements = std::move(part.netlist.named_elements);
+  out.names_thinned = part.netlist.names_thinned;
   out.files = std::move(part.netlist.files);
   out.bytes_read = part.netlist.bytes_read;
   log_step(comm, fmt::format("distributed parse on rank {}: its range parsed {:.3f} s, checks and warnings {:.3f} s (with "

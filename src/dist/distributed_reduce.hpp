@@ -63,7 +63,7 @@ struct RankSystem {
 // and shorts, or a floating part of the circuit. Anything else (a rank's rows beyond this
 // build's index width, std::bad_alloc) is thrown on the rank where it happens alone: the caller
 // must end the job (MpiSession::abort), or the other ranks wait forever.
-// `merged`, when given, is called once step 1 is done: nl.element_names is not read after it
+// `merged`, when given, is called once step 1 is done: nl's element names are not read after it
 // (they name the members of a loop that step 1 reports), so the caller may release them there,
 // before step 2's stamp, where a rank's host memory peaks. `stamped`, when given, is called once
 // step 2 is done (the floating check, which names a node, is its end): from then on only nl.rank

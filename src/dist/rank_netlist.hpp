@@ -15,9 +15,9 @@
 // and their unknowns are its rows. Ground belongs to no rank.
 //
 // Elements keep file order within the range; with the ranges in rank order they are the
-// serial parse's elements, split. Element names are interned per rank (a duplicate name in two
-// ranges is not detected); their ids index element_names. Both name tables are read by id only
-// (no hash index: find() and intern() are not allowed).
+// serial parse's elements, split. Element names are kept per rank (a duplicate name in two ranges
+// is not detected); element_name() reads them. Both name tables are read by id only (no hash
+// index: find() and intern() are not allowed).
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -34,13 +34,21 @@ struct RankNetlist {
   uint32_t total_nodes = 1;  // node ids of the whole netlist, ground included (a serial node_count())
   NameTable owned_names;     // owned node i (global id first_node + i) is named owned_names[i]
   FillVector<Element> elements;  // this range's elements, file order; plus/minus are global node ids
-  NameTable element_names;       // Element::name indexes this table
+  // Element k's name, element_name(k): element_names[k], or where a reader kept only the names a
+  // DC run shows (ParseOptions::dc_names_only: the merging elements' and the duplicates'),
+  // element_names[i] for k = named_elements[i] (names_thinned).
+  NameTable element_names;
+  FillVector<uint32_t> named_elements;
+  bool names_thinned = false;
   std::vector<std::string> files;  // Element::where.file indexes this: the top file first, then this rank's includes
   uint64_t bytes_read = 0;         // of this rank's range and its includes, up to the netlist's .end
   std::vector<std::string> warnings;  // rank 0: the parse's warnings as logged, in file order (Netlist::warnings); others: none
 
   uint32_t owned() const { return owned_names.size(); }
   bool owns(uint32_t node) const { return node >= first_node && node - first_node < owned(); }
+  std::string_view element_name(uint32_t k) const {
+    return element_name_in(element_names, named_elements, names_thinned, k);
+  }
   // "file:line", the line counted in the whole file (as a single-process parse reports it).
   std::string where(const SourceLocation& loc) const { return files[loc.file] + ":" + std::to_string(loc.line); }
 };

@@ -212,7 +212,7 @@ FillVector<RoutedEdge> route_edges(FillVector<MergeEdge> edges, FillVector<uint3
   for (size_t i = 0; i < labels.size(); ++i) {
     if (index[i] < my_base || index[i] - my_base >= my_merging.size()) continue;
     const uint32_t k = my_merging[index[i] - my_base];
-    labels[i] = shown(nl.element_names[k]) + " (" + nl.where(nl.elements[k].where()) + ")";
+    labels[i] = shown(nl.element_name(k)) + " (" + nl.where(nl.elements[k].where()) + ")";
   }
   throw InputError(loop_message(loop, merge_known_strings(labels, comm)));
 }

@@ -684,9 +684,7 @@ bool parse_netlist_part_on_gpu(const std::string& path, uint64_t begin, uint64_t
   Netlist netlist;
   std::vector<DuplicateName> duplicates;
   TextRead read;
-  ParseOptions every_name = options;  // a rank's netlist holds no thinned names (dist/rank_netlist.hpp)
-  every_name.dc_names_only = false;
-  if (!parse_file_range(path, begin, end, path, every_name, netlist, duplicates, read, why, times, clock)) return false;
+  if (!parse_file_range(path, begin, end, path, options, netlist, duplicates, read, why, times, clock)) return false;
   part = finish_netlist_part(std::move(netlist), read.lines, read.ended, std::move(duplicates));
   times.finish = seconds_since(clock);
   if (times_out) *times_out = times;

@@ -56,8 +56,8 @@ bool parse_netlist_on_gpu(const std::string& path, const std::string& name, cons
 // (parser/netlist_part.hpp) reads it for the distributed parse (dist/distributed_parse.hpp): the
 // same netlist, lines, .end, warnings and duplicates, for a range whose every line is plain as
 // above (a range is not a whole netlist: it may lack elements only where the CPU reads it). On
-// device `device` (a rank's), which becomes the calling thread's. Declines and failures as above;
-// every element name comes back (dc_names_only is not taken).
+// device `device` (a rank's), which becomes the calling thread's. Declines, failures and
+// dc_names_only as above.
 bool parse_netlist_part_on_gpu(const std::string& path, uint64_t begin, uint64_t end, const ParseOptions& options,
                                int device, NetlistPart& part, std::string& why, GpuParseTimes* times = nullptr);
 

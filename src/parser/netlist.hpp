@@ -23,6 +23,11 @@ PGSIM_HOST_DEVICE constexpr bool merges_at_dc(ElementKind kind, double value) {
   return kind == ElementKind::VoltageSource || (kind == ElementKind::Resistor && value == 0.0);
 }
 
+// Element k's name where `names` holds every element's name (thinned false), or only those of
+// the elements listed, ascending, in `named` (thinned: k must be listed). Netlist::element_name()
+// and dist::RankNetlist's read their names through it.
+std::string_view element_name_in(const NameTable& names, const FillVector<uint32_t>& named, bool thinned, uint32_t k);
+
 // Where an element was written, for messages. Trivial (no default member values), so that the
 // parser's resize of Netlist::elements leaves them unwritten until it fills them.
 struct SourceLocation {

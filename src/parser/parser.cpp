@@ -605,9 +605,13 @@ char element_letter(ElementKind kind) {
 
 Netlist::Netlist() { node_names.intern("0"); }
 
+std::string_view element_name_in(const NameTable& names, const FillVector<uint32_t>& named, bool thinned, uint32_t k) {
+  if (!thinned) return names[k];
+  return names[uint32_t(std::lower_bound(named.begin(), named.end(), k) - named.begin())];
+}
+
 std::string_view Netlist::element_name(uint32_t k) const {
-  if (!names_thinned) return element_names[k];
-  return element_names[uint32_t(std::lower_bound(named_elements.begin(), named_elements.end(), k) - named_elements.begin())];
+  return element_name_in(element_names, named_elements, names_thinned, k);
 }
 
 void Netlist::keep_element_names(FillVector<uint32_t> keep) {
