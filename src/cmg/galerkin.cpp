@@ -10,6 +10,7 @@
 #include "cmg/counting_sort.hpp"
 #include "cmg/level_rows.hpp"
 #include "cmg/row_schedule.hpp"
+#include "mna/per_thread.hpp"
 #include "mna/prefix_sum.hpp"
 #include "mna/touched_vector.hpp"
 #include "parser/default_init.hpp"
@@ -63,15 +64,16 @@ CsrMatrix coarse_level(const Level& A, const FillVector<int32_t>& cluster_of, in
   // before (on level 0 that scratch and the fine Laplacian were the hierarchy build's peak). A row
   // is gathered where it stays, not in a scratch row and then copied to the merged ones.
   const size_t threads = static_cast<size_t>(omp_get_max_threads());
-  std::vector<FillVector<int32_t>> merged_col(threads);
-  std::vector<FillVector<double>> merged_val(threads);
+  // Each grown row by row by its thread: headers on lines of their own (mna/per_thread.hpp).
+  PerThread<FillVector<int32_t>> merged_col(threads);
+  PerThread<FillVector<double>> merged_val(threads);
   // Twice a thread's share of the gathered entries (an upper bound of the merged ones, with the
   // diagonals): address space only until written, and room enough that a thread's rows are not
   // moved to grow unless the schedule gives it far more than its share (then they are, correctly).
   const size_t share = 2 * ((static_cast<size_t>(bound[nc]) + nc) / threads + 1);
   for (size_t t = 0; t < threads; ++t) {
-    merged_col[t].reserve(share);
-    merged_val[t].reserve(share);
+    merged_col[t].value.reserve(share);
+    merged_val[t].value.reserve(share);
   }
   // Row c's merged entries: at merged_*[place[c] >> kOffsetBits][place[c] & offset mask].
   constexpr unsigned kOffsetBits = 40;
@@ -83,8 +85,8 @@ CsrMatrix coarse_level(const Level& A, const FillVector<int32_t>& cluster_of, in
   auto gathered = [&bound](int32_t c) { return bound[c + 1] - bound[c]; };
   for_each_row_long_first(clusters, gathered, [&](int32_t c) {
     const size_t t = static_cast<size_t>(omp_get_thread_num());
-    FillVector<int32_t>& mcol = merged_col[t];
-    FillVector<double>& mval = merged_val[t];
+    FillVector<int32_t>& mcol = merged_col[t].value;
+    FillVector<double>& mval = merged_val[t].value;
     const size_t row_at = mcol.size();
     const size_t room = static_cast<size_t>(gathered(c)) + 1;  // the gathered entries and the diagonal
     mcol.resize(row_at + room);  // unwritten room (FillVectors), cut to the merged row below
@@ -145,8 +147,8 @@ CsrMatrix coarse_level(const Level& A, const FillVector<int32_t>& cluster_of, in
   // whole gets its diagonal there, while it is in cache (make_zero_row_sum), where a pass over
   // A_c after this one made them all; the rows split over pieces get theirs after.
   const uint64_t offset_mask = (uint64_t(1) << kOffsetBits) - 1;
-  auto merged_col_of = [&](int32_t c) { return merged_col[place[c] >> kOffsetBits].data() + (place[c] & offset_mask); };
-  auto merged_val_of = [&](int32_t c) { return merged_val[place[c] >> kOffsetBits].data() + (place[c] & offset_mask); };
+  auto merged_col_of = [&](int32_t c) { return merged_col[place[c] >> kOffsetBits].value.data() + (place[c] & offset_mask); };
+  auto merged_val_of = [&](int32_t c) { return merged_val[place[c] >> kOffsetBits].value.data() + (place[c] & offset_mask); };
   for_each_entry_piece(Ac.ptr, [&](int32_t c, int32_t begin, int32_t end) {
     const int32_t* from_col = merged_col_of(c) + (begin - Ac.ptr[c]);
     const double* from_val = merged_val_of(c) + (begin - Ac.ptr[c]);

@@ -44,6 +44,9 @@ uint64_t first_cut_at_or_after(const std::string& path, uint64_t target, uint64_
 
 // Counts of a per-thread counting sort by destination rank: [thread][rank], and of each thread's
 // names for each rank by the owner's shard (first_appearances): [thread][rank * shards + shard].
+// Per thread and owner: names and bytes (small vectors whose heap blocks several threads' share
+// cache lines, so a thread counts in vectors of its own and stores them here once), and per
+// owner's shard.
 struct Buckets {
   std::vector<std::vector<uint64_t>> names, bytes, shards;
   Buckets(int threads, int ranks, size_t shard_count)
@@ -109,14 +112,17 @@ Outgoing group_by_owner(const NameTable& local, int rank, int ranks, int shard_b
       const int t = omp_get_thread_num();
       const auto [b, e] = block(t);
       uint64_t* by_shard = counts.shards[t].data();
+      std::vector<uint64_t> names(size_t(ranks), 0), bytes(size_t(ranks), 0);
       for (uint32_t i = b; i < e; ++i) {
         const uint64_t h = NameTable::hash(local[i]);
         const auto q = static_cast<uint32_t>(h % uint64_t(ranks));
         out.order[i] = q;  // the owner, for now
-        ++counts.names[t][q];
-        counts.bytes[t][q] += 4 + local[i].size();
+        ++names[q];
+        bytes[q] += 4 + local[i].size();
         ++by_shard[q * shards + shard_of(h, shard_bits)];
       }
+      counts.names[t] = std::move(names);
+      counts.bytes[t] = std::move(bytes);
     }
   }
   // Where each thread's names for each owner go: owners in order, threads in order within each.
@@ -143,15 +149,16 @@ Outgoing group_by_owner(const NameTable& local, int rank, int ranks, int shard_b
     {
       const int t = omp_get_thread_num();
       const auto [b, e] = block(t);
+      std::vector<uint64_t> names = counts.names[t], bytes = counts.bytes[t];  // the thread's own cursors (Buckets)
       for (uint32_t i = b; i < e; ++i) {
         const uint32_t q = out.order[i];
         const std::string_view name = local[i];
         const auto size = static_cast<uint32_t>(name.size());
-        char* p = q == uint32_t(rank) ? out.own.data() + (counts.bytes[t][q] - own_at) : out.records.data() + counts.bytes[t][q];
+        char* p = q == uint32_t(rank) ? out.own.data() + (bytes[q] - own_at) : out.records.data() + bytes[q];
         std::memcpy(p, &size, 4);
         std::memcpy(p + 4, name.data(), size);
-        counts.bytes[t][q] += 4 + size;
-        out.order[i] = static_cast<uint32_t>(counts.names[t][q]++);
+        bytes[q] += 4 + size;
+        out.order[i] = static_cast<uint32_t>(names[q]++);
       }
     }
   }

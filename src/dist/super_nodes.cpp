@@ -161,14 +161,18 @@ FillVector<RoutedEdge> route_edges(FillVector<MergeEdge> edges, FillVector<uint3
   {
     const auto t = size_t(omp_get_thread_num());
     const auto from = std::ptrdiff_t(size_t(m) * t / size_t(threads)), to = std::ptrdiff_t(size_t(m) * (t + 1) / size_t(threads));
-    size_t* mine = &at[t * ranks];
+    // Counts and cursors in the thread's own memory: at's entries of several threads share cache
+    // lines, which a write per edge would pass from core to core.
+    std::vector<size_t> mine(ranks, 0);
     for (std::ptrdiff_t i = from; i < to; ++i) ++mine[size_t(owner(first[size_t(i)]))];
+    std::copy(mine.begin(), mine.end(), &at[t * ranks]);
 #pragma omp barrier
 #pragma omp single
     {
       counts = send_places(at, ranks);
       send.resize(size_t(std::accumulate(counts.begin(), counts.end(), int64_t(0))));
     }
+    std::copy_n(&at[t * ranks], ranks, mine.begin());
     for (std::ptrdiff_t i = from; i < to; ++i) {
       const MergeEdge& e = edges[size_t(i)];
       send[mine[size_t(owner(first[size_t(i)]))]++] = {base + uint32_t(i), e.plus, e.minus, uint32_t(e.is_short), e.forced};

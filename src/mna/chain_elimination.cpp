@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstddef>
 
+#include "mna/per_thread.hpp"
 #include "mna/prefix_sum.hpp"
 #include "mna/touched_vector.hpp"
 #include "parser/default_init.hpp"
@@ -168,7 +169,7 @@ void eliminate_levels(WorkGraph& g, const uint8_t* pinned, int32_t n, Eliminated
   // strictly may refuse for a large grid.
   const size_t threads = static_cast<size_t>(omp_get_max_threads());
   const size_t share = threads == 1 ? size_t(n) : 2 * (size_t(n) / threads + 1);
-  std::vector<Steps> steps(threads);
+  PerThread<Steps> steps(threads);  // each grown step by step by its thread (mna/per_thread.hpp)
   std::vector<std::vector<RangeResult>> levels;
   for (int64_t span = base;; span *= 2) {
     const int64_t ranges = std::max<int64_t>(1, (int64_t(n) + span - 1) / span);
@@ -179,7 +180,7 @@ void eliminate_levels(WorkGraph& g, const uint8_t* pinned, int32_t n, Eliminated
       const auto lo = static_cast<int32_t>(r * span), hi = static_cast<int32_t>(std::min<int64_t>(n, (r + 1) * span));
       RangeResult& out = level[size_t(r)];
       out.thread = omp_get_thread_num();
-      Steps& mine = steps[size_t(out.thread)];
+      Steps& mine = steps[size_t(out.thread)].value;
       if (mine.capacity() < share) mine.reserve(share);
       out.first = int64_t(mine.size());
       RangeWalk walk(g, pinned, lo, hi, mine, out.deferred);
@@ -212,7 +213,7 @@ void eliminate_levels(WorkGraph& g, const uint8_t* pinned, int32_t n, Eliminated
     e.level_ptr.push_back(static_cast<int32_t>(e.group_ptr.size() - 1));
   }
   if (in_order) {  // one thread took every range (--threads 1): nothing to gather
-    e.steps = std::move(steps[size_t(levels[0][0].thread)]);
+    e.steps = std::move(steps[size_t(levels[0][0].thread)].value);
     return;
   }
   e.steps.resize(size_t(e.group_ptr.back()));
@@ -220,7 +221,7 @@ void eliminate_levels(WorkGraph& g, const uint8_t* pinned, int32_t n, Eliminated
 #pragma omp parallel for schedule(dynamic, 1) if (e.group_ptr.back() > kParallelReplay)
   for (int64_t grp = 0; grp < n_groups; ++grp) {
     const RangeResult& r = *groups[size_t(grp)];
-    const EliminatedSystem::Step* from = steps[size_t(r.thread)].data();
+    const EliminatedSystem::Step* from = steps[size_t(r.thread)].value.data();
     std::copy(from + r.first, from + r.last, e.steps.begin() + e.group_ptr[size_t(grp)]);
   }
 }
