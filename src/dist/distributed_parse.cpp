@@ -44,9 +44,8 @@ uint64_t first_cut_at_or_after(const std::string& path, uint64_t target, uint64_
 
 // Counts of a per-thread counting sort by destination rank: [thread][rank], and of each thread's
 // names for each rank by the owner's shard (first_appearances): [thread][rank * shards + shard].
-// Per thread and owner: names and bytes (small vectors whose heap blocks several threads' share
-// cache lines, so a thread counts in vectors of its own and stores them here once), and per
-// owner's shard.
+// The small [thread][rank] vectors' heap blocks share cache lines between threads, so a thread
+// counts in vectors of its own and stores them here once (mna/per_thread.hpp says why).
 struct Buckets {
   std::vector<std::vector<uint64_t>> names, bytes, shards;
   Buckets(int threads, int ranks, size_t shard_count)

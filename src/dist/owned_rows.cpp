@@ -190,7 +190,8 @@ RowContributions exchange_contributions(const RankNetlist& nl, const SuperNodes&
     const auto t = size_t(omp_get_thread_num());
     // Counted and listed in the thread's own memory, published after its loop: count's entries
     // and remote's headers of several threads share cache lines, which a write per record would
-    // pass from core to core (at 50M nodes, P = 2, it was most of this pass on 16 threads).
+    // pass from core to core (mna/per_thread.hpp; at 50M nodes, P = 2, about half of this pass
+    // on 16 threads).
     std::vector<size_t> mine(ranks, 0);
     std::vector<uint32_t> my_remote;
 #pragma omp for schedule(static) nowait
