@@ -596,6 +596,12 @@ Netlist parse(Input& input, const std::string& name, const ParseOptions& options
   return netlist;
 }
 
+// Element k's place in `named` (ascending): where its name is once the names are thinned;
+// named.size() or the place of a larger element when k is not there.
+uint32_t place_among(const FillVector<uint32_t>& named, uint32_t k) {
+  return uint32_t(std::lower_bound(named.begin(), named.end(), k) - named.begin());
+}
+
 }  // namespace
 
 char element_letter(ElementKind kind) {
@@ -606,8 +612,7 @@ char element_letter(ElementKind kind) {
 Netlist::Netlist() { node_names.intern("0"); }
 
 std::string_view element_name_in(const NameTable& names, const FillVector<uint32_t>& named, bool thinned, uint32_t k) {
-  if (!thinned) return names[k];
-  return names[uint32_t(std::lower_bound(named.begin(), named.end(), k) - named.begin())];
+  return names[thinned ? place_among(named, k) : k];
 }
 
 std::string_view Netlist::element_name(uint32_t k) const {
@@ -622,9 +627,7 @@ void Netlist::keep_element_names(FillVector<uint32_t> keep) {
   if (names_thinned) {
     at.resize(keep.size());
 #pragma omp parallel for schedule(static)
-    for (std::ptrdiff_t i = 0; i < n; ++i)
-      at[size_t(i)] = uint32_t(std::lower_bound(named_elements.begin(), named_elements.end(), keep[size_t(i)]) -
-                               named_elements.begin());
+    for (std::ptrdiff_t i = 0; i < n; ++i) at[size_t(i)] = place_among(named_elements, keep[size_t(i)]);
     for (std::ptrdiff_t i = 0; i < n; ++i)
       if (at[size_t(i)] == named_elements.size() || named_elements[at[size_t(i)]] != keep[size_t(i)])
         throw std::logic_error("keep_element_names: element " + std::to_string(keep[size_t(i)]) + " has no name kept");
