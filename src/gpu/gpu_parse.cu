@@ -493,32 +493,34 @@ bool parse_device_text(const char* text, int64_t size, const std::string& name, 
     staging.download(host, device, bytes);
     times.download += seconds_since(start);
   };
-  // Names [0, count) of `names` (which[k] of theirs, or all in order) appended to `table`.
-  const auto append = [&](auto names, const uint32_t* which, uint32_t count, const uint64_t* lengths,
+  // The names r in [0, total) of `names` that flags marks (place: the flags' exclusive scan, count
+  // of them), or all of them in order (flags null, count = total), appended to `table`. Returns
+  // which names they were (which[k] = r, for flags only; one entry when none are).
+  const auto append = [&](auto names, const uint32_t* flags, const uint32_t* place, uint32_t total, uint32_t count,
                           NameTable& table) {
-    DeviceBuffer<uint64_t> at(size_t(count) + 1);
-    exclusive_sum(lengths, at.data(), int64_t(count) + 1, stream);
+    DeviceBuffer<uint32_t> which(flags ? std::max<uint32_t>(count, 1) : 0);
+    DeviceBuffer<uint64_t> lengths(size_t(count) + 1), at(size_t(count) + 1);
+    PGSIM_CUDA(cudaMemsetAsync(lengths.data() + count, 0, sizeof(uint64_t), stream));
+    if (total > 0) {
+      listed_name_lengths<<<blocks_for(total), kBlock, 0, stream>>>(names, flags, place, total,
+                                                                    flags ? which.data() : nullptr, lengths.data());
+      PGSIM_CUDA_LAUNCH();
+    }
+    exclusive_sum(lengths.data(), at.data(), int64_t(count) + 1, stream);
     const uint64_t bytes = read_back(at.data() + count);
     DeviceBuffer<char> chars(bytes);
     DeviceBuffer<uint64_t> ends(count);
     if (count > 0) {  // every node may be ground
-      copy_names<<<blocks_for(count), kBlock, 0, stream>>>(names, which, count, at.data(), table.arena_bytes(),
-                                                           chars.data(), ends.data());
+      copy_names<<<blocks_for(count), kBlock, 0, stream>>>(names, flags ? which.data() : nullptr, count, at.data(),
+                                                           table.arena_bytes(), chars.data(), ends.data());
       PGSIM_CUDA_LAUNCH();
     }
     const NameTable::Appended to = table.append_whole(count, bytes);
     download(to.text, chars.data(), bytes);
     download(to.ends, ends.data(), count * sizeof(uint64_t));
+    return which;
   };
-  {
-    DeviceBuffer<uint32_t> name_ref(names);
-    DeviceBuffer<uint64_t> lengths(size_t(names) + 1);
-    PGSIM_CUDA(cudaMemsetAsync(lengths.data() + names, 0, sizeof(uint64_t), stream));
-    listed_name_lengths<<<blocks_for(references), kBlock, 0, stream>>>(refs, is_first.data(), rank.data(), references,
-                                                                        name_ref.data(), lengths.data());
-    PGSIM_CUDA_LAUNCH();
-    append(refs, name_ref.data(), names, lengths.data(), netlist.node_names);
-  }
+  append(refs, is_first.data(), rank.data(), references, names, netlist.node_names);
   {
     DeviceBuffer<Element> built(elements);
     build_elements<<<blocks_for(elements), kBlock, 0, stream>>>(element_text, elements, slot_of.data(),
@@ -552,23 +554,13 @@ bool parse_device_text(const char* text, int64_t size, const std::string& name, 
     PGSIM_CUDA_LAUNCH();
     exclusive_sum(kept_flags.data(), place.data(), int64_t(elements) + 1, stream);
     const uint32_t kept = read_back(place.data() + elements);
-    DeviceBuffer<uint32_t> which(std::max<uint32_t>(kept, 1));
-    DeviceBuffer<uint64_t> lengths(size_t(kept) + 1);
-    PGSIM_CUDA(cudaMemsetAsync(lengths.data() + kept, 0, sizeof(uint64_t), stream));
-    listed_name_lengths<<<blocks_for(elements), kBlock, 0, stream>>>(element_names, kept_flags.data(), place.data(),
-                                                                      elements, which.data(), lengths.data());
-    PGSIM_CUDA_LAUNCH();
-    append(element_names, which.data(), kept, lengths.data(), netlist.element_names);
+    const DeviceBuffer<uint32_t> which =
+        append(element_names, kept_flags.data(), place.data(), elements, kept, netlist.element_names);
     netlist.named_elements.resize(kept);
     download(netlist.named_elements.data(), which.data(), size_t(kept) * sizeof(uint32_t));
     netlist.names_thinned = true;
   } else {
-    DeviceBuffer<uint64_t> lengths(size_t(elements) + 1);
-    PGSIM_CUDA(cudaMemsetAsync(lengths.data() + elements, 0, sizeof(uint64_t), stream));
-    listed_name_lengths<<<blocks_for(elements), kBlock, 0, stream>>>(element_names, nullptr, nullptr, elements,
-                                                                      nullptr, lengths.data());
-    PGSIM_CUDA_LAUNCH();
-    append(element_names, nullptr, elements, lengths.data(), netlist.element_names);
+    append(element_names, nullptr, nullptr, elements, elements, netlist.element_names);
   }
   netlist.node_names.drop_index();
   netlist.files = {name};
