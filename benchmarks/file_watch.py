@@ -40,7 +40,7 @@ class FileWatch:
                 now = time.monotonic()
                 data = os.read(self.fd, 65536)
                 for offset in self._events(data):
-                    _, mask, _, length = self.HEADER.unpack_from(data, offset)
+                    length = self.HEADER.unpack_from(data, offset)[3]
                     name = data[offset + self.HEADER.size:offset + self.HEADER.size + length].rstrip(b"\0")
                     if name == self.name and self.seconds is None:
                         self.seconds = now - self.start
