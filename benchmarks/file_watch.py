@@ -38,20 +38,20 @@ class FileWatch:
             ready, _, _ = select.select([self.fd, self.stop_r], [], [])
             if self.fd in ready:
                 now = time.monotonic()
-                data = os.read(self.fd, 65536)
-                for offset in self._events(data):
-                    length = self.HEADER.unpack_from(data, offset)[3]
-                    name = data[offset + self.HEADER.size:offset + self.HEADER.size + length].rstrip(b"\0")
-                    if name == self.name and self.seconds is None:
-                        self.seconds = now - self.start
+                names = self._names(os.read(self.fd, 65536))  # read every time: unread events keep select ready
+                if self.seconds is None and self.name in names:
+                    self.seconds = now - self.start
             if self.stop_r in ready:
                 return
 
-    def _events(self, data):
+    def _names(self, data):
+        """The names of the inotify events read into `data`, in order."""
         offset = 0
         while offset + self.HEADER.size <= len(data):
-            yield offset
-            offset += self.HEADER.size + self.HEADER.unpack_from(data, offset)[3]
+            begin = offset + self.HEADER.size
+            end = begin + self.HEADER.unpack_from(data, offset)[3]
+            yield data[begin:end].rstrip(b"\0")
+            offset = end
 
     def close(self):
         os.write(self.stop_w, b"x")
