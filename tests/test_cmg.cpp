@@ -16,6 +16,7 @@
 #include "cmg/laplacian.hpp"
 #include "cmg/row_schedule.hpp"
 #include "grid_system.hpp"
+#include "hierarchy_checks.hpp"
 #include "mna/reduce.hpp"
 #include "parser/netlist.hpp"
 #include "pcg/direct.hpp"
@@ -62,6 +63,14 @@ CsrMatrix small_sdd() {
   G.col = {0, 1, 0, 1, 2, 1, 2};
   G.val = {3, -1, -1, 2, -1, -1, 1.5};
   return G;
+}
+
+// Options with a small coarsest level (coarse_rows) and the given v_cycle_rows.
+CmgOptions small_coarse(int32_t coarse_rows, int32_t v_cycle_rows = CmgOptions{}.v_cycle_rows) {
+  CmgOptions o;
+  o.coarse_rows = coarse_rows;
+  o.v_cycle_rows = v_cycle_rows;
+  return o;
 }
 
 test::GridSystem grid(int32_t side, int32_t via_stride) {
@@ -258,26 +267,7 @@ TEST_CASE("the hierarchy is the same for any number of threads", "[cmg]") {
     INFO(count << " threads");
     omp_set_num_threads(count);
     const CmgHierarchy other = build_cmg_hierarchy(sys.G);
-    REQUIRE(one.levels.size() == other.levels.size());
-    CHECK(one.level0_of_unknown == other.level0_of_unknown);
-    CHECK(one.level0_ground == other.level0_ground);
-    auto same_csr = [](const CsrMatrix& a, const CsrMatrix& b) {
-      CHECK(a.rows == b.rows);
-      CHECK(a.ptr == b.ptr);
-      CHECK(a.col == b.col);
-      CHECK(a.val == b.val);
-    };
-    for (size_t l = 0; l < one.levels.size(); ++l) {
-      INFO("level " << l);
-      same_csr(one.levels[l].A, other.levels[l].A);
-      CHECK(one.levels[l].inv_diag == other.levels[l].inv_diag);
-      CHECK(one.levels[l].cluster_ptr == other.levels[l].cluster_ptr);
-      CHECK(one.levels[l].repeats == other.levels[l].repeats);
-    }
-    CHECK(one.coarse.grounded == other.coarse.grounded);
-    CHECK(one.coarse.vertex == other.coarse.vertex);
-    same_csr(one.coarse.L, other.coarse.L);
-    same_csr(one.coarse.Lt, other.coarse.Lt);
+    test::check_same_hierarchy(one, other);
   }
   omp_set_num_threads(threads);
 }
@@ -506,7 +496,7 @@ TEST_CASE("the CMG preconditioner is symmetric and positive definite", "[cmg]") 
   for (auto [via_stride, v_cycle_rows] : {std::pair{1, 0}, std::pair{2, 0}, std::pair{1, 1 << 30}}) {
     INFO("via stride " << via_stride << ", v_cycle_rows " << v_cycle_rows);
     const test::GridSystem sys = grid(60, via_stride);
-    const CmgPreconditioner M(sys.G, CmgOptions{100, 0.75, 40, v_cycle_rows});
+    const CmgPreconditioner M(sys.G, small_coarse(100, v_cycle_rows));
     REQUIRE(M.levels().size() >= 3);
     const auto levels = M.levels();
     CHECK(std::any_of(levels.begin(), levels.end(), [](const auto& l) { return l.repeats > 1; }) == (v_cycle_rows == 0));
@@ -520,7 +510,7 @@ TEST_CASE("chebyshev_rho: weighted repeats stay a fixed SPD operator, and max_re
   // every level weighted: 1629 iterations on a 1M-node grid); the child's bound keeps it definite.
   for (auto [rho, max_repeats] : {std::pair{0.6, 0}, std::pair{0.9, 0}, std::pair{0.7, 2}, std::pair{0.95, 2}}) {
     INFO("chebyshev_rho " << rho << ", max_repeats " << max_repeats);
-    CmgOptions o{100, 0.75, 40, 0};  // the W-cycle on every level
+    CmgOptions o = small_coarse(100, 0);  // the W-cycle on every level
     o.v_cycle_ratio = 0;
     o.chebyshev_rho = rho;
     o.max_repeats = max_repeats;
@@ -564,7 +554,7 @@ TEST_CASE("chebyshev_rho: weighted repeats stay a fixed SPD operator, and max_re
   bad.chebyshev_rho = 1;
   CHECK_THROWS_AS(build_cmg_hierarchy(sys.G, bad), std::invalid_argument);
   // The Gauss-Seidel cycle keeps the formula's repeats, unweighted.
-  CmgOptions sgs{100, 0.75, 40, 0};
+  CmgOptions sgs = small_coarse(100, 0);
   sgs.v_cycle_ratio = 0;
   sgs.smoother = CmgSmoother::sgs;
   const CmgHierarchy hs = build_cmg_hierarchy(sys.G, sgs);
@@ -639,7 +629,7 @@ TEST_CASE("coarsening that stalls ends in an exact direct solve", "[cmg]") {
     }
     G.ptr.push_back(static_cast<int32_t>(G.col.size()));
   }
-  const CmgPreconditioner M(G, CmgOptions{5, 0.75, 40});
+  const CmgPreconditioner M(G, small_coarse(5));
   REQUIRE(M.levels().size() == 1);
   std::vector<double> b = test::random_vector(static_cast<size_t>(n), 3), x(static_cast<size_t>(n), 0.0);
   SolveControl control;

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstddef>
 #include <numeric>
+#include <optional>
 #include <stdexcept>
 #include <utility>
 
@@ -114,15 +115,19 @@ CmgHierarchy build_cmg_hierarchy(const CsrMatrix& G, const CmgOptions& options, 
   while (rows > options.coarse_rows && int(raw.size()) < options.max_levels) {
     t.levels.emplace_back();
     const bool first = raw.size() == 1;
-    Clustering c = first ? cluster_vertices(level0) : cluster_vertices(raw.back());
+    // Level 0 coarsened elsewhere (the device) comes with its next level, timed as its clustering.
+    std::optional<LevelCoarsening> given;
+    if (first && options.coarsen_level0) given = options.coarsen_level0();
+    Clustering c = given ? std::move(given->clustering) : first ? cluster_vertices(level0) : cluster_vertices(raw.back());
     t.levels.back().clustering = phase.lap();
     if (double(c.count) > options.stall_ratio * double(rows)) {
       spdlog::warn("cmg: coarsening stalled at level {} ({} vertices -> {} clusters); factoring {} vertices directly",
                    raw.size() - 1, rows, c.count, rows);
       break;
     }
-    raw.push_back(first ? galerkin_coarse(level0, c.cluster_of, c.count)
-                        : galerkin_coarse(raw.back(), c.cluster_of, c.count));
+    raw.push_back(given   ? std::move(given->coarse)
+                  : first ? galerkin_coarse(level0, c.cluster_of, c.count)
+                          : galerkin_coarse(raw.back(), c.cluster_of, c.count));
     rows = raw.back().rows;
     t.levels.back().galerkin = phase.lap();
     clusterings.push_back(std::move(c));

@@ -1,12 +1,20 @@
 #pragma once
 // Construction of the CMG hierarchy for an SDD M-matrix (DESIGN.md section 3).
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
+#include "cmg/clustering.hpp"
 #include "cmg/hierarchy.hpp"
 
 namespace pgsim {
+
+// A level's coarsening: its clustering and the next level, cluster_of's numbering (unrenumbered).
+struct LevelCoarsening {
+  Clustering clustering;
+  CsrMatrix coarse;
+};
 
 struct CmgOptions {
   // A level with at most this many vertices is the coarsest: factored directly.
@@ -44,6 +52,11 @@ struct CmgOptions {
   double chebyshev_rho = 0.7;
   // The cycle's smoother (hierarchy.hpp); sgs also colours every level but the coarsest.
   CmgSmoother smoother = CmgSmoother::jacobi;
+  // When set, level 0's coarsening comes from it (the device's, gpu/gpu_solver.hpp) instead of
+  // cluster_vertices and galerkin_coarse on the host: it must return theirs bit for bit
+  // (cluster_vertices(grounded_sdd(G)) and galerkin_coarse(grounded_sdd(G), ...)), so the
+  // hierarchy is the same either way. Called once, only if level 0 is not the coarsest.
+  std::function<LevelCoarsening()> coarsen_level0;
 };
 
 // Wall time of each construction phase in seconds (benchmarks/cmg/bench_cmg --phases, --verbose).

@@ -14,13 +14,15 @@
 namespace pgsim {
 namespace {
 
-// Longest path from a cluster's root down to a member. Grids' heaviest-neighbour forests are long
-// paths: cutting them every few edges keeps each cluster's conductance high; short ones also
-// coarsen less (measured on ibmpg1 and generated grids: 3 gives ~4x fewer vertices per level).
-constexpr int kMaxHeight = 3;
-// A vertex whose forest edges carry less than this share of its weighted degree is held too
-// weakly by its tree: it becomes a root instead of hanging from its heaviest neighbour.
-constexpr double kWeakShare = 1.0 / 8.0;
+// kClusterMaxHeight (clustering.hpp), the longest path from a cluster's root down to a member.
+// Grids' heaviest-neighbour forests are long paths: cutting them every few edges keeps each
+// cluster's conductance high; short ones also coarsen less (measured on ibmpg1 and generated
+// grids: 3 gives ~4x fewer vertices per level).
+constexpr int kMaxHeight = kClusterMaxHeight;
+// kClusterWeakShare: a vertex whose forest edges carry less than this share of its weighted
+// degree is held too weakly by its tree: it becomes a root instead of hanging from its heaviest
+// neighbour.
+constexpr double kWeakShare = kClusterWeakShare;
 // Rounds of fewer ready vertices run on one thread (forests can be deep: one round per level).
 constexpr size_t kParallelRound = 16384;
 

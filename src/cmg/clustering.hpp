@@ -10,6 +10,13 @@
 
 namespace pgsim {
 
+// The clustering's parameters (cmg/clustering.cpp says why these values; the device's
+// clustering, gpu/cmg_coarsen.hpp, uses the same): no vertex is more than kClusterMaxHeight edges
+// below its cluster's root, and a vertex whose forest edges carry less than kClusterWeakShare of
+// its weighted degree becomes a root.
+constexpr int kClusterMaxHeight = 3;
+constexpr double kClusterWeakShare = 1.0 / 8.0;
+
 struct Clustering {
   // Per vertex, in [0, count). A FillVector: sized unwritten and filled on all threads, where a
   // std::vector was first zeroed by one thread (140 MB on a 50M-node grid's level 0); the
@@ -20,7 +27,7 @@ struct Clustering {
 
 // A is a graph Laplacian (off-diagonals <= 0). Every vertex points at its heaviest neighbour (a
 // forest); a vertex whose forest edges carry under 1/8 of its weighted degree is detached from its
-// parent; trees are cut so no vertex is more than kMaxHeight edges below its cluster's root.
+// parent; trees are cut so no vertex is more than kClusterMaxHeight edges below its cluster's root.
 Clustering cluster_vertices(const CsrMatrix& A);
 // The same for level 0 read from G (the clusters of cluster_vertices(sdd_to_laplacian(G))).
 Clustering cluster_vertices(const GroundedSdd& L);

@@ -103,8 +103,9 @@ CsrMatrix coarse_level(const Level& A, const FillVector<int32_t>& cluster_of, in
         ++len;
       });
     }
-    // sort_row's own order of equal columns gives the sums' bits (the hub's cluster gathers a
-    // column up to 17 times on a 5M-node grid's levels): no other sort can take its place.
+    // Stable: equal columns are summed in the order gathered (members ascending, each member's
+    // columns ascending), the order the device's product sums them in too (gpu/cmg_coarsen.hpp).
+    // The hub's cluster gathers a column up to 17 times on a 5M-node grid's levels.
     sort_row(col, val, len);
     int32_t out = 0;
     for (int32_t k = 0; k < len; ++k) {
@@ -221,7 +222,7 @@ CsrMatrix permute_symmetric(CsrMatrix A, const std::vector<int32_t>& new_of_old,
           B.col[out] = new_of_old[A.col[out + shift]];
           B.val[out] = A.val[out + shift];
         }
-        sort_distinct_row(B.col.data() + begin, B.val.data() + begin, end - begin);
+        sort_row(B.col.data() + begin, B.val.data() + begin, end - begin);
         if (diagonal)
           for (int32_t out = begin; out < end; ++out)
             if (B.col[out] == r) (*diagonal)[size_t(r)] = B.val[out];

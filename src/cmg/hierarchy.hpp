@@ -1,5 +1,6 @@
 #pragma once
-// The Combinatorial Multigrid (CMG) hierarchy: built once on the CPU (src/cmg), applied by the
+// The Combinatorial Multigrid (CMG) hierarchy: built once on the CPU (src/cmg; level 0's
+// clustering and Galerkin product on the GPU where it solves, gpu/cmg_coarsen.hpp), applied by the
 // CPU preconditioner (src/cmg) and uploaded as-is to the GPU (src/gpu). This header is the
 // contract between them: the arrays and their meaning, nothing about how they were made.
 #include <cstdint>

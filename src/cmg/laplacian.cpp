@@ -75,7 +75,7 @@ CsrMatrix laplacian(const GroundedSdd& grounded, Number number, bool renumbered,
       L.val[out] = sum;
       if (diagonal) (*diagonal)[size_t(ground)] = sum;
       ++out;
-      if (renumbered) sort_distinct_row(L.col.data() + ground_first, L.val.data() + ground_first, out - ground_first);
+      if (renumbered) sort_row(L.col.data() + ground_first, L.val.data() + ground_first, out - ground_first);
     }
 #pragma omp for schedule(dynamic, 4096) nowait
     for (int32_t i = 0; i < n; ++i) {
@@ -116,7 +116,7 @@ CsrMatrix laplacian(const GroundedSdd& grounded, Number number, bool renumbered,
       L.col[diag_at] = number(i);
       L.val[diag_at] = sum;
       if (diagonal) (*diagonal)[size_t(number(i))] = sum;
-      if (renumbered) sort_distinct_row(L.col.data() + first, L.val.data() + first, out - first);
+      if (renumbered) sort_row(L.col.data() + first, L.val.data() + first, out - first);
     }
   }
   return L;

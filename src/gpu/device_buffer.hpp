@@ -79,6 +79,14 @@ class DeviceBuffer {
   size_t n_ = 0;
 };
 
+// A CSR matrix in device memory, not owned (columns sorted in every row, as CsrMatrix).
+struct DeviceCsrView {
+  int32_t rows = 0;
+  const int32_t* ptr = nullptr;  // rows + 1
+  const int32_t* col = nullptr;  // ptr[rows]
+  const double* val = nullptr;
+};
+
 // A CSR matrix on the device, uploaded once.
 struct DeviceCsr {
   int32_t rows = 0;
@@ -88,6 +96,7 @@ struct DeviceCsr {
 
   DeviceCsr() = default;
   explicit DeviceCsr(const CsrMatrix& A) : rows(A.rows), nnz(A.nnz()), ptr(A.ptr), col(A.col), val(A.val) {}
+  DeviceCsrView view() const { return {rows, ptr.data(), col.data(), val.data()}; }
 };
 
 }  // namespace pgsim::gpu

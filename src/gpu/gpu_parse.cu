@@ -17,7 +17,6 @@
 //    arenas and end offsets) and copied into it.
 #include "gpu/gpu_parse.hpp"
 
-#include <cub/device/device_scan.cuh>
 #include <cub/block/block_scan.cuh>
 #include <fcntl.h>
 #include <omp.h>
@@ -35,6 +34,7 @@
 #include <vector>
 
 #include "gpu/cuda_check.hpp"
+#include "gpu/device_algorithms.cuh"
 #include "gpu/device_buffer.hpp"
 #include "gpu/host_staging.hpp"
 #include "gpu/launch.cuh"
@@ -255,22 +255,6 @@ __global__ void list_duplicates(const uint32_t* slot_of, const uint32_t* first, 
                                 const uint32_t* index, uint32_t elements, DuplicateName* out) {
   const uint32_t e = blockIdx.x * blockDim.x + threadIdx.x;
   if (e < elements && flags[e]) out[index[e]] = {e, first[slot_of[e]]};
-}
-
-// An exclusive scan of n values (CUB), on `stream`.
-template <class In, class Out>
-void exclusive_sum(const In* in, Out* out, int64_t n, cudaStream_t stream) {
-  size_t bytes = 0;
-  PGSIM_CUDA(cub::DeviceScan::ExclusiveSum(nullptr, bytes, in, out, n, stream));
-  DeviceBuffer<char> scratch(bytes);
-  PGSIM_CUDA(cub::DeviceScan::ExclusiveSum(scratch.data(), bytes, in, out, n, stream));
-}
-
-template <class T>
-T read_back(const T* device_value) {
-  T v;
-  PGSIM_CUDA(cudaMemcpy(&v, device_value, sizeof(T), cudaMemcpyDeviceToHost));
-  return v;
 }
 
 double seconds_since(std::chrono::steady_clock::time_point& start) {

@@ -2,10 +2,12 @@
 // The GPU back end as the application sees it: plain C++, no CUDA headers, so src/app compiles
 // the same with or without the CUDA toolkit (it includes this only under PGSIM_HAVE_CUDA).
 #include <cstddef>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "cmg/builder.hpp"
 #include "cmg/hierarchy.hpp"
 #include "mna/csr.hpp"
 #include "pcg/preconditioner.hpp"
@@ -29,6 +31,8 @@ struct GpuSolveSettings {
 
 struct GpuSolveReport {
   SolveResult result;
+  double setup_seconds = 0;   // the hierarchy's build, when solve_on_gpu builds it (HierarchyBuild)
+  std::string setup_detail;   // level 0's coarsening on the device by part, for the log (empty: none)
   double upload_seconds = 0;  // matrix, hierarchy and vectors to the device
   std::string upload_detail;  // upload_seconds by part, for the log
   double solve_seconds = 0;   // PCG on the device, from the first kernel to x back on the host
@@ -46,6 +50,17 @@ std::string default_trsv();
 // Solves G x = b on the device; x holds the initial guess. `hierarchy` is required for cmg.
 GpuSolveReport solve_on_gpu(const CsrMatrix& G, const std::vector<double>& b, std::vector<double>& x,
                             const CmgHierarchy* hierarchy, const SolveControl& control,
+                            const GpuSolveSettings& settings);
+
+// Builds the CMG hierarchy of G given a function that returns level 0's coarsening made on the
+// device (for CmgOptions::coarsen_level0, cmg/builder.hpp).
+using HierarchyBuild = std::function<CmgHierarchy(const std::function<LevelCoarsening()>& coarsen_level0)>;
+
+// The same with the cmg preconditioner's hierarchy built once G is on the device: `build` runs
+// after G's upload (with settings.precond cmg; else it is not called) and may coarsen level 0
+// there (gpu/cmg_coarsen.hpp), so the host does not.
+GpuSolveReport solve_on_gpu(const CsrMatrix& G, const std::vector<double>& b, std::vector<double>& x,
+                            const HierarchyBuild& build, const SolveControl& control,
                             const GpuSolveSettings& settings);
 
 }  // namespace pgsim::gpu

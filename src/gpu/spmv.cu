@@ -153,6 +153,7 @@ class CsrVectorSpmv final : public DeviceSpmv {
   SpmvLayout layout() const override { return SpmvLayout::csr; }
   std::string detail() const override { return "W=" + std::to_string(lanes_) + " lanes per row"; }
   size_t matrix_bytes() const override { return ptr_.size() * 4 + col_.size() * 4 + val_.size() * 8; }
+  std::optional<DeviceCsrView> csr() const override { return DeviceCsrView{rows_, ptr_.data(), col_.data(), val_.data()}; }
 
  private:
   int32_t rows_;
@@ -196,6 +197,7 @@ class CusparseSpmv final : public DeviceSpmv {
   SpmvLayout layout() const override { return SpmvLayout::cusparse; }
   std::string detail() const override { return "CSR_ALG1"; }
   size_t matrix_bytes() const override { return ptr_.size() * 4 + col_.size() * 4 + val_.size() * 8; }
+  std::optional<DeviceCsrView> csr() const override { return DeviceCsrView{rows_, ptr_.data(), col_.data(), val_.data()}; }
 
  private:
   int32_t rows_;

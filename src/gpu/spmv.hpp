@@ -9,9 +9,11 @@
 #include <cuda_runtime_api.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "gpu/device_buffer.hpp"
 #include "gpu/instance_id.hpp"
 #include "mna/csr.hpp"
 
@@ -30,6 +32,8 @@ class DeviceSpmv {
   virtual SpmvLayout layout() const = 0;
   virtual std::string detail() const = 0;  // e.g. "S=8, 12% padding"
   virtual size_t matrix_bytes() const = 0;  // device bytes of the matrix in this layout
+  // The matrix as uploaded, where the layout keeps it as CSR (csr, cusparse); else nothing.
+  virtual std::optional<DeviceCsrView> csr() const { return std::nullopt; }
   InstanceId instance;                        // what GpuPcg keys its captured graphs on
 };
 

@@ -64,10 +64,14 @@ std::vector<double> CsrMatrix::diagonal() const {
 }
 
 void sort_row(int32_t* col, double* val, int32_t len) {
+  if (len > kRadixSortRow) {
+    radix_sort_row(col, val, len);
+    return;
+  }
   if (len > 32) {
     std::vector<std::pair<int32_t, double>> entries(static_cast<size_t>(len));
     for (int32_t i = 0; i < len; ++i) entries[i] = {col[i], val[i]};
-    std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::stable_sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     for (int32_t i = 0; i < len; ++i) std::tie(col[i], val[i]) = entries[i];
     return;
   }
@@ -81,14 +85,6 @@ void sort_row(int32_t* col, double* val, int32_t len) {
     }
     col[j] = c;
     val[j] = v;
-  }
-}
-
-void sort_distinct_row(int32_t* col, double* val, int32_t len) {
-  if (len > kRadixSortRow) {
-    radix_sort_row(col, val, len);
-  } else {
-    sort_row(col, val, len);
   }
 }
 

@@ -22,19 +22,18 @@ struct CsrMatrix {
   std::vector<double> diagonal() const;
 };
 
-// Sorts one row's entries by column: insertion sort for the short rows of grids (5 to 30
-// entries), a general sort for the few long ones (a ground vertex, hubs).
+// Sorts one row's entries by column, stably: entries of equal columns keep their order (the CMG
+// Galerkin product sums them in that order, on the host and on the device alike). Insertion sort
+// for the short rows of grids (5 to 30 entries), a merge sort for longer ones, a radix sort above
+// kRadixSortRow (a ground vertex, hubs).
 void sort_row(int32_t* col, double* val, int32_t len);
 
 // Sorts one row by column with a radix sort, stably: entries of equal columns keep their order.
-// For long rows (a level's hub row, sort_distinct_row; the CMG's gathered hub rows).
+// For long rows (sort_row above kRadixSortRow entries).
 void radix_sort_row(int32_t* col, double* val, int32_t len);
 
-// Rows of distinct columns longer than this are sorted by radix (sort_distinct_row).
+// Rows longer than this are sorted by radix (sort_row): a level's hub row, the ground vertex's
+// (145,694 entries on a 5M-node grid's level 0), and the CMG's gathered hub rows.
 constexpr int32_t kRadixSortRow = 4096;
-// Sorts one row of distinct columns by column: sort_row up to kRadixSortRow entries, a radix sort
-// above (a level's hub row: the ground vertex's, 145,694 entries on a 5M-node grid's level 0).
-// With distinct columns every sort gives the same row.
-void sort_distinct_row(int32_t* col, double* val, int32_t len);
 
 }  // namespace pgsim

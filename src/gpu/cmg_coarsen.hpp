@@ -1,0 +1,42 @@
+#pragma once
+// CMG level 0 coarsened on the device: the clustering (cmg/clustering.hpp) and the Galerkin
+// product (cmg/galerkin.hpp) of the Laplacian of G extended by the ground vertex, made by
+// kernels from G's device copy and returned to the host, where the builder makes the coarser
+// levels from them (CmgOptions::coarsen_level0, cmg/builder.hpp). Bit for bit the host's:
+//  - every sum (a row's excess and weighted degree, a forest weight, a coarse entry, a coarse
+//    diagonal) is one thread's, in the host's order;
+//  - the clustering's decisions depend only on the values, not on the order threads take them
+//    (the tall trees are cut in rounds of ready vertices, leaves first, as on the host);
+//  - the coarse entries are gathered in the host's order (clusters' members ascending, each
+//    member's columns ascending) and sorted stably, so equal columns sum in the same order.
+// On the H100 machine (benchmarks/ibmpg/README.md, session 13) this took the hierarchy's build
+// from 0.192 to 0.156 s on the 7.2M-node grid (level 0's host clustering and Galerkin product,
+// 0.077 s on 16 cores, became 0.032 s: 12 ms of kernels, 16 ms copying the result back) and from
+// 1.61 to 0.94 s on the 50M-node grid.
+#include <cstdint>
+
+#include "cmg/builder.hpp"
+#include "gpu/device_buffer.hpp"
+
+namespace pgsim::gpu {
+
+// Host wall time of coarsen_level0_on_device's steps in seconds (each ends with the device idle).
+struct DeviceCoarsenTimes {
+  double laplacian = 0;   // level 0's off-diagonals made from G
+  double clustering = 0;  // the clustering, `rounds` of it cutting the tall trees
+  double galerkin = 0;    // the next level
+  double copy = 0;        // both to the host
+  int rounds = 0;
+};
+
+// Level 0's coarsening for the SDD matrix G (CmgOptions::coarsen_level0's contract): the
+// clustering of its grounded Laplacian (G.rows + 1 vertices) and the next level. Throws GpuError
+// on a CUDA failure; std::logic_error where the host's clustering would (a cycle in the forest).
+// times: filled when not null.
+LevelCoarsening coarsen_level0_on_device(const DeviceCsrView& G, DeviceCoarsenTimes* times = nullptr);
+
+// Loads coarsen_level0_on_device's own kernels into the current context (the warm-up's,
+// gpu/warm_up.hpp; launch.cuh load_kernels). Never throws.
+void load_coarsen_kernels();
+
+}  // namespace pgsim::gpu

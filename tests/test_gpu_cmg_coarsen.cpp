@@ -1,0 +1,152 @@
+// CMG level 0 coarsened on the device (gpu/cmg_coarsen.hpp) against the host's clustering and
+// Galerkin product, bit for bit, and the GPU solve that builds its hierarchy that way.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <functional>
+#include <map>
+#include <random>
+
+#include "cmg/builder.hpp"
+#include "cmg/clustering.hpp"
+#include "cmg/galerkin.hpp"
+#include "cmg/laplacian.hpp"
+#include "gpu/cmg_coarsen.hpp"
+#include "gpu/device_buffer.hpp"
+#include "gpu/gpu_solver.hpp"
+#include "gpu_test_util.hpp"
+#include "grid_system.hpp"
+#include "hierarchy_checks.hpp"
+#include "mna/chain_elimination.hpp"
+#include "mna/reduce.hpp"
+#include "parser/netlist.hpp"
+#include "test_util.hpp"
+
+using namespace pgsim;
+
+namespace {
+
+LevelCoarsening on_device(const CsrMatrix& G) {
+  const gpu::DeviceCsr d(G);
+  return gpu::coarsen_level0_on_device(d.view());
+}
+
+// The device's level 0 coarsening of G is the host's, every bit.
+void check_level0(const CsrMatrix& G) {
+  const GroundedSdd level0 = grounded_sdd(G);
+  const Clustering want = cluster_vertices(level0);
+  const CsrMatrix want_coarse = galerkin_coarse(level0, want.cluster_of, want.count);
+  REQUIRE(want.count > 1);
+  REQUIRE(want.count < level0.rows());
+  const LevelCoarsening got = on_device(G);
+  CHECK(got.clustering.count == want.count);
+  CHECK(got.clustering.cluster_of == want.cluster_of);
+  test::check_same_csr(got.coarse, want_coarse);
+}
+
+test::GridSystem grid(int32_t side, int32_t via_stride, uint32_t seed = 1) {
+  test::GridShape shape;
+  shape.nx = shape.ny = side;
+  shape.via_stride = via_stride;
+  shape.seed = seed;
+  return test::make_grid_system(shape);
+}
+
+// An SDD matrix whose rows of one weight tie everywhere: a square lattice of unit conductances
+// (every vertex's heaviest neighbour a tie, broken by the lowest index), every 7th vertex
+// grounded through `pad`, and one hub vertex joined to `spokes` others (a gathered coarse row
+// longer than the host's radix-sort threshold).
+CsrMatrix tied_lattice(int32_t side, double pad, int32_t spokes) {
+  const int32_t n = side * side;
+  std::vector<std::map<int32_t, double>> rows(static_cast<size_t>(n));
+  auto edge = [&rows](int32_t i, int32_t j, double g) {
+    rows[size_t(i)][j] -= g;
+    rows[size_t(j)][i] -= g;
+    rows[size_t(i)][i] += g;
+    rows[size_t(j)][j] += g;
+  };
+  for (int32_t y = 0; y < side; ++y)
+    for (int32_t x = 0; x < side; ++x) {
+      const int32_t v = y * side + x;
+      if (x + 1 < side) edge(v, v + 1, 1.0);
+      if (y + 1 < side) edge(v, v + side, 1.0);
+      if (v % 7 == 0) rows[size_t(v)][v] += pad;
+    }
+  for (int32_t k = 1; k <= spokes; ++k) edge(0, (k * 7919) % (n - 1) + 1, 0.25);
+  return test::from_map(n, rows);
+}
+
+}  // namespace
+
+TEST_CASE("level 0 coarsened on the device is the host's clustering and Galerkin product, bit for bit") {
+  test::skip_without_gpu();
+  SECTION("grids with wire chains eliminated: a long ground row") {
+    for (auto [side, via] : {std::pair{120, 4}, std::pair{370, 3}}) {
+      INFO("side " << side << ", via stride " << via);
+      const test::GridSystem sys = grid(side, via);
+      check_level0(eliminate_chains(sys.G, sys.b).G);
+    }
+  }
+  SECTION("a grid with a via at every crossing, not eliminated") { check_level0(grid(224, 1, 7).G); }
+  SECTION("random conductances and pads every 2nd node") {
+    std::mt19937 rng(3);
+    check_level0(test::grid_sdd(150, 130, 2, rng));
+  }
+  SECTION("ties everywhere and a hub of 6000 spokes") { check_level0(tied_lattice(160, 0.5, 6000)); }
+  SECTION("ibmpg1") {
+    const ReducedSystem sys = reduce(parse_netlist(test::shared_data("ibmpg1.spice")));
+    check_level0(sys.G);
+    check_level0(eliminate_chains(sys.G, sys.b).G);
+  }
+}
+
+TEST_CASE("a hierarchy built on the device's level 0 is the host's, and the GPU solve builds it so") {
+  test::skip_without_gpu();
+  const test::GridSystem sys = grid(317, 2);
+  const CmgHierarchy want = build_cmg_hierarchy(sys.G);
+  CmgOptions o;
+  int calls = 0;
+  o.coarsen_level0 = [&] {
+    ++calls;
+    return on_device(sys.G);
+  };
+  const CmgHierarchy got = build_cmg_hierarchy(sys.G, o);
+  CHECK(calls == 1);
+  REQUIRE(want.levels.size() >= 3);
+  test::check_same_hierarchy(got, want);
+
+  // The solve that builds the hierarchy once G is on the device gives the same iterates: the
+  // same bits of x and the same iteration count as the solve given the host's hierarchy.
+  SolveControl control;
+  control.tolerance = 1e-10;
+  gpu::GpuSolveSettings s;
+  s.precond = "cmg";
+  std::vector<double> x_given(sys.b.size(), 0.0), x_built(sys.b.size(), 0.0);
+  const gpu::GpuSolveReport given = gpu::solve_on_gpu(sys.G, sys.b, x_given, &want, control, s);
+  int built_calls = 0;
+  const gpu::GpuSolveReport built = gpu::solve_on_gpu(
+      sys.G, sys.b, x_built,
+      [&](const std::function<LevelCoarsening()>& coarsen_level0) {
+        ++built_calls;
+        CmgOptions with;
+        with.coarsen_level0 = coarsen_level0;
+        return build_cmg_hierarchy(sys.G, with);
+      },
+      control, s);
+  CHECK(built_calls == 1);
+  REQUIRE(given.result.converged);
+  CHECK(built.result.converged);
+  CHECK(built.result.iterations == given.result.iterations);
+  CHECK(x_built == x_given);
+  CHECK(built.setup_seconds > 0);
+  CHECK(given.setup_seconds == 0);
+  // And both are the solution: the residual of the whole system.
+  std::vector<double> r(sys.b.size());
+  sys.G.multiply(x_built.data(), r.data());
+  double worst = 0, scale = 0;
+  for (size_t i = 0; i < r.size(); ++i) {
+    worst = std::max(worst, std::fabs(r[i] - sys.b[i]));
+    scale = std::max(scale, std::fabs(sys.b[i]));
+  }
+  CHECK(worst <= 1e-8 * scale);
+}
