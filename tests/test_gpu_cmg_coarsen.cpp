@@ -106,9 +106,10 @@ TEST_CASE("a hierarchy built on the device's level 0 is the host's, and the GPU 
   const CmgHierarchy want = build_cmg_hierarchy(sys.G);
   CmgOptions o;
   int calls = 0;
-  o.coarsen_level0 = [&] {
+  o.coarsen_level0 = [&](const CsrMatrix& G) {
     ++calls;
-    return on_device(sys.G);
+    CHECK(&G == &sys.G);
+    return on_device(G);
   };
   const CmgHierarchy got = build_cmg_hierarchy(sys.G, o);
   CHECK(calls == 1);
@@ -126,7 +127,7 @@ TEST_CASE("a hierarchy built on the device's level 0 is the host's, and the GPU 
   int built_calls = 0;
   const gpu::GpuSolveReport built = gpu::solve_on_gpu(
       sys.G, sys.b, x_built,
-      [&](const std::function<LevelCoarsening()>& coarsen_level0) {
+      [&](const gpu::Level0Coarsening& coarsen_level0) {
         ++built_calls;
         CmgOptions with;
         with.coarsen_level0 = coarsen_level0;

@@ -225,7 +225,7 @@ bool solve_pcg_on_gpu(const CsrMatrix& G, const std::vector<double>& b, std::vec
   assign_touched(x, static_cast<size_t>(G.rows));  // the first iterate: zeros
   try {
     // CMG's hierarchy is built once G is on the device, which coarsens level 0 (gpu/cmg_coarsen.hpp).
-    const gpu::HierarchyBuild build = [&](const std::function<LevelCoarsening()>& coarsen_level0) {
+    const gpu::HierarchyBuild build = [&](const gpu::Level0Coarsening& coarsen_level0) {
       CmgOptions o = cmg_options(opt);
       o.coarsen_level0 = coarsen_level0;
       return build_cmg_hierarchy(G, o);

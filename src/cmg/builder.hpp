@@ -52,11 +52,12 @@ struct CmgOptions {
   double chebyshev_rho = 0.7;
   // The cycle's smoother (hierarchy.hpp); sgs also colours every level but the coarsest.
   CmgSmoother smoother = CmgSmoother::jacobi;
-  // When set, level 0's coarsening comes from it (the device's, gpu/gpu_solver.hpp) instead of
-  // cluster_vertices and galerkin_coarse on the host: it must return theirs bit for bit
-  // (cluster_vertices(grounded_sdd(G)) and galerkin_coarse(grounded_sdd(G), ...)), so the
-  // hierarchy is the same either way. Called once, only if level 0 is not the coarsest.
-  std::function<LevelCoarsening()> coarsen_level0;
+  // When set, level 0's coarsening comes from it (the device's, gpu/cmg_coarsen.hpp) instead of
+  // cluster_vertices and galerkin_coarse on the host: called with the builder's G, it must
+  // return theirs bit for bit (cluster_vertices(grounded_sdd(G)) and galerkin_coarse(
+  // grounded_sdd(G), ...)), so the hierarchy is the same either way. Called once, only if level 0
+  // is not the coarsest.
+  std::function<LevelCoarsening(const CsrMatrix& G)> coarsen_level0;
 };
 
 // Wall time of each construction phase in seconds (benchmarks/cmg/bench_cmg --phases, --verbose).

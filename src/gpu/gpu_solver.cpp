@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 
 #include "gpu/cmg_coarsen.hpp"
 #include "gpu/cmg_device.hpp"
@@ -79,7 +80,8 @@ GpuSolveReport solve(const CsrMatrix& G, const std::vector<double>& b, std::vect
       // Level 0 is coarsened from the system matrix's device copy, or from a copy of its own
       // where the SpMV layout does not keep G as CSR (seg).
       std::optional<DeviceCoarsenTimes> coarsened;
-      built = (*build)([&] {
+      built = (*build)([&](const CsrMatrix& level0) {
+        if (&level0 != &G) throw std::invalid_argument("solve_on_gpu: the hierarchy's build coarsens another matrix");
         coarsened.emplace();
         if (const std::optional<DeviceCsrView> view = A->csr()) return coarsen_level0_on_device(*view, &*coarsened);
         const DeviceCsr copy(G);
@@ -128,6 +130,16 @@ GpuSolveReport solve(const CsrMatrix& G, const std::vector<double>& b, std::vect
 }
 
 }  // namespace
+
+Level0Coarsening level0_coarsening_on(int device) {
+  return [device](const CsrMatrix& G) {
+    return as_gpu_failure([&] {
+      PGSIM_CUDA(cudaSetDevice(device));
+      const DeviceCsr copy(G);
+      return coarsen_level0_on_device(copy.view());
+    });
+  };
+}
 
 GpuSolveReport solve_on_gpu(const CsrMatrix& G, const std::vector<double>& b, std::vector<double>& x,
                             const CmgHierarchy* h, const SolveControl& control, const GpuSolveSettings& s) {

@@ -52,9 +52,16 @@ GpuSolveReport solve_on_gpu(const CsrMatrix& G, const std::vector<double>& b, st
                             const CmgHierarchy* hierarchy, const SolveControl& control,
                             const GpuSolveSettings& settings);
 
-// Builds the CMG hierarchy of G given a function that returns level 0's coarsening made on the
-// device (for CmgOptions::coarsen_level0, cmg/builder.hpp).
-using HierarchyBuild = std::function<CmgHierarchy(const std::function<LevelCoarsening()>& coarsen_level0)>;
+// Level 0's coarsening of a matrix, made on the device (CmgOptions::coarsen_level0's contract,
+// cmg/builder.hpp).
+using Level0Coarsening = std::function<LevelCoarsening(const CsrMatrix& G)>;
+// A Level0Coarsening that copies its matrix to `device` (made the calling thread's current
+// device) and coarsens it there: for a matrix not on the device yet (a rank's block, whose
+// solve uploads it in another form). Its GPU failures are GpuFailures.
+Level0Coarsening level0_coarsening_on(int device);
+
+// Builds the CMG hierarchy of G, given a Level0Coarsening for it.
+using HierarchyBuild = std::function<CmgHierarchy(const Level0Coarsening& coarsen_level0)>;
 
 // The same with the cmg preconditioner's hierarchy built once G is on the device: `build` runs
 // after G's upload (with settings.precond cmg; else it is not called) and may coarsen level 0
