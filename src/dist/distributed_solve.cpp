@@ -71,8 +71,12 @@ BlockSolve solve_on_gpu(RankBlock& blk, const SolveControl& control, const Block
   Stopwatch watch;
   std::optional<CmgHierarchy> h;
   std::optional<gpu::CoarseCorrectionData> coarse;
+  // Level 0 of the block's hierarchy is coarsened on the rank's GPU (gpu/cmg_coarsen.hpp), the
+  // same bits as on the host.
+  CmgOptions cmg = precond.cmg;
+  cmg.coarsen_level0 = gpu::level0_coarsening_on(backend.nccl->device());
   if (precond.name == "cmg" && precond.coarse_layers >= 0) {
-    h = softened_block_hierarchy(blk, kCutDiagonalShare, precond.cmg);
+    h = softened_block_hierarchy(blk, kCutDiagonalShare, cmg);
     const double built = watch.lap();
     const CoarseSpace space = bounded_coarse_space(blk, *h, precond);
     const double spaced = watch.lap();
@@ -91,7 +95,7 @@ BlockSolve solve_on_gpu(RankBlock& blk, const SolveControl& control, const Block
                   "reads {:.3f} s", blk.rank, built, spaced, factored, s.coarse_unknowns, positions, inverted);
     s.setup_seconds = built + spaced + factored + inverted;
   } else if (precond.name == "cmg") {
-    h = build_cmg_hierarchy(blk.interior, precond.cmg);
+    h = build_cmg_hierarchy(blk.interior, cmg);
   }
   const double host_setup_seconds = s.setup_seconds + watch.lap();
   gpu::GpuSolveSettings settings;

@@ -17,6 +17,7 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 
 NcclCommAhead::NcclCommAhead(MPI_Comm comm) {
   const NcclJoin join = agree_nccl_join(comm);
+  device_ = join.device;
   thread_ = std::thread([this, join] { work(join); });
 }
 

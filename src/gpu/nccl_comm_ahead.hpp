@@ -38,6 +38,8 @@ class NcclCommAhead {
   // The communicator, made and connected (waits for the thread); the thread's failure rethrown.
   // Requires connect() first.
   const NcclComm& get();
+  // The CUDA device this rank uses (agreed by the constructor; no wait for the communicator).
+  int device() const { return device_; }
   // Seconds the thread took to make the communicator, and then to connect it (valid after get()).
   double make_seconds() const { return make_seconds_; }
   double connect_seconds() const { return connect_seconds_; }
@@ -45,6 +47,7 @@ class NcclCommAhead {
  private:
   void work(const NcclJoin& join);
 
+  int device_ = 0;
   std::unique_ptr<NcclComm> comm_;
   std::exception_ptr error_;
   double make_seconds_ = 0, connect_seconds_ = 0;
