@@ -118,7 +118,9 @@ CmgHierarchy build_cmg_hierarchy(const CsrMatrix& G, const CmgOptions& options, 
     // Level 0 coarsened elsewhere (the device) comes with its next level, timed as its clustering.
     std::optional<LevelCoarsening> given;
     if (first && options.coarsen_level0) given = options.coarsen_level0(G);
-    Clustering c = given ? std::move(given->clustering) : first ? cluster_vertices(level0) : cluster_vertices(raw.back());
+    Clustering c = given   ? std::move(given->clustering)
+                   : first ? cluster_vertices(level0)
+                           : cluster_vertices(raw.back());
     t.levels.back().clustering = phase.lap();
     if (double(c.count) > options.stall_ratio * double(rows)) {
       spdlog::warn("cmg: coarsening stalled at level {} ({} vertices -> {} clusters); factoring {} vertices directly",
