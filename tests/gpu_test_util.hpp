@@ -239,4 +239,28 @@ inline double relative_difference(const std::vector<double>& a, const std::vecto
   return s > 0 ? d / s : d;
 }
 
+// An SDD matrix whose rows of one weight tie everywhere: a square lattice of unit conductances
+// (every vertex's heaviest neighbour a tie, broken by the lowest index), every 7th vertex
+// grounded through `pad`, and one hub vertex joined to `spokes` others (a gathered coarse row
+// longer than the host's radix-sort threshold).
+inline CsrMatrix tied_lattice(int32_t side, double pad, int32_t spokes) {
+  const int32_t n = side * side;
+  std::vector<std::map<int32_t, double>> rows(static_cast<size_t>(n));
+  auto edge = [&rows](int32_t i, int32_t j, double g) {
+    rows[size_t(i)][j] -= g;
+    rows[size_t(j)][i] -= g;
+    rows[size_t(i)][i] += g;
+    rows[size_t(j)][j] += g;
+  };
+  for (int32_t y = 0; y < side; ++y)
+    for (int32_t x = 0; x < side; ++x) {
+      const int32_t v = y * side + x;
+      if (x + 1 < side) edge(v, v + 1, 1.0);
+      if (y + 1 < side) edge(v, v + side, 1.0);
+      if (v % 7 == 0) rows[size_t(v)][v] += pad;
+    }
+  for (int32_t k = 1; k <= spokes; ++k) edge(0, (k * 7919) % (n - 1) + 1, 0.25);
+  return from_map(n, rows);
+}
+
 }  // namespace pgsim::test

@@ -4,7 +4,6 @@
 
 #include <cmath>
 #include <functional>
-#include <map>
 #include <random>
 
 #include "cmg/builder.hpp"
@@ -52,30 +51,6 @@ test::GridSystem grid(int32_t side, int32_t via_stride, uint32_t seed = 1) {
   return test::make_grid_system(shape);
 }
 
-// An SDD matrix whose rows of one weight tie everywhere: a square lattice of unit conductances
-// (every vertex's heaviest neighbour a tie, broken by the lowest index), every 7th vertex
-// grounded through `pad`, and one hub vertex joined to `spokes` others (a gathered coarse row
-// longer than the host's radix-sort threshold).
-CsrMatrix tied_lattice(int32_t side, double pad, int32_t spokes) {
-  const int32_t n = side * side;
-  std::vector<std::map<int32_t, double>> rows(static_cast<size_t>(n));
-  auto edge = [&rows](int32_t i, int32_t j, double g) {
-    rows[size_t(i)][j] -= g;
-    rows[size_t(j)][i] -= g;
-    rows[size_t(i)][i] += g;
-    rows[size_t(j)][j] += g;
-  };
-  for (int32_t y = 0; y < side; ++y)
-    for (int32_t x = 0; x < side; ++x) {
-      const int32_t v = y * side + x;
-      if (x + 1 < side) edge(v, v + 1, 1.0);
-      if (y + 1 < side) edge(v, v + side, 1.0);
-      if (v % 7 == 0) rows[size_t(v)][v] += pad;
-    }
-  for (int32_t k = 1; k <= spokes; ++k) edge(0, (k * 7919) % (n - 1) + 1, 0.25);
-  return test::from_map(n, rows);
-}
-
 }  // namespace
 
 TEST_CASE("level 0 coarsened on the device is the host's clustering and Galerkin product, bit for bit") {
@@ -92,7 +67,7 @@ TEST_CASE("level 0 coarsened on the device is the host's clustering and Galerkin
     std::mt19937 rng(3);
     check_level0(test::grid_sdd(150, 130, 2, rng));
   }
-  SECTION("ties everywhere and a hub of 6000 spokes") { check_level0(tied_lattice(160, 0.5, 6000)); }
+  SECTION("ties everywhere and a hub of 6000 spokes") { check_level0(test::tied_lattice(160, 0.5, 6000)); }
   SECTION("ibmpg1") {
     const ReducedSystem sys = reduce(parse_netlist(test::shared_data("ibmpg1.spice")));
     check_level0(sys.G);
@@ -116,25 +91,21 @@ TEST_CASE("a hierarchy built on the device's level 0 is the host's, and the GPU 
   REQUIRE(want.levels.size() >= 3);
   test::check_same_hierarchy(got, want);
 
-  // The solve that builds the hierarchy once G is on the device gives the same iterates: the
-  // same bits of x and the same iteration count as the solve given the host's hierarchy.
+  // The Gauss-Seidel solve that builds its hierarchy once G is on the device gives the same
+  // iterates: the same bits of x and the same iteration count as the solve given the host's.
   SolveControl control;
   control.tolerance = 1e-10;
   gpu::GpuSolveSettings s;
   s.precond = "cmg";
   std::vector<double> x_given(sys.b.size(), 0.0), x_built(sys.b.size(), 0.0);
-  const gpu::GpuSolveReport given = gpu::solve_on_gpu(sys.G, sys.b, x_given, &want, control, s);
-  int built_calls = 0;
-  const gpu::GpuSolveReport built = gpu::solve_on_gpu(
-      sys.G, sys.b, x_built,
-      [&](const gpu::Level0Coarsening& coarsen_level0) {
-        ++built_calls;
-        CmgOptions with;
-        with.coarsen_level0 = coarsen_level0;
-        return build_cmg_hierarchy(sys.G, with);
-      },
-      control, s);
-  CHECK(built_calls == 1);
+  // The Gauss-Seidel hierarchy is the host's, level 0 coarsened on the device (gpu/cmg_build.hpp
+  // builds the Jacobi one; tests/test_gpu_cmg_build.cpp).
+  CmgOptions sgs;
+  sgs.smoother = CmgSmoother::sgs;
+  const CmgHierarchy want_sgs = build_cmg_hierarchy(sys.G, sgs);
+  const gpu::GpuSolveReport given = gpu::solve_on_gpu(sys.G, sys.b, x_given, &want_sgs, control, s);
+  const gpu::GpuSolveReport built = gpu::solve_on_gpu(sys.G, sys.b, x_built, sgs, control, s);
+  CHECK(built.setup_detail.rfind("level 0 coarsened on the device", 0) == 0);
   REQUIRE(given.result.converged);
   CHECK(built.result.converged);
   CHECK(built.result.iterations == given.result.iterations);

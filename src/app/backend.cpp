@@ -224,13 +224,8 @@ bool solve_pcg_on_gpu(const CsrMatrix& G, const std::vector<double>& b, std::vec
   const gpu::GpuSolveSettings s = gpu_settings(opt, rep);
   assign_touched(x, static_cast<size_t>(G.rows));  // the first iterate: zeros
   try {
-    // CMG's hierarchy is built once G is on the device, which coarsens level 0 (gpu/cmg_coarsen.hpp).
-    const gpu::HierarchyBuild build = [&](const gpu::Level0Coarsening& coarsen_level0) {
-      CmgOptions o = cmg_options(opt);
-      o.coarsen_level0 = coarsen_level0;
-      return build_cmg_hierarchy(G, o);
-    };
-    gpu::GpuSolveReport g = s.precond == "cmg" ? gpu::solve_on_gpu(G, b, x, build, control, s)
+    // CMG's hierarchy is built once G is on the device, there (gpu/cmg_build.hpp).
+    gpu::GpuSolveReport g = s.precond == "cmg" ? gpu::solve_on_gpu(G, b, x, cmg_options(opt), control, s)
                                                : gpu::solve_on_gpu(G, b, x, nullptr, control, s);
     rep.time.setup = g.setup_seconds;
     if (!g.setup_detail.empty()) spdlog::debug("{}", g.setup_detail);

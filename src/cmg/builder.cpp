@@ -52,10 +52,15 @@ std::vector<double> chebyshev_weights(int t, double a, double rho) {
 // The lowest eigenvalue (a bound, <= 0) of a level's error propagation p(SK) S, SK in [a, 1],
 // S in [0, 1]: -1 / T_t(x1), x1 = (2 - a - rho) / (rho - a), with Chebyshev weights (p
 // equioscillates on [a, rho]); min(0, a^t) with every weight 1 (p(m) = m^t).
-double lowest_error_eigenvalue(const CmgLevel& level, double a, double rho) {
+double lowest_error_eigenvalue(const LevelCycle& level, double a, double rho) {
   const int t = level.repeats;
   if (level.weights.empty()) return t % 2 == 1 ? std::min(0.0, std::pow(a, t)) : 0.0;
   return -1.0 / std::cosh(t * std::acosh((2 - a - rho) / (rho - a)));
+}
+
+void check_chebyshev_rho(const CmgOptions& options) {
+  if (!(options.chebyshev_rho >= 0 && options.chebyshev_rho < 1))
+    throw std::invalid_argument("CMG chebyshev_rho must be in [0, 1)");
 }
 
 void log_times(const CmgBuildTimes& t) {
@@ -98,9 +103,39 @@ void use_gauss_seidel(CmgHierarchy& h) {
   }
 }
 
+std::vector<LevelCycle> cycle_of_levels(const std::vector<LevelSize>& sizes, const CmgOptions& options) {
+  check_chebyshev_rho(options);
+  const size_t levels = sizes.size();
+  const bool jacobi = options.smoother == CmgSmoother::jacobi;
+  std::vector<LevelCycle> cycles(levels);
+  for (size_t l = 0; l + 1 < levels; ++l) {
+    const LevelSize& child = sizes[l + 1];
+    int& t = cycles[l].repeats;
+    t = v_cycle_below(options, sizes[0].rows, child.rows) ? 1 : repeats(sizes[l].nnz, child.nnz);
+    if (options.max_repeats > 0 && jacobi) t = std::min(t, options.max_repeats);
+  }
+  // The weights from the coarsest level up: each level's interval starts at its child's bound.
+  // Levels with t_l = 1 keep weight 1: there a weight over-relaxes the whole correction, which
+  // cost iterations (ibmpg1, all of whose levels have t_l = 1: 29 -> 33 at rho 0.7).
+  double lowest = 0;  // the coarsest solve is exact
+  const double rho = options.chebyshev_rho;
+  for (size_t l = levels; l-- > 1;) {
+    LevelCycle& c = cycles[l - 1];
+    if (rho > 0 && jacobi && c.repeats > 1) c.weights = chebyshev_weights(c.repeats, lowest, rho);
+    lowest = lowest_error_eigenvalue(c, lowest, rho);
+  }
+  return cycles;
+}
+
+bool coarsening_stalled(size_t level, int32_t rows, int32_t clusters, const CmgOptions& options) {
+  if (double(clusters) <= options.stall_ratio * double(rows)) return false;
+  spdlog::warn("cmg: coarsening stalled at level {} ({} vertices -> {} clusters); factoring {} vertices directly",
+               level, rows, clusters, rows);
+  return true;
+}
+
 CmgHierarchy build_cmg_hierarchy(const CsrMatrix& G, const CmgOptions& options, CmgBuildTimes* times) {
-  if (!(options.chebyshev_rho >= 0 && options.chebyshev_rho < 1))
-    throw std::invalid_argument("CMG chebyshev_rho must be in [0, 1)");
+  check_chebyshev_rho(options);
   CmgBuildTimes t;
   Stopwatch phase, total;
   // Levels first in the numbering the clustering gives (cluster ids by first vertex), ...
@@ -122,11 +157,7 @@ CmgHierarchy build_cmg_hierarchy(const CsrMatrix& G, const CmgOptions& options, 
                    : first ? cluster_vertices(level0)
                            : cluster_vertices(raw.back());
     t.levels.back().clustering = phase.lap();
-    if (double(c.count) > options.stall_ratio * double(rows)) {
-      spdlog::warn("cmg: coarsening stalled at level {} ({} vertices -> {} clusters); factoring {} vertices directly",
-                   raw.size() - 1, rows, c.count, rows);
-      break;
-    }
+    if (coarsening_stalled(raw.size() - 1, rows, c.count, options)) break;
     raw.push_back(given   ? std::move(given->coarse)
                   : first ? galerkin_coarse(level0, c.cluster_of, c.count)
                           : galerkin_coarse(raw.back(), c.cluster_of, c.count));
@@ -140,7 +171,6 @@ CmgHierarchy build_cmg_hierarchy(const CsrMatrix& G, const CmgOptions& options, 
   // ... then renumbered from the coarsest level down, so every cluster is a contiguous range
   // ordered like the next level's vertices.
   const size_t levels = raw.size();
-  const bool jacobi = options.smoother == CmgSmoother::jacobi;
   CmgHierarchy h;
   h.n = G.rows;
   h.levels.resize(levels);
@@ -169,27 +199,19 @@ CmgHierarchy build_cmg_hierarchy(const CsrMatrix& G, const CmgOptions& options, 
   new_of_old.pop_back();  // the ground's: the rest are the unknowns', moved, not copied
   h.level0_of_unknown = std::move(new_of_old);
 
+  std::vector<LevelSize> sizes(levels);
   for (size_t l = 0; l < levels; ++l) {
     CmgLevel& level = h.levels[l];
     double* d = level.inv_diag.data();  // the diagonal, in place
 #pragma omp parallel for schedule(static, 4096)
     for (int32_t i = 0; i < level.A.rows; ++i) d[i] = d[i] > 0 ? 0.5 / d[i] : 0.0;
     t.levels[l].inv_diag = phase.lap();
-    if (l + 1 < levels) {
-      const CsrMatrix& child = h.levels[l + 1].A;
-      level.repeats = v_cycle_below(options, h.levels[0].A.rows, child.rows) ? 1 : repeats(level.A.nnz(), child.nnz());
-      if (options.max_repeats > 0 && jacobi) level.repeats = std::min(level.repeats, options.max_repeats);
-    }
+    sizes[l] = {level.A.rows, level.A.nnz()};
   }
-  // The weights from the coarsest level up: each level's interval starts at its child's bound.
-  // Levels with t_l = 1 keep weight 1: there a weight over-relaxes the whole correction, which
-  // cost iterations (ibmpg1, all of whose levels have t_l = 1: 29 -> 33 at rho 0.7).
-  double lowest = 0;  // the coarsest solve is exact
-  const double rho = options.chebyshev_rho;
-  for (size_t l = levels - 1; l-- > 0;) {
-    CmgLevel& level = h.levels[l];
-    if (rho > 0 && jacobi && level.repeats > 1) level.weights = chebyshev_weights(level.repeats, lowest, rho);
-    lowest = lowest_error_eigenvalue(level, lowest, rho);
+  std::vector<LevelCycle> cycles = cycle_of_levels(sizes, options);
+  for (size_t l = 0; l < levels; ++l) {
+    h.levels[l].repeats = cycles[l].repeats;
+    h.levels[l].weights = std::move(cycles[l].weights);
   }
   h.coarse = factor_coarsest(h.levels.back().A);
   t.coarse_factor = phase.lap();

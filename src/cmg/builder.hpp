@@ -76,6 +76,25 @@ struct CmgBuildTimes {
   double total = 0;
 };
 
+// A level's size, for cycle_of_levels.
+struct LevelSize {
+  int32_t rows = 0;
+  int64_t nnz = 0;
+};
+// A level's cycle (CmgLevel::repeats and weights).
+struct LevelCycle {
+  int repeats = 1;
+  std::vector<double> weights;
+};
+// Every level's cycle from the levels' sizes (level 0 first, the coarsest last, whose entry is
+// {1, none}), as build_cmg_hierarchy sets them; shared with the device's build of the hierarchy
+// (gpu/cmg_build.hpp). Throws std::invalid_argument for a chebyshev_rho outside [0, 1).
+std::vector<LevelCycle> cycle_of_levels(const std::vector<LevelSize>& sizes, const CmgOptions& options);
+
+// Whether coarsening `level` (of `rows` vertices) into `clusters` has stalled (CmgOptions::
+// stall_ratio): then the level is the coarsest, and a warning says so.
+bool coarsening_stalled(size_t level, int32_t rows, int32_t clusters, const CmgOptions& options);
+
 // "jacobi" and "sgs", the default first; parse_cmg_smoother throws std::invalid_argument for
 // any other name.
 std::vector<std::string> cmg_smoother_names();

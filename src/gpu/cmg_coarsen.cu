@@ -1,10 +1,9 @@
-// CMG level 0 coarsened on the device (cmg_coarsen.hpp). Each step is the host's of the same
+// CMG levels coarsened on the device (cmg_coarsen.hpp). Each step is the host's of the same
 // name (cmg/laplacian.cpp, cmg/clustering.cpp, cmg/galerkin.cpp), one thread per vertex, row or
-// entry, on the default stream; a long row is a block's (the row primitives below).
+// entry, on the default stream; a long row is a block's (gpu/row_kernels.cuh).
 #include "gpu/cmg_coarsen.hpp"
 
 #include <cub/block/block_reduce.cuh>
-#include <cub/block/block_scan.cuh>
 #include <cuda_runtime.h>
 
 #include <cmath>
@@ -15,84 +14,11 @@
 #include "gpu/device_buffer.hpp"
 #include "gpu/host_staging.hpp"
 #include "gpu/launch.cuh"
+#include "gpu/row_kernels.cuh"
 #include "mna/stopwatch.hpp"
 
 namespace pgsim::gpu {
 namespace {
-
-constexpr cudaStream_t kStream = nullptr;
-
-template <class Kernel, class... Args>
-void launch(Kernel kernel, int64_t threads, Args... args) {
-  if (threads <= 0) return;
-  kernel<<<blocks_for(threads), kBlock, 0, kStream>>>(args...);
-  PGSIM_CUDA_LAUNCH();
-}
-
-__device__ inline int64_t thread_index() { return int64_t(blockIdx.x) * blockDim.x + threadIdx.x; }
-
-// Rows longer than this are walked by a block each, the others by a thread each.
-constexpr int32_t kLongRow = 512;
-// Entries of a long row staged in shared memory at a time.
-constexpr int kTile = 512;
-
-// A kernel that walks rows comes in two launches: one thread per item (a vertex, a cluster's
-// member, a row), skipping items whose rows are longer than kLongRow; then one block per such
-// item, listed in long_items. Grids have a few long rows (the ground vertex's: ~150k entries at
-// level 0 of a 5M-unknown grid): one thread walking one waited a memory latency per entry (0.1 s
-// in all, where the rest of the coarsening takes milliseconds). The row primitives below take
-// kLong: false, the calling thread does all; true, the whole block does (every thread of it must
-// call them) and thread 0 gets the result, the other threads' being to be dropped.
-template <bool kLong>
-__device__ inline int64_t item_index(const int32_t* long_items) {
-  return kLong ? long_items[blockIdx.x] : thread_index();
-}
-
-// Whether this thread writes its item's results: all in the per-thread launch, thread 0 in the per-block one.
-template <bool kLong>
-__device__ inline bool writes() {
-  return !kLong || threadIdx.x == 0;
-}
-
-// init + value(begin) + value(begin + 1) + ... + value(end - 1), added in that order, the host's
-// (so the same bits); a long row's values staged in shared memory a tile at a time by the block
-// for thread 0 to add. Every sum of a row here is of this form: where the host skips an entry,
-// value() is +0.0, which leaves any sum that is not -0.0 as it is, and these never are (+0.0
-// plus same-signed terms).
-template <bool kLong, class Value>
-__device__ double ordered_sum(int32_t begin, int32_t end, double init, Value value) {
-  double sum = init;
-  if constexpr (!kLong) {
-    for (int32_t k = begin; k < end; ++k) sum += value(k);
-  } else {
-    __shared__ double tile[kTile];
-    for (int32_t base = begin; base < end; base += kTile) {
-      const int32_t m = min(kTile, end - base);
-      for (int32_t i = threadIdx.x; i < m; i += blockDim.x) tile[i] = value(base + i);
-      __syncthreads();
-      if (threadIdx.x == 0) {
-#pragma unroll 8
-        for (int32_t i = 0; i < m; ++i) sum += tile[i];
-      }
-      __syncthreads();
-    }
-  }
-  return sum;
-}
-
-// How many k in [begin, end) satisfy pred(k).
-template <bool kLong, class Pred>
-__device__ int32_t count_if(int32_t begin, int32_t end, Pred pred) {
-  int32_t count = 0;
-  const int32_t first = kLong ? begin + int32_t(threadIdx.x) : begin, step = kLong ? int32_t(blockDim.x) : 1;
-  for (int32_t k = first; k < end; k += step) count += pred(k) ? 1 : 0;
-  if constexpr (kLong) {
-    using Reduce = cub::BlockReduce<int32_t, kBlock>;
-    __shared__ typename Reduce::TempStorage storage;
-    count = Reduce(storage).Sum(count);
-  }
-  return count;
-}
 
 // The first k of the largest positive weight(k), or -1 where none is positive.
 struct Heaviest {
@@ -120,82 +46,11 @@ __device__ Heaviest first_heaviest(int32_t begin, int32_t end, Weight weight) {
   return best;
 }
 
-// write(k, out + i) for the i-th k in [begin, end) with keep(k), in order; returns out plus their
-// number (to every thread of a block).
-template <bool kLong, class Keep, class Write>
-__device__ int32_t ordered_writes(int32_t begin, int32_t end, int32_t out, Keep keep, Write write) {
-  if constexpr (!kLong) {
-    for (int32_t k = begin; k < end; ++k)
-      if (keep(k)) write(k, out++);
-  } else {
-    using Scan = cub::BlockScan<int32_t, kBlock>;
-    __shared__ typename Scan::TempStorage storage;
-    for (int32_t base = begin; base < end; base += kBlock) {
-      const int32_t k = base + int32_t(threadIdx.x);
-      const int32_t kept = k < end && keep(k) ? 1 : 0;
-      int32_t before = 0, total = 0;
-      Scan(storage).ExclusiveSum(kept, before, total);
-      if (kept) write(k, out + before);
-      out += total;
-      __syncthreads();  // storage is reused
-    }
-  }
-  return out;
-}
-
-// The first of col[begin, end) (ascending) not below value.
-__device__ inline int32_t lower_bound(const int32_t* col, int32_t begin, int32_t end, int32_t value) {
-  while (begin < end) {
-    const int32_t mid = begin + (end - begin) / 2;
-    if (col[mid] < value)
-      begin = mid + 1;
-    else
-      end = mid;
-  }
-  return begin;
-}
-
-__device__ inline bool is_long(const int32_t* ptr, int32_t r) { return ptr[r + 1] - ptr[r] > kLongRow; }
-
-// Items i in [0, n) whose rows (row map[i], or row i without a map) have more than kLongRow entries.
-__global__ void long_items_kernel(int32_t n, const int32_t* ptr, const int32_t* map, int32_t* items, int32_t* count) {
-  const int64_t i = thread_index();
-  if (i >= n) return;
-  if (is_long(ptr, map ? map[i] : int32_t(i))) items[atomicAdd(count, 1)] = int32_t(i);
-}
-
-struct LongItems {
-  DeviceBuffer<int32_t> items;
-  int32_t count = 0;
-};
-
-LongItems long_items(int32_t n, const int32_t* ptr, const int32_t* map = nullptr) {
-  LongItems l;
-  l.items = DeviceBuffer<int32_t>(size_t(n) + 1);  // the last: the count
-  PGSIM_CUDA(cudaMemsetAsync(l.items.data() + n, 0, sizeof(int32_t), kStream));
-  launch(long_items_kernel, n, n, ptr, map, l.items.data(), l.items.data() + n);
-  l.count = read_back(l.items.data() + n);
-  return l;
-}
-
-// A kernel pair (per thread, per block) over n items, the long ones those of `longs`; the kernels
-// take the long items' list first.
-template <class... Params, class... Args>
-void launch_rows(void (*per_thread)(const int32_t*, Params...), void (*per_block)(const int32_t*, Params...), int64_t n,
-                 const LongItems& longs, Args... args) {
-  launch(per_thread, n, longs.items.data(), args...);
-  if (longs.count == 0) return;
-  per_block<<<unsigned(longs.count), kBlock, 0, kStream>>>(longs.items.data(), args...);
-  PGSIM_CUDA_LAUNCH();
-}
-
-// A level's off-diagonals, the rows' entries in column order (its diagonals are not stored).
-struct Graph {
-  int32_t rows = 0;
-  const int32_t* ptr = nullptr;
-  const int32_t* col = nullptr;
-  const double* val = nullptr;
-};
+// The kernels below read a level's rows (a DeviceCsrView, columns ascending) for its
+// off-diagonals: level 0's stores only those (grounded_laplacian_on_device), the coarser levels
+// a diagonal too, which every kernel passes over as the host's for_each_off_diagonal does: its
+// weight -a_vv is not positive (never a heaviest edge, +0.0 in a weighted degree), its vertex is
+// no child of a weak vertex (which has a parent), and its cluster is its own (never gathered).
 
 // ---- level 0: the grounded Laplacian of G (GroundedSdd), its off-diagonals stored -------------
 
@@ -261,7 +116,7 @@ __device__ inline void append(int32_t* list, int32_t* count, int32_t value) {
 
 // Heaviest neighbour (the first of equal weights: columns ascend), its weight, the weighted degree.
 template <bool kLong>
-__global__ void heaviest_kernel(const int32_t* long_items, Graph g, int32_t* chosen, double* heaviest,
+__global__ void heaviest_kernel(const int32_t* long_items, DeviceCsrView g, int32_t* chosen, double* heaviest,
                                 double* volume) {
   const int64_t v = item_index<kLong>(long_items);
   if (!kLong && (v >= g.rows || is_long(g.ptr, int32_t(v)))) return;
@@ -285,7 +140,7 @@ __global__ void mutual_kernel(int32_t n, const int32_t* chosen, int32_t* parent)
 // A vertex whose forest edges carry under kClusterWeakShare of its weighted degree becomes a root:
 // its children's edges summed in column order with its own edge at its column's place, as the host does.
 template <bool kLong>
-__global__ void weak_kernel(const int32_t* long_items, Graph g, const int32_t* parent, const double* heaviest,
+__global__ void weak_kernel(const int32_t* long_items, DeviceCsrView g, const int32_t* parent, const double* heaviest,
                             const double* volume, int32_t* new_parent) {
   const int64_t v = item_index<kLong>(long_items);
   if (!kLong && (v >= g.rows || is_long(g.ptr, int32_t(v)))) return;
@@ -362,14 +217,9 @@ __global__ void fill_kernel(int64_t n, int32_t* out, int32_t value) {
   if (i < n) out[i] = value;
 }
 
-__global__ void iota_kernel(int32_t n, int32_t* out) {
-  const int64_t i = thread_index();
-  if (i < n) out[i] = int32_t(i);
-}
-
 // cluster_vertices(level 0) into cluster_of (n entries); returns the number of clusters. rounds:
 // those of cut_tall_trees.
-int32_t cluster(const Graph& g, DeviceBuffer<int32_t>& cluster_of, int& rounds) {
+int32_t cluster(const DeviceCsrView& g, DeviceBuffer<int32_t>& cluster_of, int& rounds) {
   const int32_t n = g.rows;
   const LongItems longs = long_items(n, g.ptr);
   DeviceBuffer<int32_t> chosen(n), parent(n);
@@ -421,7 +271,7 @@ int32_t cluster(const Graph& g, DeviceBuffer<int32_t>& cluster_of, int& rounds) 
 
 // Entries of member p's row (p-th in the members' order) that leave its cluster.
 template <bool kLong>
-__global__ void gather_count_kernel(const int32_t* long_items, Graph g, const int32_t* members,
+__global__ void gather_count_kernel(const int32_t* long_items, DeviceCsrView g, const int32_t* members,
                                     const int32_t* member_cluster, const int32_t* cluster_of, int32_t* count) {
   const int64_t p = item_index<kLong>(long_items);
   if (!kLong && (p >= g.rows || is_long(g.ptr, members[p]))) return;
@@ -432,7 +282,7 @@ __global__ void gather_count_kernel(const int32_t* long_items, Graph g, const in
 
 // Those entries, keyed (cluster, neighbour's cluster), in the host's gathering order.
 template <bool kLong>
-__global__ void gather_kernel(const int32_t* long_items, Graph g, const int32_t* members,
+__global__ void gather_kernel(const int32_t* long_items, DeviceCsrView g, const int32_t* members,
                               const int32_t* member_cluster, const int32_t* cluster_of, const int32_t* at, int bits,
                               uint64_t* key, double* val) {
   const int64_t p = item_index<kLong>(long_items);
@@ -507,12 +357,6 @@ __global__ void zero_row_sum_kernel(const int32_t* long_items, int32_t rows, con
   if (writes<kLong>()) val[lower_bound(col, ptr[c], ptr[c + 1], int32_t(c))] = -off;
 }
 
-int bits_for(int32_t values) {
-  int bits = 1;
-  while ((int64_t(1) << bits) < values) ++bits;
-  return bits;
-}
-
 // Through pinned buffers, the host's fresh pages faulted in on all cores (HostStaging::download).
 template <class T>
 void download(HostStaging& staging, const DeviceBuffer<T>& from, FillVector<T>& to) {
@@ -521,7 +365,7 @@ void download(HostStaging& staging, const DeviceBuffer<T>& from, FillVector<T>& 
 }
 
 // galerkin_coarse(level 0, cluster_of, clusters), left on the device.
-DeviceCsr coarse_level(const Graph& g, const DeviceBuffer<int32_t>& cluster_of, int32_t clusters) {
+DeviceCsr coarse_level(const DeviceCsrView& g, const DeviceBuffer<int32_t>& cluster_of, int32_t clusters) {
   const int32_t n = g.rows;
   const int bits = bits_for(clusters);
   // Each cluster's members, ascending (a stable sort of the vertices by cluster).
@@ -573,13 +417,10 @@ DeviceCsr coarse_level(const Graph& g, const DeviceBuffer<int32_t>& cluster_of, 
 
 }  // namespace
 
-LevelCoarsening coarsen_level0_on_device(const DeviceCsrView& G, DeviceCoarsenTimes* times) {
-  DeviceCoarsenTimes t;
-  Stopwatch step;
+DeviceCsr grounded_laplacian_on_device(const DeviceCsrView& G) {
   const int32_t n = G.rows, rows = n + 1;  // the ground vertex is the last
   DeviceBuffer<double> excess(n);
-  DeviceBuffer<int32_t> count(size_t(rows) + 1), grounded(size_t(n) + 1), ground_at(size_t(n) + 1),
-      ptr(size_t(rows) + 1);
+  DeviceBuffer<int32_t> count(size_t(rows) + 1), grounded(size_t(n) + 1), ground_at(size_t(n) + 1);
   PGSIM_CUDA(cudaMemsetAsync(grounded.data() + n, 0, sizeof(int32_t), kStream));
   PGSIM_CUDA(cudaMemsetAsync(count.data() + rows, 0, sizeof(int32_t), kStream));
   const LongItems long_rows = long_items(n, G.ptr);
@@ -587,30 +428,50 @@ LevelCoarsening coarsen_level0_on_device(const DeviceCsrView& G, DeviceCoarsenTi
   exclusive_sum(grounded.data(), ground_at.data(), int64_t(n) + 1, kStream);
   ground_count_kernel<<<1, 1, 0, kStream>>>(n, ground_at.data(), count.data());
   PGSIM_CUDA_LAUNCH();
-  exclusive_sum(count.data(), ptr.data(), int64_t(rows) + 1, kStream);
-  const int64_t entries = read_back(ptr.data() + rows);
-  DeviceBuffer<int32_t> col(entries);
-  DeviceBuffer<double> val(entries);
-  launch_rows(level0_kernel<false>, level0_kernel<true>, n, long_rows, G, excess.data(), ground_at.data(), ptr.data(),
-              col.data(), val.data());
-  const Graph level0{rows, ptr.data(), col.data(), val.data()};
+  DeviceCsr L;
+  L.rows = rows;
+  L.ptr = DeviceBuffer<int32_t>(size_t(rows) + 1);
+  exclusive_sum(count.data(), L.ptr.data(), int64_t(rows) + 1, kStream);
+  L.nnz = read_back(L.ptr.data() + rows);
+  L.col = DeviceBuffer<int32_t>(size_t(L.nnz));
+  L.val = DeviceBuffer<double>(size_t(L.nnz));
+  launch_rows(level0_kernel<false>, level0_kernel<true>, n, long_rows, G, excess.data(), ground_at.data(),
+              L.ptr.data(), L.col.data(), L.val.data());
+  return L;
+}
+
+DeviceCoarsening coarsen_on_device(const DeviceCsrView& level, DeviceCoarsenTimes* times) {
+  Stopwatch step;
+  DeviceCoarsening c;
+  int rounds = 0;
+  c.clusters = cluster(level, c.cluster_of, rounds);
+  const double clustering = step.lap();
+  c.coarse = coarse_level(level, c.cluster_of, c.clusters);
+  PGSIM_CUDA(cudaDeviceSynchronize());
+  if (times) {
+    times->clustering += clustering;
+    times->galerkin += step.lap();
+    times->rounds += rounds;
+  }
+  return c;
+}
+
+LevelCoarsening coarsen_level0_on_device(const DeviceCsrView& G, DeviceCoarsenTimes* times) {
+  DeviceCoarsenTimes t;
+  Stopwatch step;
+  const DeviceCsr level0 = grounded_laplacian_on_device(G);
   PGSIM_CUDA(cudaDeviceSynchronize());
   t.laplacian = step.lap();
-
-  DeviceBuffer<int32_t> cluster_of;
-  const int32_t clusters = cluster(level0, cluster_of, t.rounds);
-  t.clustering = step.lap();
-  DeviceCsr coarse = coarse_level(level0, cluster_of, clusters);
-  PGSIM_CUDA(cudaDeviceSynchronize());
-  t.galerkin = step.lap();
+  const DeviceCoarsening coarsened = coarsen_on_device(level0.view(), &t);
+  step.lap();
   LevelCoarsening c;
   HostStaging staging;
-  c.clustering.count = clusters;
-  download(staging, cluster_of, c.clustering.cluster_of);
-  c.coarse.rows = clusters;
-  download(staging, coarse.ptr, c.coarse.ptr);
-  download(staging, coarse.col, c.coarse.col);
-  download(staging, coarse.val, c.coarse.val);
+  c.clustering.count = coarsened.clusters;
+  download(staging, coarsened.cluster_of, c.clustering.cluster_of);
+  c.coarse.rows = coarsened.clusters;
+  download(staging, coarsened.coarse.ptr, c.coarse.ptr);
+  download(staging, coarsened.coarse.col, c.coarse.col);
+  download(staging, coarsened.coarse.val, c.coarse.val);
   t.copy = step.lap();
   if (times) *times = t;
   return c;

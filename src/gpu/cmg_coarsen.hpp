@@ -29,13 +29,32 @@ struct DeviceCoarsenTimes {
   int rounds = 0;
 };
 
+// Level 0 of the hierarchy of the SDD matrix G on the device: the Laplacian of G extended by the
+// ground vertex (G.rows + 1 rows, the ground last), each row's off-diagonals in column order and
+// no diagonal stored (the builder's GroundedSdd, cmg/laplacian.hpp, made explicit).
+DeviceCsr grounded_laplacian_on_device(const DeviceCsrView& G);
+
+// A level's coarsening left on the device: each row's cluster (numbered in the order of its first
+// row) and the next level in that numbering (a Laplacian, diagonal stored).
+struct DeviceCoarsening {
+  DeviceBuffer<int32_t> cluster_of;
+  int32_t clusters = 0;
+  DeviceCsr coarse;
+};
+
+// cluster_vertices and galerkin_coarse (cmg/clustering.hpp, cmg/galerkin.hpp) of a level: the
+// off-diagonals of `level`'s rows (a stored diagonal is passed over), bit for bit the host's.
+// Adds to times' clustering, galerkin and rounds when not null. Throws as
+// coarsen_level0_on_device.
+DeviceCoarsening coarsen_on_device(const DeviceCsrView& level, DeviceCoarsenTimes* times = nullptr);
+
 // Level 0's coarsening for the SDD matrix G (CmgOptions::coarsen_level0's contract): the
 // clustering of its grounded Laplacian (G.rows + 1 vertices) and the next level. Throws GpuError
 // on a CUDA failure; std::logic_error where the host's clustering would (a cycle in the forest).
 // times: filled when not null.
 LevelCoarsening coarsen_level0_on_device(const DeviceCsrView& G, DeviceCoarsenTimes* times = nullptr);
 
-// Loads coarsen_level0_on_device's own kernels into the current context (the warm-up's,
+// Loads the kernels above into the current context (the warm-up's,
 // gpu/warm_up.hpp; launch.cuh load_kernels). Never throws.
 void load_coarsen_kernels();
 

@@ -6,8 +6,10 @@
 #include <array>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
+#include "gpu/cmg_build.hpp"
 #include "gpu/coarse_inverse.hpp"
 #include "gpu/cuda_check.hpp"
 #include "gpu/device_arena.hpp"
@@ -694,104 +696,143 @@ void upload_colors(const CmgLevel& lev, LevelBuffers<V>& B) {
   B.color_rows = DeviceBuffer<int32_t>(rows);
 }
 
+// What the constructor needs to know of a level, from a host or a device hierarchy.
+struct LevelShape {
+  int32_t rows = 0;
+  int64_t nnz = 0;
+  int32_t clusters = 0;  // the next level's rows (0 on the coarsest)
+  int repeats = 1;
+  const std::vector<double>* weights = nullptr;  // CmgLevel::weights
+};
+
+inline int64_t nnz_of(const CsrMatrix& A) { return A.nnz(); }
+inline int64_t nnz_of(const DeviceCsr& A) { return A.nnz; }
+
+template <class Level>
+std::vector<LevelShape> shapes_of(const std::vector<Level>& levels) {
+  std::vector<LevelShape> shapes;
+  for (const Level& lev : levels)
+    shapes.push_back({lev.A.rows, nnz_of(lev.A), std::max(int32_t(lev.cluster_ptr.size()) - 1, 0),
+                      lev.repeats, &lev.weights});
+  return shapes;
+}
+
+// Level rows and clusters longer than kLongRow / kLongCluster nonzeros, as (index, first
+// nonzero, end nonzero): items i whose nonzeros are ptr[range[i]] to ptr[range[i + 1]] (range
+// null: row i's). With `out` null only counted.
+__global__ void long_ranges_kernel(int32_t items, const int32_t* ptr, const int32_t* range, int32_t longer_than,
+                                   std::array<int32_t, 3>* out, int32_t* count) {
+  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= items) return;
+  const int32_t k0 = ptr[range ? range[i] : i], k1 = ptr[range ? range[i + 1] : i + 1];
+  if (k1 - k0 <= longer_than) return;
+  const int32_t at = atomicAdd(count, 1);
+  if (out) out[at] = {int32_t(i), k0, k1};
+}
+
+// long_ranges_kernel's items of a level on the device, ascending.
+std::vector<std::array<int32_t, 3>> long_ranges(int32_t items, const int32_t* ptr, const int32_t* range,
+                                                int32_t longer_than) {
+  if (items == 0) return {};
+  DeviceBuffer<int32_t> count(1);
+  PGSIM_CUDA(cudaMemset(count.data(), 0, sizeof(int32_t)));
+  long_ranges_kernel<<<blocks_for(items), kBlock>>>(items, ptr, range, longer_than, nullptr, count.data());
+  PGSIM_CUDA_LAUNCH();
+  int32_t found = 0;
+  count.download(&found);
+  if (found == 0) return {};
+  DeviceBuffer<std::array<int32_t, 3>> list{size_t(found)};
+  PGSIM_CUDA(cudaMemset(count.data(), 0, sizeof(int32_t)));
+  long_ranges_kernel<<<blocks_for(items), kBlock>>>(items, ptr, range, longer_than, list.data(), count.data());
+  PGSIM_CUDA_LAUNCH();
+  std::vector<std::array<int32_t, 3>> host = list.download();
+  std::sort(host.begin(), host.end());
+  return host;
+}
+
 template <class V>
 class DeviceCmg final : public DevicePreconditioner {
  public:
-  DeviceCmg(const CmgHierarchy& h, const CmgDeviceOptions& opt)
-      : n_(h.n), ground_(h.level0_ground), sgs_(h.smoother == CmgSmoother::sgs), profile_(opt.profile), pdl_(opt.dependent_launches), fetch_early_(opt.fetch_early), tail_blocks_(opt.tail_blocks), partials_(kReduceBlocks),
-        finished_(1) {
-    CmgUploadTimes times;
-    Stopwatch total, phase;
-    const int L = int(h.levels.size());
-    if (L == 0 || L > kMaxLevels) throw std::invalid_argument("CMG hierarchy has " + std::to_string(L) + " levels");
-    if (tail_blocks_ < 1 || tail_blocks_ > 8) throw std::invalid_argument("tail_blocks must be 1 to 8");
-    if (h.levels[0].A.rows != h.n + 1 || int32_t(h.level0_of_unknown.size()) != h.n)
-      throw std::invalid_argument("CMG level 0 does not match the system: " + std::to_string(h.levels[0].A.rows) +
-                                  " vertices for " + std::to_string(h.n) + " unknowns");
-    for (int l = 0; l + 1 < L; ++l)
-      if (int32_t(h.levels[size_t(l)].cluster_ptr.size()) != h.levels[size_t(l) + 1].A.rows + 1)
-        throw std::invalid_argument("CMG level " + std::to_string(l) + ": cluster_ptr does not match level " +
-                                    std::to_string(l + 1));
-    // First: it checks that the coarsest level is small enough for a dense inverse.
+  // From the host's hierarchy: every level uploaded.
+  DeviceCmg(const CmgHierarchy& h, const CmgDeviceOptions& opt) : DeviceCmg(opt, h.smoother == CmgSmoother::sgs) {
+    const std::vector<LevelShape> shapes = shapes_of(h.levels);
+    check(h.n, h.level0_of_unknown.size(), shapes);
     const std::vector<double> inverse = dense_coarse_inverse(h.coarse, h.levels.back().A.rows);
-    times.coarse_inverse += phase.lap();
-    PGSIM_CUDA(cudaMemset(finished_.data(), 0, sizeof(unsigned)));
-    coarsest_ = L - 1;
-    bufs_.resize(size_t(L));
-    views_.resize(size_t(L));
-    int device = 0, sms = 0, threads_per_sm = 0;
-    PGSIM_CUDA(cudaGetDevice(&device));
-    PGSIM_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    PGSIM_CUDA(cudaDeviceGetAttribute(&threads_per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, device));
-    const int64_t resident = opt.widen_lanes ? int64_t(sms) * threads_per_sm : 0;
-
-    // Device memory first, then every copy queued through one staging pair.
-    map_ = DeviceBuffer<int32_t>(h.level0_of_unknown.size());
-    DeviceArena sizing;
-    for (int l = 0; l < L; ++l) allocate_level(h.levels[size_t(l)], l, resident, sizing, bufs_[size_t(l)], views_[size_t(l)]);
-    arena_ = DeviceArena(sizing.bytes());
-    for (int l = 0; l < L; ++l) allocate_level(h.levels[size_t(l)], l, resident, arena_, bufs_[size_t(l)], views_[size_t(l)]);
-    coarse_inv_ = DeviceBuffer<double>(inverse.size());
-    times.allocate += phase.lap();
-
+    times_.coarse_inverse += phase_.lap();
+    ground_ = h.level0_ground;
+    map_ = DeviceBuffer<int32_t>(size_t(n_));
+    allocate(shapes, true);
     HostStaging staging;
     staging.upload(map_.data(), h.level0_of_unknown);
-    for (int l = 0; l < L; ++l) {
+    for (int l = 0; l < int(shapes.size()); ++l) {
       const CmgLevel& lev = h.levels[size_t(l)];
       LevelBuffers<V>& B = bufs_[size_t(l)];
       staging.upload(B.ptr, lev.A.ptr);
       staging.upload(B.col, lev.A.col);
       staging.upload(B.val, lev.A.val);
       staging.upload(B.invd, lev.inv_diag);
-      if (l < coarsest_) {
-        if (!lev.weights.empty() && (sgs_ || lev.weights.size() != size_t(views_[size_t(l)].repeats)))
-          throw std::invalid_argument("CMG level " + std::to_string(l) + ": " + std::to_string(lev.weights.size()) +
-                                      " weights for " + std::to_string(lev.repeats) + " repeats" +
-                                      (sgs_ ? " with the Gauss-Seidel smoother" : ""));
-        B.host_weights = lev.weights.empty() ? std::vector<double>(size_t(views_[size_t(l)].repeats), 1.0) : lev.weights;
-        staging.upload(B.weights, B.host_weights);
-        staging.upload(B.cptr, lev.cluster_ptr);
-        const int32_t clusters = views_[size_t(l)].clusters;
-        cluster_of_rows<<<blocks_for(clusters), kBlock, 0, staging.stream()>>>(B.cptr, clusters, B.cl);
-        PGSIM_CUDA_LAUNCH();
-      }
+      if (l < coarsest_) staging.upload(B.cptr, lev.cluster_ptr);
     }
-    staging.upload(coarse_inv_.data(), inverse);
-    times.copy += phase.lap();
-
+    upload_common(shapes, inverse, staging);
     for (int l = 0; l < coarsest_; ++l) {
-      upload_long_items(h.levels[size_t(l)], bufs_[size_t(l)], views_[size_t(l)]);
+      const CmgLevel& lev = h.levels[size_t(l)];
+      std::vector<std::array<int32_t, 3>> long_rows, long_clusters;
+      const auto& ptr = lev.A.ptr;
+      for (int32_t i = 0; i < lev.A.rows; ++i)
+        if (ptr[i + 1] - ptr[i] > kLongRow) long_rows.push_back({i, ptr[i], ptr[i + 1]});
+      for (size_t c = 0; c + 1 < lev.cluster_ptr.size(); ++c) {
+        const int32_t k0 = ptr[lev.cluster_ptr[c]], k1 = ptr[lev.cluster_ptr[c + 1]];
+        if (k1 - k0 > kLongCluster) long_clusters.push_back({int32_t(c), k0, k1});
+      }
+      set_long_items(l, long_rows, long_clusters);
       if (sgs_) {
-        upload_colors(h.levels[size_t(l)], bufs_[size_t(l)]);
+        upload_colors(lev, bufs_[size_t(l)]);
         views_[size_t(l)].color_rows = bufs_[size_t(l)].color_rows.data();
       }
     }
-    times.long_items += phase.lap();
-
+    times_.long_items += phase_.lap();
     staging.finish();
-    times.copy += phase.lap();
-
-    for (int l = 0; l < L; ++l) {
-      const LevelView<V>& v = views_[size_t(l)];
-      stats_.push_back(LevelStats{v.rows, h.levels[size_t(l)].A.nnz(), v.repeats, 0.0, 0.0});
-    }
-    // The tail starts at the first level from which every level is small. The cluster's few
-    // blocks read the whole dense coarse inverse, so a coarsest level above tail_max_coarse rows
-    // gets a grid launch instead (no tail).
-    // The tail kernel runs the Jacobi cycle only: with Gauss-Seidel every level gets its own
-    // launches (one per colour and sweep).
-    tail_first_ = views_[size_t(coarsest_)].rows <= opt.tail_max_coarse && !sgs_ ? coarsest_ : coarsest_ + 1;
-    while (tail_first_ <= coarsest_ && tail_first_ > 0 && views_[size_t(tail_first_) - 1].rows <= opt.tail_rows)
-      --tail_first_;
-    views_dev_ = DeviceBuffer<LevelView<V>>(views_);
-    double visits = 1;
-    for (auto& st : stats_) {
-      st.visits = visits;
-      visits *= st.repeats;
-    }
-    times.total = total.lap();
-    if (opt.upload_times) *opt.upload_times = times;
+    times_.copy += phase_.lap();
+    finish(shapes, opt);
   }
+
+  // From a hierarchy built on the device (gpu/cmg_build.hpp): its levels' arrays kept where they
+  // are, only the cycle's vectors allocated. Double values only.
+  DeviceCmg(DeviceCmgHierarchy&& h, const CmgDeviceOptions& opt) : DeviceCmg(opt, false) {
+    static_assert(std::is_same_v<V, double>, "a hierarchy built on the device has double values");
+    const std::vector<LevelShape> shapes = shapes_of(h.levels);
+    check(h.n, h.level0_of_unknown.size(), shapes);
+    const std::vector<double> inverse = dense_coarse_inverse(h.coarse, h.levels.back().A.rows);
+    times_.coarse_inverse += phase_.lap();
+    ground_ = h.level0_ground;
+    built_ = std::move(h);
+    map_ = std::move(built_.level0_of_unknown);
+    allocate(shapes, false);
+    for (int l = 0; l < int(shapes.size()); ++l) {
+      DeviceCmgLevel& lev = built_.levels[size_t(l)];
+      LevelBuffers<V>& B = bufs_[size_t(l)];
+      LevelView<V>& v = views_[size_t(l)];
+      v.ptr = B.ptr = lev.A.ptr.data();
+      v.col = B.col = lev.A.col.data();
+      v.val = B.val = lev.A.val.data();
+      v.invd = B.invd = lev.inv_diag.data();
+      v.cptr = B.cptr = lev.cluster_ptr.data();
+    }
+    HostStaging staging;
+    upload_common(shapes, inverse, staging);
+    staging.finish();
+    times_.copy += phase_.lap();
+    for (int l = 0; l < coarsest_; ++l) {
+      const LevelShape& s = shapes[size_t(l)];
+      const LevelBuffers<V>& B = bufs_[size_t(l)];
+      set_long_items(l, long_ranges(s.rows, B.ptr, nullptr, kLongRow),
+                     long_ranges(s.clusters, B.ptr, B.cptr, kLongCluster));
+    }
+    PGSIM_CUDA(cudaDeviceSynchronize());
+    times_.long_items += phase_.lap();
+    finish(shapes, opt);
+  }
+
   ~DeviceCmg() override {
     for (auto& t : timers_) {
       cudaEventDestroy(t.start);
@@ -849,18 +890,59 @@ class DeviceCmg final : public DevicePreconditioner {
     }
   }
 
-  // The device arrays of level l taken from `arena` (contents uploaded later) and the view of
-  // them; resident: threads the device runs at once (lanes_for), 0 for the fixed lane widths.
-  void allocate_level(const CmgLevel& lev, int l, int64_t resident, DeviceArena& arena, LevelBuffers<V>& B,
+  // What both constructors begin with: the options' checks, the device's size.
+  DeviceCmg(const CmgDeviceOptions& opt, bool sgs)
+      : sgs_(sgs), profile_(opt.profile), pdl_(opt.dependent_launches), fetch_early_(opt.fetch_early),
+        tail_blocks_(opt.tail_blocks), partials_(kReduceBlocks), finished_(1) {
+    if (tail_blocks_ < 1 || tail_blocks_ > 8) throw std::invalid_argument("tail_blocks must be 1 to 8");
+    PGSIM_CUDA(cudaMemset(finished_.data(), 0, sizeof(unsigned)));
+    int device = 0, sms = 0, threads_per_sm = 0;
+    PGSIM_CUDA(cudaGetDevice(&device));
+    PGSIM_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    PGSIM_CUDA(cudaDeviceGetAttribute(&threads_per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, device));
+    resident_ = opt.widen_lanes ? int64_t(sms) * threads_per_sm : 0;
+  }
+
+  // The hierarchy's shape against the system of n unknowns (map: level0_of_unknown's size).
+  void check(int32_t n, size_t map, const std::vector<LevelShape>& shapes) {
+    const int L = int(shapes.size());
+    if (L == 0 || L > kMaxLevels) throw std::invalid_argument("CMG hierarchy has " + std::to_string(L) + " levels");
+    if (shapes[0].rows != n + 1 || map != size_t(n))
+      throw std::invalid_argument("CMG level 0 does not match the system: " + std::to_string(shapes[0].rows) +
+                                  " vertices for " + std::to_string(n) + " unknowns");
+    for (int l = 0; l + 1 < L; ++l)
+      if (shapes[size_t(l)].clusters != shapes[size_t(l) + 1].rows)
+        throw std::invalid_argument("CMG level " + std::to_string(l) + ": cluster_ptr does not match level " +
+                                    std::to_string(l + 1));
+    n_ = n;
+    coarsest_ = L - 1;
+    bufs_.resize(size_t(L));
+    views_.resize(size_t(L));
+  }
+
+  // Every level's arrays in one arena (sized by a first pass): the cycle's vectors, and with
+  // `fixed` the level's matrix, inverse diagonal and cluster ranges too.
+  void allocate(const std::vector<LevelShape>& shapes, bool fixed) {
+    DeviceArena sizing;
+    for (size_t l = 0; l < shapes.size(); ++l) allocate_level(shapes[l], int(l), fixed, sizing, bufs_[l], views_[l]);
+    arena_ = DeviceArena(sizing.bytes());
+    for (size_t l = 0; l < shapes.size(); ++l) allocate_level(shapes[l], int(l), fixed, arena_, bufs_[l], views_[l]);
+    times_.allocate += phase_.lap();
+  }
+
+  // Level l's arrays taken from `arena` (contents written later) and the view of them.
+  void allocate_level(const LevelShape& s, int l, bool fixed, DeviceArena& arena, LevelBuffers<V>& B,
                       LevelView<V>& v) {
-    const size_t rows = size_t(lev.A.rows);
-    B.ptr = arena.take<int32_t>(lev.A.ptr.size());
-    B.col = arena.take<int32_t>(lev.A.col.size());
-    B.val = arena.take<V>(lev.A.val.size());
-    B.invd = arena.take<V>(lev.inv_diag.size());
+    const size_t rows = size_t(s.rows);
+    if (fixed) {
+      B.ptr = arena.take<int32_t>(rows + 1);
+      B.col = arena.take<int32_t>(size_t(s.nnz));
+      B.val = arena.take<V>(size_t(s.nnz));
+      B.invd = arena.take<V>(rows);
+    }
     B.b = arena.take<double>(rows);
     B.x0 = arena.take<double>(rows);
-    v.rows = lev.A.rows;
+    v.rows = s.rows;
     v.ptr = B.ptr;
     v.col = B.col;
     v.val = B.val;
@@ -868,9 +950,9 @@ class DeviceCmg final : public DevicePreconditioner {
     v.b = B.b;
     v.x[0] = v.x[1] = B.x0;
     if (l == coarsest_) return;
-    B.cptr = arena.take<int32_t>(lev.cluster_ptr.size());
+    if (fixed) B.cptr = arena.take<int32_t>(size_t(s.clusters) + 1);
     B.cl = arena.take<int32_t>(rows);
-    v.repeats = lev.repeats < 1 ? 1 : lev.repeats;
+    v.repeats = s.repeats < 1 ? 1 : s.repeats;
     if (v.repeats > 1 && !sgs_) {  // Jacobi alternates between two vectors; Gauss-Seidel works in place in one
       B.x1 = arena.take<double>(rows);
       v.x[1] = B.x1;
@@ -879,23 +961,63 @@ class DeviceCmg final : public DevicePreconditioner {
     v.weights = B.weights;
     v.cptr = B.cptr;
     v.cl = B.cl;
-    v.clusters = int32_t(lev.cluster_ptr.size()) - 1;
-    v.restrict_lanes = lanes_for(v.clusters, kRestrictLanes, resident);
-    v.prolong_lanes = lanes_for(v.rows, kProlongLanes, resident);
+    v.clusters = s.clusters;
+    v.restrict_lanes = lanes_for(v.clusters, kRestrictLanes, resident_);
+    v.prolong_lanes = lanes_for(v.rows, kProlongLanes, resident_);
   }
 
-  // Rows with more than kLongRow and clusters with more than kLongCluster nonzeros, in chunks.
-  static void upload_long_items(const CmgLevel& lev, LevelBuffers<V>& B, LevelView<V>& v) {
-    std::vector<std::array<int32_t, 3>> long_rows, long_clusters;
-    const auto& ptr = lev.A.ptr;
-    for (int32_t i = 0; i < lev.A.rows; ++i)
-      if (ptr[i + 1] - ptr[i] > kLongRow) long_rows.push_back({i, ptr[i], ptr[i + 1]});
-    for (size_t c = 0; c + 1 < lev.cluster_ptr.size(); ++c) {
-      const int32_t k0 = ptr[lev.cluster_ptr[c]], k1 = ptr[lev.cluster_ptr[c + 1]];
-      if (k1 - k0 > kLongCluster) long_clusters.push_back({int32_t(c), k0, k1});
+  // Both constructors' uploads once the levels' arrays are in place: the weights, each row's
+  // cluster (from the ranges), the coarse inverse.
+  void upload_common(const std::vector<LevelShape>& shapes, const std::vector<double>& inverse, HostStaging& staging) {
+    for (int l = 0; l < coarsest_; ++l) {
+      const LevelShape& s = shapes[size_t(l)];
+      LevelBuffers<V>& B = bufs_[size_t(l)];
+      const int repeats = views_[size_t(l)].repeats;
+      if (!s.weights->empty() && (sgs_ || s.weights->size() != size_t(repeats)))
+        throw std::invalid_argument("CMG level " + std::to_string(l) + ": " + std::to_string(s.weights->size()) +
+                                    " weights for " + std::to_string(s.repeats) + " repeats" +
+                                    (sgs_ ? " with the Gauss-Seidel smoother" : ""));
+      B.host_weights = s.weights->empty() ? std::vector<double>(size_t(repeats), 1.0) : *s.weights;
+      staging.upload(B.weights, B.host_weights);
+      cluster_of_rows<<<blocks_for(s.clusters), kBlock, 0, staging.stream()>>>(B.cptr, s.clusters, B.cl);
+      PGSIM_CUDA_LAUNCH();
     }
-    v.long_rows = B.long_rows.upload(long_rows);
-    v.long_clusters = B.long_clusters.upload(long_clusters);
+    coarse_inv_ = DeviceBuffer<double>(inverse.size());
+    staging.upload(coarse_inv_.data(), inverse);
+    times_.copy += phase_.lap();
+  }
+
+  // Level l's rows with more than kLongRow and clusters with more than kLongCluster nonzeros
+  // (index, first nonzero, end nonzero; ascending), to the device in chunks.
+  void set_long_items(int l, const std::vector<std::array<int32_t, 3>>& rows,
+                      const std::vector<std::array<int32_t, 3>>& clusters) {
+    views_[size_t(l)].long_rows = bufs_[size_t(l)].long_rows.upload(rows);
+    views_[size_t(l)].long_clusters = bufs_[size_t(l)].long_clusters.upload(clusters);
+  }
+
+  // Both constructors' end: the levels' statistics, where the tail kernel starts, the views on
+  // the device.
+  void finish(const std::vector<LevelShape>& shapes, const CmgDeviceOptions& opt) {
+    for (int l = 0; l <= coarsest_; ++l) {
+      const LevelView<V>& v = views_[size_t(l)];
+      stats_.push_back(LevelStats{v.rows, shapes[size_t(l)].nnz, v.repeats, 0.0, 0.0});
+    }
+    // The tail starts at the first level from which every level is small. The cluster's few
+    // blocks read the whole dense coarse inverse, so a coarsest level above tail_max_coarse rows
+    // gets a grid launch instead (no tail).
+    // The tail kernel runs the Jacobi cycle only: with Gauss-Seidel every level gets its own
+    // launches (one per colour and sweep).
+    tail_first_ = views_[size_t(coarsest_)].rows <= opt.tail_max_coarse && !sgs_ ? coarsest_ : coarsest_ + 1;
+    while (tail_first_ <= coarsest_ && tail_first_ > 0 && views_[size_t(tail_first_) - 1].rows <= opt.tail_rows)
+      --tail_first_;
+    views_dev_ = DeviceBuffer<LevelView<V>>(views_);
+    double visits = 1;
+    for (auto& st : stats_) {
+      st.visits = visits;
+      visits *= st.repeats;
+    }
+    times_.total = total_.lap();
+    if (opt.upload_times) *opt.upload_times = times_;
   }
 
   void cycle(int l, cudaStream_t stream) {
@@ -996,7 +1118,7 @@ class DeviceCmg final : public DevicePreconditioner {
     }
   }
 
-  int32_t n_, ground_;
+  int32_t n_ = 0, ground_ = 0;
   bool sgs_;
   bool profile_;
   bool pdl_;  // launches as programmatic dependent launches (CmgDeviceOptions::dependent_launches)
@@ -1013,6 +1135,10 @@ class DeviceCmg final : public DevicePreconditioner {
   std::vector<LevelStats> stats_;
   std::vector<Timer> timers_;
   size_t used_timers_ = 0;
+  int64_t resident_ = 0;      // threads the device runs at once (lanes_for), 0 for the fixed lane widths
+  DeviceCmgHierarchy built_;  // a hierarchy built on the device: its levels' arrays, which the views point into
+  CmgUploadTimes times_;
+  Stopwatch total_, phase_;
 };
 
 }  // namespace
@@ -1025,12 +1151,17 @@ void load_cmg_kernels() {
                prolong_kernel<V, true, 32>, prolong_kernel<V, false, 4>, prolong_kernel<V, false, 8>,
                prolong_kernel<V, false, 16>, prolong_kernel<V, false, 32>, gauss_seidel_kernel<V, kSmoothLanes>,
                prolong_add_kernel, coarse_kernel<kCoarseLanes>, tail_kernel<V>, scatter_in, gather_out,
-               cluster_of_rows);
+               cluster_of_rows, long_ranges_kernel);
 }
 
 std::unique_ptr<DevicePreconditioner> make_device_cmg(const CmgHierarchy& h, const CmgDeviceOptions& options) {
   if (options.float_values) return std::make_unique<DeviceCmg<float>>(h, options);
   return std::make_unique<DeviceCmg<double>>(h, options);
+}
+
+std::unique_ptr<DevicePreconditioner> make_device_cmg(DeviceCmgHierarchy h, const CmgDeviceOptions& options) {
+  if (options.float_values) throw std::invalid_argument("a CMG hierarchy built on the device has double values only");
+  return std::make_unique<DeviceCmg<double>>(std::move(h), options);
 }
 
 }  // namespace pgsim::gpu

@@ -18,6 +18,7 @@
 #include <memory>
 
 #include "cmg/hierarchy.hpp"
+#include "gpu/cmg_build.hpp"
 #include "gpu/device_preconditioner.hpp"
 
 namespace pgsim::gpu {
@@ -48,6 +49,9 @@ struct CmgDeviceOptions {
 };
 
 std::unique_ptr<DevicePreconditioner> make_device_cmg(const CmgHierarchy& h, const CmgDeviceOptions& options);
+// The same for a hierarchy built on the device (gpu/cmg_build.hpp), whose arrays it keeps where
+// they are: no level is copied. Double values only (options.float_values: std::invalid_argument).
+std::unique_ptr<DevicePreconditioner> make_device_cmg(DeviceCmgHierarchy h, const CmgDeviceOptions& options);
 
 // Loads the kernels of the double-valued cycle, both smoothers (launch.cuh load_kernels).
 void load_cmg_kernels();

@@ -5,7 +5,10 @@
 #include <memory>
 #include <optional>
 #include <stdexcept>
+#include <tuple>
+#include <utility>
 
+#include "gpu/cmg_build.hpp"
 #include "gpu/cmg_coarsen.hpp"
 #include "gpu/cmg_device.hpp"
 #include "gpu/cuda_check.hpp"
@@ -25,17 +28,21 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+CmgDeviceOptions cmg_device_options(const GpuSolveSettings& s, CmgUploadTimes& times) {
+  CmgDeviceOptions o;
+  o.float_values = s.float_hierarchy;
+  o.profile = s.profile;
+  o.upload_times = &times;
+  return o;
+}
+
 }  // namespace
 
 std::unique_ptr<DevicePreconditioner> make_device_preconditioner(const CsrMatrix& G, const CmgHierarchy* h,
                                                                  const GpuSolveSettings& s, CmgUploadTimes& times) {
   if (s.precond == "cmg") {
     if (!h) throw GpuFailure("the GPU CMG preconditioner needs a hierarchy");
-    CmgDeviceOptions o;
-    o.float_values = s.float_hierarchy;
-    o.profile = s.profile;
-    o.upload_times = &times;
-    return make_device_cmg(*h, o);
+    return make_device_cmg(*h, cmg_device_options(s, times));
   }
   if (s.precond == "jacobi") return std::make_unique<DeviceJacobi>(G);
   if (s.precond == "ic0")
@@ -57,9 +64,49 @@ std::string default_trsv() { return "colored"; }
 
 namespace {
 
-// Both solve_on_gpu: with a hierarchy given (h), or built by `build` once G is on the device.
+// The hierarchy of G built with `cmg`'s options once G is on the device (as A): into `device`
+// where the device builds it all, else into `host`. Returns the build's seconds and its device
+// part's detail.
+std::pair<double, std::string> build_hierarchy(const CsrMatrix& G, const DeviceSpmv& A, const CmgOptions& cmg,
+                                               const GpuSolveSettings& s, std::optional<DeviceCmgHierarchy>& device,
+                                               CmgHierarchy& host) {
+  const auto t0 = std::chrono::steady_clock::now();
+  char detail[320];
+  const std::optional<DeviceCsrView> view = A.csr();
+  if (view && !s.float_hierarchy && builds_on_device(cmg, G.rows)) {
+    DeviceBuildTimes t;
+    device = build_cmg_hierarchy_on_device(*view, cmg, &t);
+    std::snprintf(detail, sizeof detail,
+                  "CMG hierarchy built on the device in %.4f s: laplacian %.4f s, clustering %.4f s (%d rounds), "
+                  "galerkin %.4f s, renumber %.4f s, permute %.4f s, coarse factor %.4f s (%zu levels)",
+                  t.total, t.laplacian, t.clustering, t.rounds, t.galerkin, t.renumber, t.permute, t.coarse_factor,
+                  device->levels.size());
+    return {seconds_since(t0), detail};
+  }
+  // Level 0 is coarsened from the system matrix's device copy, or from a copy of its own where
+  // the SpMV layout does not keep G as CSR (seg).
+  std::optional<DeviceCoarsenTimes> coarsened;
+  CmgOptions with = cmg;
+  with.coarsen_level0 = [&](const CsrMatrix& level0) {
+    if (&level0 != &G) throw std::invalid_argument("solve_on_gpu: the hierarchy's build coarsens another matrix");
+    coarsened.emplace();
+    if (view) return coarsen_level0_on_device(*view, &*coarsened);
+    const DeviceCsr copy(G);
+    return coarsen_level0_on_device(copy.view(), &*coarsened);
+  };
+  host = build_cmg_hierarchy(G, with);
+  if (!coarsened) return {seconds_since(t0), ""};
+  const DeviceCoarsenTimes& c = *coarsened;
+  std::snprintf(detail, sizeof detail,
+                "level 0 coarsened on the device: laplacian %.4f s, clustering %.4f s (%d rounds), galerkin %.4f s, "
+                "copied back %.4f s",
+                c.laplacian, c.clustering, c.rounds, c.galerkin, c.copy);
+  return {seconds_since(t0), detail};
+}
+
+// Both solve_on_gpu: with a hierarchy given (h), or built with `cmg`'s options once G is on the device.
 GpuSolveReport solve(const CsrMatrix& G, const std::vector<double>& b, std::vector<double>& x, const CmgHierarchy* h,
-                     const HierarchyBuild* build, const SolveControl& control, const GpuSolveSettings& s) {
+                     const CmgOptions* cmg, const SolveControl& control, const GpuSolveSettings& s) {
   return as_gpu_failure([&] {
     GpuSolveReport rep;
     rep.device = device_description();
@@ -74,33 +121,16 @@ GpuSolveReport solve(const CsrMatrix& G, const std::vector<double>& b, std::vect
     PGSIM_CUDA(cudaDeviceSynchronize());
     const double t_matrix = seconds_since(t0);
     CmgHierarchy built;
+    std::optional<DeviceCmgHierarchy> device_built;
     char detail[256];
-    if (build && s.precond == "cmg") {
-      const auto t_build = std::chrono::steady_clock::now();
-      // Level 0 is coarsened from the system matrix's device copy, or from a copy of its own
-      // where the SpMV layout does not keep G as CSR (seg).
-      std::optional<DeviceCoarsenTimes> coarsened;
-      built = (*build)([&](const CsrMatrix& level0) {
-        if (&level0 != &G) throw std::invalid_argument("solve_on_gpu: the hierarchy's build coarsens another matrix");
-        coarsened.emplace();
-        if (const std::optional<DeviceCsrView> view = A->csr()) return coarsen_level0_on_device(*view, &*coarsened);
-        const DeviceCsr copy(G);
-        return coarsen_level0_on_device(copy.view(), &*coarsened);
-      });
+    if (cmg && s.precond == "cmg") {
+      std::tie(rep.setup_seconds, rep.setup_detail) = build_hierarchy(G, *A, *cmg, s, device_built, built);
       h = &built;
-      rep.setup_seconds = seconds_since(t_build);
-      if (coarsened) {
-        const DeviceCoarsenTimes& c = *coarsened;
-        std::snprintf(detail, sizeof detail,
-                      "level 0 coarsened on the device: laplacian %.4f s, clustering %.4f s (%d rounds), galerkin %.4f s, "
-                      "copied back %.4f s",
-                      c.laplacian, c.clustering, c.rounds, c.galerkin, c.copy);
-        rep.setup_detail = detail;
-      }
     }
     auto uploading = [&] { return seconds_since(t0) - rep.setup_seconds; };  // the build left out
-    CmgUploadTimes cmg;
-    auto M = make_device_preconditioner(G, h, s, cmg);
+    CmgUploadTimes cmg_times;
+    auto M = device_built ? make_device_cmg(std::move(*device_built), cmg_device_options(s, cmg_times))
+                          : make_device_preconditioner(G, h, s, cmg_times);
     DeviceBuffer<double> db(b), dx(x);
     GpuPcg pcg(G.rows, !s.profile);
     PGSIM_CUDA(cudaDeviceSynchronize());
@@ -112,7 +142,7 @@ GpuSolveReport solve(const CsrMatrix& G, const std::vector<double>& b, std::vect
     rep.upload_detail = detail;
     if (s.precond == "cmg") {
       std::snprintf(detail, sizeof detail, " (cmg: allocate %.3f, copy %.3f, long items %.3f, coarse inverse %.3f)",
-                    cmg.allocate, cmg.copy, cmg.long_items, cmg.coarse_inverse);
+                    cmg_times.allocate, cmg_times.copy, cmg_times.long_items, cmg_times.coarse_inverse);
       rep.upload_detail += detail;
     }
 
@@ -147,8 +177,8 @@ GpuSolveReport solve_on_gpu(const CsrMatrix& G, const std::vector<double>& b, st
 }
 
 GpuSolveReport solve_on_gpu(const CsrMatrix& G, const std::vector<double>& b, std::vector<double>& x,
-                            const HierarchyBuild& build, const SolveControl& control, const GpuSolveSettings& s) {
-  return solve(G, b, x, nullptr, &build, control, s);
+                            const CmgOptions& cmg, const SolveControl& control, const GpuSolveSettings& s) {
+  return solve(G, b, x, nullptr, &cmg, control, s);
 }
 
 }  // namespace pgsim::gpu

@@ -31,8 +31,8 @@ struct GpuSolveSettings {
 
 struct GpuSolveReport {
   SolveResult result;
-  double setup_seconds = 0;   // the hierarchy's build, when solve_on_gpu builds it (HierarchyBuild)
-  std::string setup_detail;   // level 0's coarsening on the device by part, for the log (empty: none)
+  double setup_seconds = 0;   // the hierarchy's build, when solve_on_gpu builds it (given CmgOptions)
+  std::string setup_detail;   // the build's device part by step, for the log (empty: none)
   double upload_seconds = 0;  // matrix, hierarchy and vectors to the device
   std::string upload_detail;  // upload_seconds by part, for the log
   double solve_seconds = 0;   // PCG on the device, from the first kernel to x back on the host
@@ -60,14 +60,12 @@ using Level0Coarsening = std::function<LevelCoarsening(const CsrMatrix& G)>;
 // solve uploads it in another form). Its GPU failures are GpuFailures.
 Level0Coarsening level0_coarsening_on(int device);
 
-// Builds the CMG hierarchy of G, given a Level0Coarsening for it.
-using HierarchyBuild = std::function<CmgHierarchy(const Level0Coarsening& coarsen_level0)>;
-
-// The same with the cmg preconditioner's hierarchy built once G is on the device: `build` runs
-// after G's upload (with settings.precond cmg; else it is not called) and may coarsen level 0
-// there (gpu/cmg_coarsen.hpp), so the host does not.
+// The same with the cmg preconditioner's hierarchy built once G is on the device, with `cmg`'s
+// options (settings.precond cmg; otherwise `cmg` is not read). Wholly on the device
+// (gpu/cmg_build.hpp) where it can (builds_on_device, double values, G kept there as CSR by the
+// SpMV layout); else on the host, level 0 coarsened on the device (gpu/cmg_coarsen.hpp). Either
+// way the hierarchy is build_cmg_hierarchy(G, cmg), bit for bit.
 GpuSolveReport solve_on_gpu(const CsrMatrix& G, const std::vector<double>& b, std::vector<double>& x,
-                            const HierarchyBuild& build, const SolveControl& control,
-                            const GpuSolveSettings& settings);
+                            const CmgOptions& cmg, const SolveControl& control, const GpuSolveSettings& settings);
 
 }  // namespace pgsim::gpu

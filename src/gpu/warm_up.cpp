@@ -2,6 +2,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "gpu/cmg_build.hpp"
 #include "gpu/cmg_coarsen.hpp"
 #include "gpu/cmg_device.hpp"
 #include "gpu/pcg_gpu.hpp"
@@ -49,6 +50,7 @@ WarmUpTimes warm_up_device(int device) {
   load_spmv_kernels();
   load_cmg_kernels();
   load_coarsen_kernels();
+  load_build_kernels();
   t.kernels = step.lap();
   first_graph();
   t.graph = step.lap();
