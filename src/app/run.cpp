@@ -156,6 +156,14 @@ RunReport run(const Options& opt, RunData* data) {
   ParkedNames names = park_names(netlist.node_names);
   spdlog::debug("node names parked in {:.3f} s: {} names, {:.1f} MB from {:.1f} MB", parking.lap(), names.count,
                 double(names.bytes.size()) / 1e6, double(name_chars + 8 * (uint64_t(names.count) + 1)) / 1e6);
+  bool parked = true;
+  auto restore_parked = [&] {
+    Stopwatch restoring;
+    restore_offsets(offsets, sys.offset_of_node);
+    restore_names(names, netlist.node_names);
+    parked = false;
+    spdlog::debug("node offsets and names restored in {:.3f} s", restoring.lap());
+  };
   std::vector<double>& x = keep.x;  // every unknown's voltage, filled after the solve (not held through setup and PCG)
   rep.backend = "cpu";
   if (opt.solver == "direct") {
@@ -192,11 +200,18 @@ RunReport run(const Options& opt, RunData* data) {
     // The kept rows' residual is the whole residual of G x = b: scale the tolerance to its b.
     const double b_norm = std::sqrt(dot(sys.b, sys.b)), kept_norm = std::sqrt(dot(b, b));
     control.tolerance = kept_norm > 0 ? opt.tolerance * b_norm / kept_norm : opt.tolerance;
-    // With chains eliminated the whole system's b is read again only by the residual check.
-    ParkedOffsets whole_b;
-    if (chains) {
+    const BackendChoice choice = choose_backend(opt.backend, G.rows, context_ahead);
+    rep.backend = choice.backend;
+    rep.backend_reason = choice.reason;
+    // The GPU builds CMG's Jacobi hierarchy on the device (gpu/cmg_build.hpp): then the host's
+    // memory after the elimination stays below the reduction's peak, parked arrays or not.
+    const bool host_hierarchy = rep.backend != "gpu" || cmg_options(opt).smoother != CmgSmoother::jacobi;
+    // With chains eliminated the whole system's b is read again only by the residual check: parked
+    // through a hierarchy's build on the host.
+    std::optional<ParkedOffsets> whole_b;
+    if (chains && host_hierarchy) {
       whole_b = park_offsets(sys.b);
-      spdlog::debug("the whole system's b parked: {} of {} not zero", whole_b.index.size(), whole_b.size);
+      spdlog::debug("the whole system's b parked: {} of {} not zero", whole_b->index.size(), whole_b->size);
     }
     control.max_iterations = opt.max_iterations;
     // The first iterate, zeros in pages faulted in by all threads: sized once the preconditioner
@@ -204,12 +219,19 @@ RunReport run(const Options& opt, RunData* data) {
     std::vector<double> x_kept;
     ProgressLine solve_progress(progress_wanted(opt.quiet));
     control.progress = solve_progress_callback(solve_progress);
-    const BackendChoice choice = choose_backend(opt.backend, G.rows, context_ahead);
-    rep.backend = choice.backend;
-    rep.backend_reason = choice.reason;
     if (opt.backend == "auto") spdlog::info("{}: solving on the {}", choice.reason, choice.backend);
+    // While the GPU builds the hierarchy and solves, the host's cores are idle: the node offsets
+    // and names are restored meanwhile, beside the thread that drives the GPU and the driver's.
+    std::future<void> restored;
+    if (rep.backend == "gpu" && !host_hierarchy)
+      restored = std::async(std::launch::async, [&, threads = std::max(1, omp_get_max_threads() - 2)] {
+        omp_set_num_threads(threads);
+        restore_parked();
+      });
     // The GPU times its own setup, upload and solve; under --backend auto a GPU failure falls back here.
-    if (rep.backend == "gpu" && !solve_pcg_on_gpu(G, b, x_kept, control, opt, rep)) {
+    const bool on_gpu = rep.backend == "gpu" && solve_pcg_on_gpu(G, b, x_kept, control, opt, rep);
+    if (restored.valid()) restored.get();
+    if (rep.backend == "gpu" && !on_gpu) {
       rep.backend = "cpu";
       rep.backend_reason = "auto: the GPU failed during the solve (see the warning)";
     }
@@ -229,7 +251,7 @@ RunReport run(const Options& opt, RunData* data) {
     log_memory("solve", rep.nodes);
     if (chains) {
       chains->recover(x_kept, x);  // x: sized there
-      restore_offsets(whole_b, sys.b);
+      if (whole_b) restore_offsets(*whole_b, sys.b);
       rep.result.relative_residual =
           packed_G ? relative_residual(*packed_G, sys.b, x) : relative_residual(sys.G, sys.b, x);
       rep.result.converged = rep.result.relative_residual <= opt.tolerance;
@@ -243,10 +265,7 @@ RunReport run(const Options& opt, RunData* data) {
   } else {
     throw InputError("unknown solver '" + opt.solver + "' (pcg or direct)");
   }
-  restore_offsets(offsets, sys.offset_of_node);
-  parking.lap();
-  restore_names(names, netlist.node_names);
-  spdlog::debug("node names restored in {:.3f} s", parking.lap());
+  if (parked) restore_parked();
   spdlog::info("{} ({}{}) on the {}: {} iterations, relative residual {:.3e}, {:.3f} s", rep.method, rep.precond,
                rep.smoother.empty() ? "" : ", " + rep.smoother + " smoother",
                rep.backend, rep.result.iterations, rep.result.relative_residual, rep.time.solve);
