@@ -3,10 +3,13 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <optional>
 #include <random>
+#include <stdexcept>
 
 #include "cmg/builder.hpp"
 #include "gpu/cmg_build.hpp"
+#include "gpu/device_hierarchy.hpp"
 #include "gpu/device_buffer.hpp"
 #include "gpu/gpu_solver.hpp"
 #include "gpu_test_util.hpp"
@@ -138,4 +141,29 @@ TEST_CASE("the GPU solve builds the Jacobi hierarchy on the device: the host's i
       CHECK(x_device == x_host);
     }
   }
+}
+
+TEST_CASE("DeviceHierarchy: a hierarchy held on the device, its shape on the host") {
+  const test::GridSystem sys = grid(200, 2);
+  CmgOptions sgs;
+  sgs.smoother = CmgSmoother::sgs;
+  CHECK_FALSE(gpu::DeviceHierarchy::build(sys.G, sgs, 0));  // the host builds that one (nothing on the device)
+  test::skip_without_gpu();
+  const CmgHierarchy want = build_cmg_hierarchy(sys.G);
+  std::optional<gpu::DeviceHierarchy> held = gpu::DeviceHierarchy::build(sys.G, CmgOptions{}, 0);
+  REQUIRE(held);
+  const CmgHierarchy& shape = held->shape();
+  CHECK(shape.n == want.n);
+  CHECK(shape.level0_of_unknown == want.level0_of_unknown);
+  CHECK(shape.level0_ground == want.level0_ground);
+  REQUIRE(shape.levels.size() == want.levels.size());
+  for (size_t l = 0; l < want.levels.size(); ++l) {
+    INFO("level " << l);
+    CHECK(shape.levels[l].A.rows == want.levels[l].A.rows);
+    CHECK(shape.levels[l].A.nnz() == 0);  // no matrix on the host
+    CHECK(shape.levels[l].cluster_ptr == want.levels[l].cluster_ptr);
+    CHECK(shape.levels[l].repeats == want.levels[l].repeats);
+  }
+  test::check_same_hierarchy(gpu::to_host(held->take()), want);
+  CHECK_THROWS_AS(held->take(), std::logic_error);
 }

@@ -70,15 +70,25 @@ BlockSolve solve_on_gpu(RankBlock& blk, const SolveControl& control, const Block
   BlockSolve s;
   Stopwatch watch;
   std::optional<CmgHierarchy> h;
+  std::optional<gpu::DeviceHierarchy> on_device;
   std::optional<gpu::CoarseCorrectionData> coarse;
-  // Level 0 of the block's hierarchy is coarsened on the rank's GPU (gpu/cmg_coarsen.hpp), the
-  // same bits as on the host.
+  // The block's hierarchy is built on the rank's GPU (gpu/device_hierarchy.hpp) where the device
+  // builds it, else on the host with level 0 coarsened on the GPU (gpu/cmg_coarsen.hpp): the same
+  // bits either way. The coarse space reads its shape.
+  const int device = backend.nccl->device();
   CmgOptions cmg = precond.cmg;
-  cmg.coarsen_level0 = gpu::level0_coarsening_on(backend.nccl->device());
+  cmg.coarsen_level0 = gpu::level0_coarsening_on(device);
+  auto build = [&](const CsrMatrix& A) -> const CmgHierarchy& {
+    on_device = gpu::DeviceHierarchy::build(A, precond.cmg, device);
+    if (on_device) return on_device->shape();
+    h = build_cmg_hierarchy(A, cmg);
+    return *h;
+  };
   if (precond.name == "cmg" && precond.coarse_layers >= 0) {
-    h = softened_block_hierarchy(blk, kCutDiagonalShare, cmg);
+    const CmgHierarchy* shape = nullptr;
+    with_softened_block(blk, kCutDiagonalShare, [&](const CsrMatrix& A) { shape = &build(A); });
     const double built = watch.lap();
-    const CoarseSpace space = bounded_coarse_space(blk, *h, precond);
+    const CoarseSpace space = bounded_coarse_space(blk, *shape, precond);
     const double spaced = watch.lap();
     CoarseProblem problem(blk, space, MPI_COMM_WORLD);
     const double factored = watch.lap();
@@ -90,20 +100,21 @@ BlockSolve solve_on_gpu(RankBlock& blk, const SolveControl& control, const Block
       coarse = gpu::CoarseCorrectionData{problem.take_operators(), std::move(inverse_rows)};
     }
     const double inverted = watch.lap();
-    spdlog::debug("rank {} GPU setup on the host: block CMG {:.3f} s, coarse space {:.3f} s (with the wait for the "
+    spdlog::debug("rank {} GPU setup: block CMG {:.3f} s ({}), coarse space {:.3f} s (with the wait for the "
                   "slowest rank's CMG), coarse problem {:.3f} s ({} unknowns), the {} rows of its inverse this rank "
-                  "reads {:.3f} s", blk.rank, built, spaced, factored, s.coarse_unknowns, positions, inverted);
+                  "reads {:.3f} s", blk.rank, built, on_device ? "on its GPU" : "on the host, level 0 on its GPU", spaced,
+                  factored, s.coarse_unknowns, positions, inverted);
     s.setup_seconds = built + spaced + factored + inverted;
   } else if (precond.name == "cmg") {
-    h = build_cmg_hierarchy(blk.interior, cmg);
+    build(blk.interior);
   }
   const double host_setup_seconds = s.setup_seconds + watch.lap();
   gpu::GpuSolveSettings settings;
   settings.precond = precond.name;
   settings.spmv = backend.spmv;
   settings.profile = backend.profile;
-  gpu::GpuBlockReport g = gpu::solve_block_on_gpu(blk, h ? &*h : nullptr, coarse ? &*coarse : nullptr, control,
-                                                  settings, *backend.nccl);
+  gpu::GpuBlockReport g = gpu::solve_block_on_gpu(blk, h ? &*h : nullptr, on_device ? &*on_device : nullptr,
+                                                  coarse ? &*coarse : nullptr, control, settings, *backend.nccl);
   spdlog::debug("rank {}: NCCL communicator made beside the parse and reduction in {:.3f} s, its peers connected beside "
                 "the setup in {:.3f} s; the upload waited {:.3f} s for it", blk.rank, backend.nccl->make_seconds(),
                 backend.nccl->connect_seconds(), g.communicator_wait_seconds);

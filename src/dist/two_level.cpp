@@ -40,8 +40,14 @@ class SoftenedInPlace {
 }  // namespace
 
 CmgHierarchy softened_block_hierarchy(RankBlock& block, double cut_share, const CmgOptions& options) {
+  CmgHierarchy h;
+  with_softened_block(block, cut_share, [&](const CsrMatrix& A) { h = build_cmg_hierarchy(A, options); });
+  return h;
+}
+
+void with_softened_block(RankBlock& block, double cut_share, const std::function<void(const CsrMatrix&)>& build) {
   const SoftenedInPlace softened(block, cut_share);
-  return build_cmg_hierarchy(block.interior, options);
+  build(block.interior);
 }
 
 TwoLevelPreconditioner::TwoLevelPreconditioner(std::unique_ptr<Preconditioner> local, const RankBlock& block,

@@ -28,6 +28,7 @@
 //   z  = w + Z (y1 - y2)
 #include <mpi.h>
 
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -51,6 +52,9 @@ inline constexpr double kCutDiagonalShare = 0.25;
 // no copy of the block beside the build (12 B per entry: 0.6 GB per rank at 50M nodes, P = 2,
 // at the rank's peak host memory).
 CmgHierarchy softened_block_hierarchy(RankBlock& block, double cut_share, const CmgOptions& options = {});
+// build(block.interior) with the block softened so (its diagonals put back after, a throw
+// included): for a hierarchy built elsewhere (the rank's GPU, gpu/device_hierarchy.hpp).
+void with_softened_block(RankBlock& block, double cut_share, const std::function<void(const CsrMatrix&)>& build);
 
 class TwoLevelPreconditioner : public Preconditioner {
  public:

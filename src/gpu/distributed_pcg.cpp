@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "gpu/cuda_check.hpp"
+#include "gpu/cmg_build.hpp"
 #include "gpu/device_info.hpp"
 #include "gpu/gpu_failure.hpp"
 #include "gpu/halo_spmv.hpp"
@@ -19,7 +20,7 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 
 }  // namespace
 
-GpuBlockReport solve_block_on_gpu(const dist::RankBlock& block, const CmgHierarchy* hierarchy,
+GpuBlockReport solve_block_on_gpu(const dist::RankBlock& block, const CmgHierarchy* hierarchy, DeviceHierarchy* built,
                                   const CoarseCorrectionData* coarse, const SolveControl& control,
                                   const GpuSolveSettings& settings, NcclCommAhead& ahead) {
   return as_gpu_failure([&] {
@@ -33,7 +34,9 @@ GpuBlockReport solve_block_on_gpu(const dist::RankBlock& block, const CmgHierarc
     NcclScalarSum across_ranks(nccl);
     HaloSpmv A(block, parse_layout(settings.spmv.empty() ? default_spmv_layout() : settings.spmv), exchange);
     CmgUploadTimes cmg;
-    std::unique_ptr<DevicePreconditioner> M = make_device_preconditioner(block.interior, hierarchy, settings, cmg);
+    std::unique_ptr<DevicePreconditioner> M =
+        built && settings.precond == "cmg" ? make_device_cmg(built->take(), cmg_device_options(settings, cmg))
+                                           : make_device_preconditioner(block.interior, hierarchy, settings, cmg);
     if (coarse) M = std::make_unique<DeviceTwoLevel>(std::move(M), *coarse, across_ranks);
     DeviceBuffer<double> b(block.b), x(size_t(block.rows()));
     PGSIM_CUDA(cudaMemset(x.data(), 0, x.size() * sizeof(double)));

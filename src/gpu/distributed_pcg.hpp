@@ -10,6 +10,7 @@
 
 #include "cmg/hierarchy.hpp"
 #include "dist/partition.hpp"
+#include "gpu/device_hierarchy.hpp"
 #include "gpu/gpu_solver.hpp"
 #include "gpu/nccl_comm_ahead.hpp"
 #include "gpu/two_level_device.hpp"
@@ -27,13 +28,14 @@ struct GpuBlockReport {
   std::vector<LevelStats> levels;
 };
 
-// Collective over `nccl`'s ranks (every rank calls it with its own block). `hierarchy`: the CMG
-// hierarchy of the block (block.interior; with a coarse correction, dist::softened_block_hierarchy's),
-// required when settings.precond is cmg. `coarse`: the coarse correction's data, or null for
-// the block preconditioner alone (every rank alike). settings.profile launches
-// kernel by kernel instead of replaying CUDA graphs. GpuFailure on a CUDA or NCCL failure
-// (the communicator's included).
-GpuBlockReport solve_block_on_gpu(const dist::RankBlock& block, const CmgHierarchy* hierarchy,
+// Collective over `nccl`'s ranks (every rank calls it with its own block). For settings.precond
+// cmg, the CMG hierarchy of the block (block.interior; with a coarse correction, softened as
+// dist::softened_block_hierarchy's) is required: `built` on the rank's GPU (its levels taken
+// from it), else `hierarchy` on the host. `coarse`: the coarse correction's data, or null for the
+// block preconditioner alone (every rank alike). settings.profile launches kernel by kernel
+// instead of replaying CUDA graphs. GpuFailure on a CUDA or NCCL failure (the communicator's
+// included).
+GpuBlockReport solve_block_on_gpu(const dist::RankBlock& block, const CmgHierarchy* hierarchy, DeviceHierarchy* built,
                                   const CoarseCorrectionData* coarse, const SolveControl& control,
                                   const GpuSolveSettings& settings, NcclCommAhead& nccl);
 

@@ -28,6 +28,8 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+}  // namespace
+
 CmgDeviceOptions cmg_device_options(const GpuSolveSettings& s, CmgUploadTimes& times) {
   CmgDeviceOptions o;
   o.float_values = s.float_hierarchy;
@@ -35,8 +37,6 @@ CmgDeviceOptions cmg_device_options(const GpuSolveSettings& s, CmgUploadTimes& t
   o.upload_times = &times;
   return o;
 }
-
-}  // namespace
 
 std::unique_ptr<DevicePreconditioner> make_device_preconditioner(const CsrMatrix& G, const CmgHierarchy* h,
                                                                  const GpuSolveSettings& s, CmgUploadTimes& times) {

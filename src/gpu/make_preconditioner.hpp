@@ -17,4 +17,7 @@ std::unique_ptr<DevicePreconditioner> make_device_preconditioner(const CsrMatrix
                                                                  const GpuSolveSettings& settings,
                                                                  CmgUploadTimes& times);
 
+// The CMG cycle's device options from the solve's settings, its upload's parts into `times`.
+CmgDeviceOptions cmg_device_options(const GpuSolveSettings& settings, CmgUploadTimes& times);
+
 }  // namespace pgsim::gpu
