@@ -4,21 +4,16 @@
 
 #include <cmath>
 #include <optional>
-#include <random>
 #include <stdexcept>
 
 #include "cmg/builder.hpp"
 #include "gpu/cmg_build.hpp"
-#include "gpu/device_hierarchy.hpp"
 #include "gpu/device_buffer.hpp"
+#include "gpu/device_hierarchy.hpp"
 #include "gpu/gpu_solver.hpp"
+#include "coarsening_matrices.hpp"
 #include "gpu_test_util.hpp"
-#include "grid_system.hpp"
 #include "hierarchy_checks.hpp"
-#include "mna/chain_elimination.hpp"
-#include "mna/reduce.hpp"
-#include "parser/netlist.hpp"
-#include "test_util.hpp"
 
 using namespace pgsim;
 
@@ -34,14 +29,6 @@ void check_built(const CsrMatrix& G, const CmgOptions& o = {}) {
   CHECK(built.levels.size() == want.levels.size());
   CHECK(t.total > 0);
   test::check_same_hierarchy(gpu::to_host(built), want);
-}
-
-test::GridSystem grid(int32_t side, int32_t via_stride, uint32_t seed = 1) {
-  test::GridShape shape;
-  shape.nx = shape.ny = side;
-  shape.via_stride = via_stride;
-  shape.seed = seed;
-  return test::make_grid_system(shape);
 }
 
 // max |G x - b| / max |b|.
@@ -68,25 +55,14 @@ TEST_CASE("which hierarchies the device builds") {
 
 TEST_CASE("a hierarchy built on the device is the host's, bit for bit") {
   test::skip_without_gpu();
-  SECTION("grids with wire chains eliminated: a long ground row") {
-    for (auto [side, via] : {std::pair{120, 4}, std::pair{370, 3}}) {
-      INFO("side " << side << ", via stride " << via);
-      const test::GridSystem sys = grid(side, via);
-      check_built(eliminate_chains(sys.G, sys.b).G);
+  SECTION("the coarsening's matrices") {
+    for (const auto& [name, G] : test::coarsening_matrices()) {
+      INFO(name);
+      check_built(G);
     }
   }
-  SECTION("a grid with a via at every crossing, not eliminated") { check_built(grid(224, 1, 7).G); }
-  SECTION("random conductances and pads every 2nd node") {
-    std::mt19937 rng(3);
-    check_built(test::grid_sdd(150, 130, 2, rng));
-  }
-  SECTION("ties everywhere and a hub of 6000 spokes") { check_built(test::tied_lattice(160, 0.5, 6000)); }
-  SECTION("ibmpg1") {
-    const ReducedSystem sys = reduce(parse_netlist(test::shared_data("ibmpg1.spice")));
-    check_built(eliminate_chains(sys.G, sys.b).G);
-  }
   SECTION("other options: the coarsest size, the level cap, the cycle's shape") {
-    const test::GridSystem sys = grid(200, 2);
+    const test::GridSystem sys = test::square_grid(200, 2);
     CmgOptions small;
     small.coarse_rows = 50;
     check_built(sys.G, small);
@@ -103,13 +79,13 @@ TEST_CASE("a hierarchy built on the device is the host's, bit for bit") {
   SECTION("coarsening that stalls: level 0 the coarsest, stored in its own numbering") {
     CmgOptions stalls;
     stalls.stall_ratio = 0.01;
-    check_built(grid(60, 2).G, stalls);
+    check_built(test::square_grid(60, 2).G, stalls);
   }
 }
 
 TEST_CASE("the GPU solve builds the Jacobi hierarchy on the device: the host's iterates") {
   test::skip_without_gpu();
-  const test::GridSystem sys = grid(317, 2);
+  const test::GridSystem sys = test::square_grid(317, 2);
   const CmgHierarchy want = build_cmg_hierarchy(sys.G);
   SolveControl control;
   control.tolerance = 1e-10;
@@ -144,7 +120,7 @@ TEST_CASE("the GPU solve builds the Jacobi hierarchy on the device: the host's i
 }
 
 TEST_CASE("DeviceHierarchy: a hierarchy held on the device, its shape on the host") {
-  const test::GridSystem sys = grid(200, 2);
+  const test::GridSystem sys = test::square_grid(200, 2);
   CmgOptions sgs;
   sgs.smoother = CmgSmoother::sgs;
   CHECK_FALSE(gpu::DeviceHierarchy::build(sys.G, sgs, 0));  // the host builds that one (nothing on the device)

@@ -3,8 +3,6 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
-#include <functional>
-#include <random>
 
 #include "cmg/builder.hpp"
 #include "cmg/clustering.hpp"
@@ -13,13 +11,9 @@
 #include "gpu/cmg_coarsen.hpp"
 #include "gpu/device_buffer.hpp"
 #include "gpu/gpu_solver.hpp"
+#include "coarsening_matrices.hpp"
 #include "gpu_test_util.hpp"
-#include "grid_system.hpp"
 #include "hierarchy_checks.hpp"
-#include "mna/chain_elimination.hpp"
-#include "mna/reduce.hpp"
-#include "parser/netlist.hpp"
-#include "test_util.hpp"
 
 using namespace pgsim;
 
@@ -43,41 +37,19 @@ void check_level0(const CsrMatrix& G) {
   test::check_same_csr(got.coarse, want_coarse);
 }
 
-test::GridSystem grid(int32_t side, int32_t via_stride, uint32_t seed = 1) {
-  test::GridShape shape;
-  shape.nx = shape.ny = side;
-  shape.via_stride = via_stride;
-  shape.seed = seed;
-  return test::make_grid_system(shape);
-}
-
 }  // namespace
 
 TEST_CASE("level 0 coarsened on the device is the host's clustering and Galerkin product, bit for bit") {
   test::skip_without_gpu();
-  SECTION("grids with wire chains eliminated: a long ground row") {
-    for (auto [side, via] : {std::pair{120, 4}, std::pair{370, 3}}) {
-      INFO("side " << side << ", via stride " << via);
-      const test::GridSystem sys = grid(side, via);
-      check_level0(eliminate_chains(sys.G, sys.b).G);
-    }
-  }
-  SECTION("a grid with a via at every crossing, not eliminated") { check_level0(grid(224, 1, 7).G); }
-  SECTION("random conductances and pads every 2nd node") {
-    std::mt19937 rng(3);
-    check_level0(test::grid_sdd(150, 130, 2, rng));
-  }
-  SECTION("ties everywhere and a hub of 6000 spokes") { check_level0(test::tied_lattice(160, 0.5, 6000)); }
-  SECTION("ibmpg1") {
-    const ReducedSystem sys = reduce(parse_netlist(test::shared_data("ibmpg1.spice")));
-    check_level0(sys.G);
-    check_level0(eliminate_chains(sys.G, sys.b).G);
+  for (const auto& [name, G] : test::coarsening_matrices()) {
+    INFO(name);
+    check_level0(G);
   }
 }
 
 TEST_CASE("a hierarchy built on the device's level 0 is the host's, and the GPU solve builds it so") {
   test::skip_without_gpu();
-  const test::GridSystem sys = grid(317, 2);
+  const test::GridSystem sys = test::square_grid(317, 2);
   const CmgHierarchy want = build_cmg_hierarchy(sys.G);
   CmgOptions o;
   int calls = 0;
