@@ -6,6 +6,7 @@
 #include "gpu/cmg_build.hpp"
 #include "gpu/cuda_check.hpp"
 #include "gpu/gpu_failure.hpp"
+#include "gpu/host_staging.hpp"
 
 namespace pgsim::gpu {
 
@@ -20,7 +21,7 @@ std::optional<DeviceHierarchy> DeviceHierarchy::build(const CsrMatrix& A, const 
     PGSIM_CUDA(cudaSetDevice(device));
     DeviceHierarchy h;
     {
-      const DeviceCsr copy(A);
+      const DeviceCsr copy = staged_copy(A);
       h.levels_ = std::make_unique<DeviceCmgHierarchy>(build_cmg_hierarchy_on_device(copy.view(), options));
     }
     const DeviceCmgHierarchy& d = *h.levels_;

@@ -15,6 +15,7 @@
 #include "gpu/device_buffer.hpp"
 #include "gpu/device_info.hpp"
 #include "gpu/gpu_failure.hpp"
+#include "gpu/host_staging.hpp"
 #include "gpu/ic0_preconditioner.hpp"
 #include "gpu/jacobi_device.hpp"
 #include "gpu/make_preconditioner.hpp"
@@ -91,7 +92,7 @@ std::pair<double, std::string> build_hierarchy(const CsrMatrix& G, const DeviceS
     if (&level0 != &G) throw std::invalid_argument("solve_on_gpu: the hierarchy's build coarsens another matrix");
     coarsened.emplace();
     if (view) return coarsen_level0_on_device(*view, &*coarsened);
-    const DeviceCsr copy(G);
+    const DeviceCsr copy = staged_copy(G);
     return coarsen_level0_on_device(copy.view(), &*coarsened);
   };
   host = build_cmg_hierarchy(G, with);
@@ -165,7 +166,7 @@ Level0Coarsening level0_coarsening_on(int device) {
   return [device](const CsrMatrix& G) {
     return as_gpu_failure([&] {
       PGSIM_CUDA(cudaSetDevice(device));
-      const DeviceCsr copy(G);
+      const DeviceCsr copy = staged_copy(G);
       return coarsen_level0_on_device(copy.view());
     });
   };

@@ -90,4 +90,19 @@ void HostStaging::copy_as_float(float* dst, const double* src, size_t n) {
 
 void HostStaging::finish() { PGSIM_CUDA(cudaStreamSynchronize(stream_)); }
 
+DeviceCsr staged_copy(const CsrMatrix& A) {
+  DeviceCsr d;
+  d.rows = A.rows;
+  d.nnz = A.nnz();
+  d.ptr = DeviceBuffer<int32_t>(A.ptr.size());
+  d.col = DeviceBuffer<int32_t>(A.col.size());
+  d.val = DeviceBuffer<double>(A.val.size());
+  HostStaging staging;
+  staging.upload(d.ptr.data(), A.ptr);
+  staging.upload(d.col.data(), A.col);
+  staging.upload(d.val.data(), A.val);
+  staging.finish();
+  return d;
+}
+
 }  // namespace pgsim::gpu

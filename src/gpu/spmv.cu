@@ -129,37 +129,29 @@ __global__ void csr_vector(int32_t rows, const int32_t* __restrict__ ptr, const 
 
 class CsrVectorSpmv final : public DeviceSpmv {
  public:
-  explicit CsrVectorSpmv(const CsrMatrix& A)
-      : rows_(A.rows), ptr_(A.ptr.size()), col_(A.col.size()), val_(A.val.size()) {
-    HostStaging staging;
-    staging.upload(ptr_.data(), A.ptr);
-    staging.upload(col_.data(), A.col);
-    staging.upload(val_.data(), A.val);
-    staging.finish();
+  explicit CsrVectorSpmv(const CsrMatrix& A) : A_(staged_copy(A)) {
     double mean = A.rows ? double(A.nnz()) / A.rows : 0.0;
     lanes_ = mean <= 3 ? 2 : mean <= 6 ? 4 : mean <= 12 ? 8 : mean <= 24 ? 16 : 32;
   }
   void multiply(const double* x, double* y, cudaStream_t stream) override {
-    if (rows_ == 0) return;
+    if (A_.rows == 0) return;
     auto kernel = lanes_ == 2    ? csr_vector<2>
                   : lanes_ == 4  ? csr_vector<4>
                   : lanes_ == 8  ? csr_vector<8>
                   : lanes_ == 16 ? csr_vector<16>
                                  : csr_vector<32>;
-    kernel<<<blocks_for(int64_t(rows_) * lanes_), kBlock, 0, stream>>>(rows_, ptr_.data(), col_.data(), val_.data(),
-                                                                       x, y);
+    kernel<<<blocks_for(int64_t(A_.rows) * lanes_), kBlock, 0, stream>>>(A_.rows, A_.ptr.data(), A_.col.data(),
+                                                                         A_.val.data(), x, y);
     PGSIM_CUDA_LAUNCH();
   }
   SpmvLayout layout() const override { return SpmvLayout::csr; }
   std::string detail() const override { return "W=" + std::to_string(lanes_) + " lanes per row"; }
-  size_t matrix_bytes() const override { return ptr_.size() * 4 + col_.size() * 4 + val_.size() * 8; }
-  std::optional<DeviceCsrView> csr() const override { return DeviceCsrView{rows_, ptr_.data(), col_.data(), val_.data()}; }
+  size_t matrix_bytes() const override { return A_.ptr.size() * 4 + A_.col.size() * 4 + A_.val.size() * 8; }
+  std::optional<DeviceCsrView> csr() const override { return A_.view(); }
 
  private:
-  int32_t rows_;
+  DeviceCsr A_;  // staged up (host_staging.hpp)
   int lanes_ = 4;
-  DeviceBuffer<int32_t> ptr_, col_;
-  DeviceBuffer<double> val_;
 };
 
 // ---- cuSPARSE ------------------------------------------------------------------------------
