@@ -773,7 +773,8 @@ class DeviceCmg final : public DevicePreconditioner {
       staging.upload(B.invd, lev.inv_diag);
       if (l < coarsest_) staging.upload(B.cptr, lev.cluster_ptr);
     }
-    upload_common(shapes, inverse, staging);
+    upload_common(shapes, inverse, staging.stream(),
+                  [&](double* dst, const std::vector<double>& v) { staging.upload(dst, v); });
     for (int l = 0; l < coarsest_; ++l) {
       const CmgLevel& lev = h.levels[size_t(l)];
       std::vector<std::array<int32_t, 3>> long_rows, long_clusters;
@@ -818,9 +819,11 @@ class DeviceCmg final : public DevicePreconditioner {
       v.invd = B.invd = lev.inv_diag.data();
       v.cptr = B.cptr = lev.cluster_ptr.data();
     }
-    HostStaging staging;
-    upload_common(shapes, inverse, staging);
-    staging.finish();
+    // A few weights and the coarse inverse: plain copies (a HostStaging's pinned buffers cost more).
+    upload_common(shapes, inverse, nullptr, [](double* dst, const std::vector<double>& v) {
+      PGSIM_CUDA(cudaMemcpy(dst, v.data(), v.size() * sizeof(double), cudaMemcpyHostToDevice));
+    });
+    PGSIM_CUDA(cudaDeviceSynchronize());
     times_.copy += phase_.lap();
     for (int l = 0; l < coarsest_; ++l) {
       const LevelShape& s = shapes[size_t(l)];
@@ -966,9 +969,11 @@ class DeviceCmg final : public DevicePreconditioner {
     v.prolong_lanes = lanes_for(v.rows, kProlongLanes, resident_);
   }
 
-  // Both constructors' uploads once the levels' arrays are in place: the weights, each row's
-  // cluster (from the ranges), the coarse inverse.
-  void upload_common(const std::vector<LevelShape>& shapes, const std::vector<double>& inverse, HostStaging& staging) {
+  // Both constructors' uploads once the levels' arrays are in place: the weights and the coarse
+  // inverse through `upload(device, host)`, each row's cluster (from the ranges) on `stream`.
+  template <class Upload>
+  void upload_common(const std::vector<LevelShape>& shapes, const std::vector<double>& inverse, cudaStream_t stream,
+                     Upload upload) {
     for (int l = 0; l < coarsest_; ++l) {
       const LevelShape& s = shapes[size_t(l)];
       LevelBuffers<V>& B = bufs_[size_t(l)];
@@ -978,12 +983,12 @@ class DeviceCmg final : public DevicePreconditioner {
                                     " weights for " + std::to_string(s.repeats) + " repeats" +
                                     (sgs_ ? " with the Gauss-Seidel smoother" : ""));
       B.host_weights = s.weights->empty() ? std::vector<double>(size_t(repeats), 1.0) : *s.weights;
-      staging.upload(B.weights, B.host_weights);
-      cluster_of_rows<<<blocks_for(s.clusters), kBlock, 0, staging.stream()>>>(B.cptr, s.clusters, B.cl);
+      upload(B.weights, B.host_weights);
+      cluster_of_rows<<<blocks_for(s.clusters), kBlock, 0, stream>>>(B.cptr, s.clusters, B.cl);
       PGSIM_CUDA_LAUNCH();
     }
     coarse_inv_ = DeviceBuffer<double>(inverse.size());
-    staging.upload(coarse_inv_.data(), inverse);
+    upload(coarse_inv_.data(), inverse);
     times_.copy += phase_.lap();
   }
 
