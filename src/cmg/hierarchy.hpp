@@ -1,8 +1,9 @@
 #pragma once
-// The Combinatorial Multigrid (CMG) hierarchy: built once on the CPU (src/cmg; level 0's
-// clustering and Galerkin product on the GPU where it solves, gpu/cmg_coarsen.hpp), applied by the
-// CPU preconditioner (src/cmg) and uploaded as-is to the GPU (src/gpu). This header is the
-// contract between them: the arrays and their meaning, nothing about how they were made.
+// The Combinatorial Multigrid (CMG) hierarchy: built once, on the CPU (src/cmg) or, where the GPU
+// solves, on the GPU bit for bit the same (gpu/cmg_build.hpp, whose DeviceCmgHierarchy holds these
+// arrays on the device); applied by the CPU preconditioner (src/cmg) or the device cycle (src/gpu).
+// This header is the contract between them: the arrays and their meaning, nothing about how they
+// were made.
 #include <cstdint>
 #include <vector>
 

@@ -12,6 +12,9 @@
 //    edge last (sdd_to_laplacian), the ground's in its rows' order.
 // The cycle's repeats and weights come from the levels' sizes through the host's own
 // cycle_of_levels, the coarsest factor from factor_coarsest on the host's copy of that level.
+// On the H100 machine (benchmarks/ibmpg/README.md, session 14) the build took 0.041 s of the 7.2M-
+// node grid's run, against 0.143 s on the host with level 0 coarsened on the device, and 0.24
+// against 0.87 s at 50M nodes.
 #include <cstdint>
 #include <vector>
 

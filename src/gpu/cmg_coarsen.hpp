@@ -1,8 +1,11 @@
 #pragma once
-// CMG level 0 coarsened on the device: the clustering (cmg/clustering.hpp) and the Galerkin
-// product (cmg/galerkin.hpp) of the Laplacian of G extended by the ground vertex, made by
-// kernels from G's device copy and returned to the host, where the builder makes the coarser
-// levels from them (CmgOptions::coarsen_level0, cmg/builder.hpp). Bit for bit the host's:
+// CMG levels coarsened on the device: the clustering (cmg/clustering.hpp) and the Galerkin product
+// (cmg/galerkin.hpp) of a level, level 0 being the Laplacian of G extended by the ground vertex,
+// made by kernels from G's device copy. The whole hierarchy's build on the device
+// (gpu/cmg_build.hpp) coarsens every level so; coarsen_level0_on_device returns level 0's to the
+// host, where the builder makes the coarser levels from them (CmgOptions::coarsen_level0,
+// cmg/builder.hpp: the Gauss-Seidel hierarchy, a CSR copy of its own where the SpMV keeps none).
+// Bit for bit the host's:
 //  - every sum (a row's excess and weighted degree, a forest weight, a coarse entry, a coarse
 //    diagonal) is one thread's, in the host's order;
 //  - the clustering's decisions depend only on the values, not on the order threads take them
