@@ -219,6 +219,11 @@ gpu::GpuSolveSettings gpu_settings(const Options& opt, const RunReport& rep) {
 }
 }  // namespace
 
+bool gpu_builds_hierarchy(const Options& opt, const RunReport& rep, int32_t rows) {
+  const gpu::GpuSolveSettings s = gpu_settings(opt, rep);
+  return s.precond != "cmg" || gpu::builds_hierarchy_on_device(s, cmg_options(opt), rows);
+}
+
 bool solve_pcg_on_gpu(const CsrMatrix& G, const std::vector<double>& b, std::vector<double>& x,
                       const SolveControl& control, const Options& opt, RunReport& rep) {
   const gpu::GpuSolveSettings s = gpu_settings(opt, rep);
@@ -290,6 +295,8 @@ std::unique_ptr<Stepper> make_gpu_stepper(const StepSystem&, const std::vector<d
                                           const SolveControl&, const Options&, RunReport&) {
   throw SystemError("this pgsim was built without CUDA");
 }
+
+bool gpu_builds_hierarchy(const Options&, const RunReport&, int32_t) { return false; }
 
 bool run_gpu_loop(const Options&, const std::function<void()>&) {
   throw SystemError("this pgsim was built without CUDA");

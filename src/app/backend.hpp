@@ -163,14 +163,19 @@ bool run_gpu_loop(const Options& opt, const std::function<void()>& loop);
 // The CMG options the command line asks for (--smoother); InputError for a bad name.
 CmgOptions cmg_options(const Options& opt);
 
-// PCG on the GPU with report.precond (cmg: the hierarchy is built on the CPU first, time.setup):
-// fills report.result, time.setup, time.upload, time.solve, levels, peak_device_bytes and device.
-// x: the solution, G.rows entries; the first iterate is zeros, x sized only once the hierarchy is
-// built (not held through the build, where the host's memory peaks). A device failure (out of
+// PCG on the GPU with report.precond (cmg: the hierarchy is built once G is on the device, there
+// where gpu_builds_hierarchy, time.setup): fills report.result, time.setup, time.upload,
+// time.solve, levels, peak_device_bytes and device. x: the solution, G.rows entries; the first
+// iterate is zeros, x sized only once the hierarchy is built (not held through a build on the
+// host, where the host's memory peaks). A device failure (out of
 // memory, a failed call) is a SystemError naming the call when the user demanded --backend gpu;
 // under auto it is a warning, and false says "solve on the CPU" (x then as yet unspecified).
 bool solve_pcg_on_gpu(const CsrMatrix& G, const std::vector<double>& b, std::vector<double>& x,
                       const SolveControl& control, const Options& opt, RunReport& report);
+
+// Whether solve_pcg_on_gpu builds no hierarchy on the host for a G of `rows` rows: none at all, or
+// CMG's built wholly on the device (gpu::builds_hierarchy_on_device). False without CUDA.
+bool gpu_builds_hierarchy(const Options& opt, const RunReport& report, int32_t rows);
 
 
 }  // namespace pgsim

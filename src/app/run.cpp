@@ -203,9 +203,9 @@ RunReport run(const Options& opt, RunData* data) {
     const BackendChoice choice = choose_backend(opt.backend, G.rows, context_ahead);
     rep.backend = choice.backend;
     rep.backend_reason = choice.reason;
-    // The GPU builds CMG's Jacobi hierarchy on the device (gpu/cmg_build.hpp): then the host's
-    // memory after the elimination stays below the reduction's peak, parked arrays or not.
-    const bool host_hierarchy = rep.backend != "gpu" || cmg_options(opt).smoother != CmgSmoother::jacobi;
+    // Where the GPU builds the hierarchy on the device (gpu/cmg_build.hpp), the host's memory after
+    // the elimination stays below the reduction's peak, parked arrays or not.
+    const bool host_hierarchy = rep.backend != "gpu" || !gpu_builds_hierarchy(opt, rep, G.rows);
     // With chains eliminated the whole system's b is read again only by the residual check: parked
     // through a hierarchy's build on the host.
     std::optional<ParkedOffsets> whole_b;

@@ -74,7 +74,8 @@ std::pair<double, std::string> build_hierarchy(const CsrMatrix& G, const DeviceS
   const auto t0 = std::chrono::steady_clock::now();
   char detail[320];
   const std::optional<DeviceCsrView> view = A.csr();
-  if (view && !s.float_hierarchy && builds_on_device(cmg, G.rows)) {
+  if (builds_hierarchy_on_device(s, cmg, G.rows)) {
+    if (!view) throw std::logic_error("solve_on_gpu: an SpMV layout that keeps G as CSR has no CSR view");
     DeviceBuildTimes t;
     device = build_cmg_hierarchy_on_device(*view, cmg, &t);
     std::snprintf(detail, sizeof detail,
@@ -175,6 +176,11 @@ Level0Coarsening level0_coarsening_on(int device) {
 GpuSolveReport solve_on_gpu(const CsrMatrix& G, const std::vector<double>& b, std::vector<double>& x,
                             const CmgHierarchy* h, const SolveControl& control, const GpuSolveSettings& s) {
   return solve(G, b, x, h, nullptr, control, s);
+}
+
+bool builds_hierarchy_on_device(const GpuSolveSettings& s, const CmgOptions& cmg, int32_t rows) {
+  return !s.float_hierarchy && parse_layout(s.spmv.empty() ? default_spmv_layout() : s.spmv) != SpmvLayout::seg &&
+         builds_on_device(cmg, rows);
 }
 
 GpuSolveReport solve_on_gpu(const CsrMatrix& G, const std::vector<double>& b, std::vector<double>& x,

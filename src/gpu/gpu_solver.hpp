@@ -52,6 +52,11 @@ GpuSolveReport solve_on_gpu(const CsrMatrix& G, const std::vector<double>& b, st
                             const CmgHierarchy* hierarchy, const SolveControl& control,
                             const GpuSolveSettings& settings);
 
+// Whether that solve builds the hierarchy of a G of `rows` rows wholly on the device: the Jacobi
+// smoother where level 0 is not the coarsest (gpu/cmg_build.hpp builds_on_device), double values,
+// and an SpMV layout that keeps G as CSR there (not seg).
+bool builds_hierarchy_on_device(const GpuSolveSettings& settings, const CmgOptions& cmg, int32_t rows);
+
 // Level 0's coarsening of a matrix, made on the device (CmgOptions::coarsen_level0's contract,
 // cmg/builder.hpp).
 using Level0Coarsening = std::function<LevelCoarsening(const CsrMatrix& G)>;
@@ -62,9 +67,9 @@ Level0Coarsening level0_coarsening_on(int device);
 
 // The same with the cmg preconditioner's hierarchy built once G is on the device, with `cmg`'s
 // options (settings.precond cmg; otherwise `cmg` is not read). Wholly on the device
-// (gpu/cmg_build.hpp) where it can (builds_on_device, double values, G kept there as CSR by the
-// SpMV layout); else on the host, level 0 coarsened on the device (gpu/cmg_coarsen.hpp). Either
-// way the hierarchy is build_cmg_hierarchy(G, cmg), bit for bit.
+// (gpu/cmg_build.hpp) where builds_hierarchy_on_device; else on the host, level 0 coarsened on the
+// device (gpu/cmg_coarsen.hpp). Either way the hierarchy is build_cmg_hierarchy(G, cmg), bit for
+// bit.
 GpuSolveReport solve_on_gpu(const CsrMatrix& G, const std::vector<double>& b, std::vector<double>& x,
                             const CmgOptions& cmg, const SolveControl& control, const GpuSolveSettings& settings);
 
