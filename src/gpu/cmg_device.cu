@@ -801,12 +801,12 @@ class DeviceCmg final : public DevicePreconditioner {
   // are, only the cycle's vectors allocated. Double values only.
   DeviceCmg(DeviceCmgHierarchy&& h, const CmgDeviceOptions& opt) : DeviceCmg(opt, false) {
     static_assert(std::is_same_v<V, double>, "a hierarchy built on the device has double values");
-    const std::vector<LevelShape> shapes = shapes_of(h.levels);
-    check(h.n, h.level0_of_unknown.size(), shapes);
-    const std::vector<double> inverse = dense_coarse_inverse(h.coarse, h.levels.back().A.rows);
-    times_.coarse_inverse += phase_.lap();
-    ground_ = h.level0_ground;
     built_ = std::move(h);
+    const std::vector<LevelShape> shapes = shapes_of(built_.levels);  // points at built_'s weights
+    check(built_.n, built_.level0_of_unknown.size(), shapes);
+    const std::vector<double> inverse = dense_coarse_inverse(built_.coarse, built_.levels.back().A.rows);
+    times_.coarse_inverse += phase_.lap();
+    ground_ = built_.level0_ground;
     map_ = std::move(built_.level0_of_unknown);
     allocate(shapes, false);
     for (int l = 0; l < int(shapes.size()); ++l) {
