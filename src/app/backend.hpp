@@ -149,9 +149,9 @@ BackendChoice choose_transient_backend(const Options& opt, bool moving_pads, int
                                        const std::function<std::optional<int64_t>()>& factor_entries);
 
 // The GPU stepper (gpu/gpu_stepper.hpp) for a started step system, with report.precond (cmg: the
-// hierarchy of the step matrix is built on the CPU first): fills time.setup, time.upload and
-// device. A device failure is a SystemError under --backend gpu; under auto a warning and nullptr
-// (the caller runs on the CPU).
+// hierarchy of the step matrix built on the device, or where it cannot be, on the CPU first):
+// fills time.setup, time.upload and device. A device failure is a SystemError under --backend
+// gpu; under auto a warning and nullptr (the caller runs on the CPU).
 std::unique_ptr<Stepper> make_gpu_stepper(const StepSystem& system, const std::vector<double>& x0,
                                           const std::vector<Probe>& probes, const SolveControl& control,
                                           const Options& opt, RunReport& report);

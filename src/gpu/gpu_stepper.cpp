@@ -4,9 +4,11 @@
 #include <cmath>
 #include <condition_variable>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <thread>
 
+#include "gpu/cmg_build.hpp"
 #include "gpu/cuda_check.hpp"
 #include "gpu/device_buffer.hpp"
 #include "gpu/device_info.hpp"
@@ -143,7 +145,8 @@ RhsTerms rhs_terms(const StepSystem& sys) {
 class GpuStepper : public Stepper {
  public:
   GpuStepper(const StepSystem& sys, const std::vector<double>& x0, const std::vector<Probe>& probes,
-             const CmgHierarchy* h, const SolveControl& control, const GpuSolveSettings& s, GpuStepperReport& rep)
+             const CmgHierarchy* h, const CmgOptions* cmg, const SolveControl& control, const GpuSolveSettings& s,
+             GpuStepperReport& rep)
       : sys_(sys), control_(control), n_(sys.reduced.unknowns()) {
     const auto t0 = std::chrono::steady_clock::now();
     const SpmvLayout layout = parse_layout(s.spmv.empty() ? default_spmv_layout() : s.spmv);
@@ -151,7 +154,16 @@ class GpuStepper : public Stepper {
     rep.spmv = layout_name(layout) + " (" + A_->detail() + ")";
     rep.device = device_description();
     CmgUploadTimes times;
-    M_ = make_device_preconditioner(sys.reduced.G, h, s, times);
+    if (cmg && s.precond == "cmg") {
+      const std::optional<DeviceCsrView> G = A_->csr();
+      if (!G || !builds_hierarchy_on_device(s, *cmg, sys.reduced.G.rows))
+        throw std::invalid_argument("make_gpu_stepper: the device does not build this hierarchy");
+      DeviceBuildTimes built;
+      M_ = make_device_cmg(build_cmg_hierarchy_on_device(*G, *cmg, &built), cmg_device_options(s, times));
+      rep.setup_seconds = built.total;
+    } else {
+      M_ = make_device_preconditioner(sys.reduced.G, h, s, times);
+    }
     pcg_ = std::make_unique<GpuPcg>(n_, !s.profile);
 
     const RhsTerms terms = rhs_terms(sys);
@@ -193,7 +205,8 @@ class GpuStepper : public Stepper {
     PGSIM_CUDA(cudaDeviceSynchronize());  // the uploads above went through the legacy stream
     pcg_->prepare(*A_, *M_, control_);
     track();  // the probes at t = 0
-    rep.upload_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    rep.upload_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() - rep.setup_seconds;
   }
 
   SolveResult advance(double t) override {
@@ -281,19 +294,38 @@ class CheckedStepper : public Stepper {
 
 }  // namespace
 
-std::unique_ptr<Stepper> make_gpu_stepper(const StepSystem& system, const std::vector<double>& x0,
-                                          const std::vector<Probe>& probes, const CmgHierarchy* hierarchy,
-                                          const SolveControl& control, const GpuSolveSettings& settings,
-                                          GpuStepperReport* report) {
+namespace {
+
+// Both make_gpu_stepper: with the hierarchy given (h) or built on the device (cmg).
+std::unique_ptr<Stepper> make_stepper(const StepSystem& system, const std::vector<double>& x0,
+                                      const std::vector<Probe>& probes, const CmgHierarchy* h, const CmgOptions* cmg,
+                                      const SolveControl& control, const GpuSolveSettings& settings,
+                                      GpuStepperReport* report) {
   // The device forms b from the current sources only: a moving pad's terms would be dropped
   // silently, so the back-end choice keeping such runs on the CPU is checked here as well.
   if (!system.voltages.empty())
     throw std::logic_error("make_gpu_stepper: the step system has voltage sources with waveforms");
   GpuStepperReport unused;
   return as_gpu_failure([&]() -> std::unique_ptr<Stepper> {
-    return std::make_unique<CheckedStepper>(std::make_unique<GpuStepper>(system, x0, probes, hierarchy, control,
-                                                                         settings, report ? *report : unused));
+    return std::make_unique<CheckedStepper>(
+        std::make_unique<GpuStepper>(system, x0, probes, h, cmg, control, settings, report ? *report : unused));
   });
+}
+
+}  // namespace
+
+std::unique_ptr<Stepper> make_gpu_stepper(const StepSystem& system, const std::vector<double>& x0,
+                                          const std::vector<Probe>& probes, const CmgHierarchy* hierarchy,
+                                          const SolveControl& control, const GpuSolveSettings& settings,
+                                          GpuStepperReport* report) {
+  return make_stepper(system, x0, probes, hierarchy, nullptr, control, settings, report);
+}
+
+std::unique_ptr<Stepper> make_gpu_stepper(const StepSystem& system, const std::vector<double>& x0,
+                                          const std::vector<Probe>& probes, const CmgOptions& cmg,
+                                          const SolveControl& control, const GpuSolveSettings& settings,
+                                          GpuStepperReport* report) {
+  return make_stepper(system, x0, probes, nullptr, &cmg, control, settings, report);
 }
 
 }  // namespace pgsim::gpu

@@ -26,7 +26,8 @@
 namespace pgsim::gpu {
 
 struct GpuStepperReport {
-  double upload_seconds = 0;  // matrix, preconditioner, state and PCG graphs to the device
+  double setup_seconds = 0;   // the CMG hierarchy built on the device (the overload with CmgOptions)
+  double upload_seconds = 0;  // matrix, preconditioner, state and PCG graphs to the device (the build left out)
   std::string device, spmv;
 };
 
@@ -37,6 +38,13 @@ struct GpuStepperReport {
 // voltage sources that follow waveforms (system.voltages not empty) is not taken: logic_error.
 std::unique_ptr<Stepper> make_gpu_stepper(const StepSystem& system, const std::vector<double>& x0,
                                           const std::vector<Probe>& probes, const CmgHierarchy* hierarchy,
+                                          const SolveControl& control, const GpuSolveSettings& settings,
+                                          GpuStepperReport* report = nullptr);
+// The same with the cmg hierarchy of system.reduced.G built on the device from the step matrix's
+// device copy with `cmg`'s options (gpu/cmg_build.hpp; builds_hierarchy_on_device(settings, cmg,
+// rows) must hold, else std::invalid_argument), bit for bit build_cmg_hierarchy(G, cmg).
+std::unique_ptr<Stepper> make_gpu_stepper(const StepSystem& system, const std::vector<double>& x0,
+                                          const std::vector<Probe>& probes, const CmgOptions& cmg,
                                           const SolveControl& control, const GpuSolveSettings& settings,
                                           GpuStepperReport* report = nullptr);
 
