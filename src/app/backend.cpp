@@ -105,7 +105,7 @@ Netlist read_netlist(const Options& opt, const ParseOptions& parse_options,
   return parse_netlist(opt.netlist, parse_options);
 }
 
-GpuContextWarmUp::GpuContextWarmUp([[maybe_unused]] bool start, [[maybe_unused]] int device) {
+GpuContextWarmUp::GpuContextWarmUp([[maybe_unused]] bool start, int device) : device_(device) {
 #ifdef PGSIM_HAVE_CUDA
   if (start)
     thread_ = std::thread([this, device] {

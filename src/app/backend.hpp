@@ -75,8 +75,11 @@ class GpuContextWarmUp {
   // The cores the warm-up keeps busy now: 1 while its thread works, else 0 (for
   // ThreadCountScope::limit_to).
   int busy_cores() const { return thread_.joinable() && !done_.load(std::memory_order_relaxed) ? 1 : 0; }
+  // The device whose context it creates; -1 when it was not started (or the build has no CUDA).
+  int device() const { return thread_.joinable() ? device_ : -1; }
 
  private:
+  int device_;
   std::atomic<bool> done_{false};
   std::thread thread_;
 };

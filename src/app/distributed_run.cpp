@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <exception>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -130,7 +131,8 @@ void default_rank_threads(const dist::MpiSession& mpi, const dist::HostRanks& ho
 
 }  // namespace
 
-RunReport run_distributed(const Options& opt, const dist::MpiSession& mpi, DistributedRunData* data) {
+RunReport run_distributed(const Options& opt, const dist::MpiSession& mpi, DistributedRunData* data,
+                          const GpuContextWarmUp* early) {
   DistributedRunData own;
   DistributedRunData& keep = data ? *data : own;
   RunReport rep;
@@ -152,9 +154,15 @@ RunReport run_distributed(const Options& opt, const dist::MpiSession& mpi, Distr
   if (opt.threads == 0 && std::getenv("OMP_NUM_THREADS") == nullptr) default_rank_threads(mpi, host);
   // With --backend gpu each rank's CUDA context is created beside the parse, as one process's is
   // (app/backend.hpp), on the device its solve will take (its place among its host's ranks,
-  // gpu/nccl_comm.hpp); the parse leaves that thread a core while it works (app/thread_budget.hpp).
+  // gpu/nccl_comm.hpp): begun before MPI_Init where the launcher named that place (main.cpp). The
+  // parse leaves that thread a core while it works (app/thread_budget.hpp).
   const bool gpu = opt.backend == "gpu";
-  const GpuContextWarmUp warm_up(gpu, gpu ? host.rank : 0);
+  std::optional<GpuContextWarmUp> own_warm_up;
+  const bool early_fits = gpu && early != nullptr && early->device() == host.rank;
+  const GpuContextWarmUp& warm_up = early_fits ? *early : own_warm_up.emplace(gpu, gpu ? host.rank : 0);
+  if (gpu && early != nullptr && !early_fits)
+    spdlog::debug("rank {}: the launcher's local rank {} is not its place {} among its host's ranks: its device's "
+                  "context begun again", mpi.rank(), early->device(), host.rank);
 #ifdef PGSIM_HAVE_NCCL
   // Likewise the NCCL communicator (gpu/nccl_comm_ahead.hpp), released once the solve is done.
   std::unique_ptr<gpu::NcclCommAhead> nccl;

@@ -18,6 +18,7 @@
 // collective work (memory, a device) ends the job through MpiSession::abort.
 #include <vector>
 
+#include "app/backend.hpp"
 #include "app/options.hpp"
 #include "app/run.hpp"
 #include "dist/distributed_reduce.hpp"
@@ -38,7 +39,10 @@ struct DistributedRunData {
 };
 
 // Every rank of a job of mpi.size() > 1. The report is complete on rank 0 (per_rank, levels,
-// times); the other ranks' reports hold what they computed themselves.
-RunReport run_distributed(const Options& options, const dist::MpiSession& mpi, DistributedRunData* data = nullptr);
+// times); the other ranks' reports hold what they computed themselves. `early`: a warm-up of this
+// rank's GPU begun before MPI_Init (main.cpp), used where it runs on the device the rank takes;
+// else the rank begins its own.
+RunReport run_distributed(const Options& options, const dist::MpiSession& mpi, DistributedRunData* data = nullptr,
+                          const GpuContextWarmUp* early = nullptr);
 
 }  // namespace pgsim

@@ -8,8 +8,10 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <iostream>
 #include <new>
+#include <optional>
 
 #include "app/backend.hpp"
 #ifdef PGSIM_HAVE_MPI
@@ -31,7 +33,8 @@ namespace {
 // The whole pipeline, in one process or on every rank of an MPI job; its exit code. In a job,
 // rank 0 reports: the other ranks' errors are the same (app/distributed_run.hpp), or were
 // logged where they happened before the job was ended.
-int run_pipeline(const pgsim::Options& opt, const pgsim::dist::MpiSession& mpi) {
+int run_pipeline(const pgsim::Options& opt, const pgsim::dist::MpiSession& mpi,
+                 [[maybe_unused]] const pgsim::GpuContextWarmUp* early) {
   using namespace pgsim;
   const auto error = [&mpi](const std::string& text) {
     if (mpi.is_root()) spdlog::error("{}", text);
@@ -45,7 +48,7 @@ int run_pipeline(const pgsim::Options& opt, const pgsim::dist::MpiSession& mpi) 
     static RunData* const kept = new RunData;
 #ifdef PGSIM_HAVE_MPI
     static DistributedRunData* const rank_kept = new DistributedRunData;  // a rank's, likewise
-    RunReport report = mpi.size() > 1 ? run_distributed(opt, mpi, rank_kept) : run(opt, kept);
+    RunReport report = mpi.size() > 1 ? run_distributed(opt, mpi, rank_kept, early) : run(opt, kept);
     if (!mpi.is_root()) return kExitOk;
 #else
     RunReport report = run(opt, kept);
@@ -85,7 +88,10 @@ int run_pipeline(const pgsim::Options& opt, const pgsim::dist::MpiSession& mpi) 
 
 int main(int argc, char** argv) {
   using namespace pgsim;
-  dist::MpiSession mpi(&argc, &argv);
+  // The logger first: a GPU warm-up begun below logs from its own thread (app/backend.hpp).
+  auto logger = spdlog::stderr_color_mt("pgsim");
+  spdlog::set_default_logger(logger);
+  spdlog::set_pattern("%^%l%$: %v");
   Options opt;
   CLI::App app{"pgsim: DC voltages of a power-grid SPICE netlist (R, V, I; C open, L short)"};
   app.set_version_flag("--version", version_text, "print the version, commit, build type, CUDA and OpenMP and exit");
@@ -159,6 +165,10 @@ int main(int argc, char** argv) {
   bool verbose = false;
   app.add_flag("-v,--verbose", verbose, "more messages");
   app.add_flag("-q,--quiet", opt.quiet, "warnings and errors only");
+  // The command line is read before MPI_Init, and a rank's GPU warm-up begun from it, so that
+  // the device's context (0.6-0.7 s on the 2-GPU machine) is made while MPI_Init runs (0.25 s);
+  // an error in it is reported once the ranks know which of them is rank 0.
+  std::exception_ptr cli_error;
   try {
     app.parse(argc, argv);
     // Options of one preconditioner given with another would be silently ignored.
@@ -170,11 +180,20 @@ int main(int argc, char** argv) {
       throw CLI::ValidationError("--trsv", "applies to --precond ic0 only, not " + opt.precond);
     if (opt.output == "-" && opt.json == "-")
       throw CLI::ValidationError("-o - and --json -", "only one output can go to standard output");
-  } catch (const CLI::ParseError& e) {
-    // Every rank parsed the same command line and stops here alike; rank 0 speaks for them.
-    int code = mpi.is_root() ? app.exit(e) : e.get_exit_code();
-    return code == 0 ? 0 : kExitInput;
+  } catch (const CLI::ParseError&) {
+    cli_error = std::current_exception();
   }
+  std::optional<GpuContextWarmUp> rank_warm_up;  // its device: the launcher's word (dist/mpi_session.hpp)
+  if (const int local_rank = dist::launched_local_rank(); !cli_error && opt.backend == "gpu" && local_rank >= 0)
+    rank_warm_up.emplace(true, local_rank);
+  dist::MpiSession mpi(&argc, &argv);
+  if (cli_error) try {
+      std::rethrow_exception(cli_error);
+    } catch (const CLI::ParseError& e) {
+      // Every rank parsed the same command line and stops here alike; rank 0 speaks for them.
+      int code = mpi.is_root() ? app.exit(e) : e.get_exit_code();
+      return code == 0 ? 0 : kExitInput;
+    }
 
   opt.eliminate = !no_eliminate;
   opt.solver_given = solver->count() > 0 || precond->count() > 0;
@@ -183,16 +202,13 @@ int main(int argc, char** argv) {
   // Once, before any parallel region: every phase's OpenMP loops (and the parser's chunking,
   // which asks omp_get_max_threads()) follow it.
   if (opt.threads > 0) omp_set_num_threads(opt.threads);
-  auto logger = spdlog::stderr_color_mt("pgsim");
-  spdlog::set_default_logger(logger);
-  spdlog::set_pattern("%^%l%$: %v");
   const bool quiet = opt.quiet || !mpi.is_root();  // rank 0 reports for the job; the others warn only
   spdlog::set_level(quiet ? spdlog::level::warn : verbose ? spdlog::level::debug : spdlog::level::info);
   if (!mpi.launch_error().empty()) {
     spdlog::error("{}", mpi.launch_error());
     return kExitInput;
   }
-  const int code = run_pipeline(opt, mpi);
+  const int code = run_pipeline(opt, mpi, rank_warm_up ? &*rank_warm_up : nullptr);
   // Every output is in place (written, closed, renamed) and the tables are printed: leave
   // without tearing down what the process holds (the CUDA runtime's context and device memory,
   // pinned buffers, the run's data), which the kernel and the driver reclaim anyway. What the

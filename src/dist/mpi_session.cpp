@@ -19,6 +19,15 @@ int launcher_size() {
 
 }  // namespace
 
+int launched_local_rank() {
+#ifdef PGSIM_HAVE_MPI
+  if (launcher_size() > 1)
+    for (const char* var : {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID"})
+      if (const char* v = std::getenv(var)) return std::atoi(v);
+#endif
+  return -1;
+}
+
 MpiSession::MpiSession([[maybe_unused]] int* argc, [[maybe_unused]] char*** argv) {
   const int launched = launcher_size();
   if (launched == 0) return;

@@ -36,4 +36,11 @@ class MpiSession {
   std::string launch_error_;
 };
 
+// Before MPI_Init: this process's place among its host's processes, as the launcher announced it
+// in the environment (Open MPI, MPICH's Hydra, Slurm), when it started several processes and this
+// build can join them; else -1. A rank's GPU work can begin from it while MPI_Init runs (about a
+// quarter of a second); the host's ranks as MPI counts them (dist/host_ranks.hpp) remain what
+// decides the device.
+int launched_local_rank();
+
 }  // namespace pgsim::dist
