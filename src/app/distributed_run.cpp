@@ -104,6 +104,15 @@ dist::PartReader gpu_part_reader(const Options& opt, bool gpu_run, int device, b
 }
 #endif
 
+#ifdef PGSIM_HAVE_NCCL
+// What a GPU rank keeps after its solve (DistributedRunData::gpu): the solve's device objects,
+// released (where they are: a run that keeps no data) before the communicator they use.
+struct KeptGpu {
+  std::unique_ptr<gpu::NcclCommAhead> nccl;
+  std::shared_ptr<void> solve;
+};
+#endif
+
 // A failure of this rank alone inside collective work: the other ranks would wait forever.
 [[noreturn]] void end_job(const dist::MpiSession& mpi, const char* during, const std::exception& e) {
   spdlog::error("rank {} failed during {}: {}", mpi.rank(), during, e.what());
@@ -164,7 +173,7 @@ RunReport run_distributed(const Options& opt, const dist::MpiSession& mpi, Distr
     spdlog::debug("rank {}: the launcher's local rank {} is not its place {} among its host's ranks: its device's "
                   "context begun again", mpi.rank(), early->device(), host.rank);
 #ifdef PGSIM_HAVE_NCCL
-  // Likewise the NCCL communicator (gpu/nccl_comm_ahead.hpp), released once the solve is done.
+  // Likewise the NCCL communicator (gpu/nccl_comm_ahead.hpp), kept with the solve's device objects.
   std::unique_ptr<gpu::NcclCommAhead> nccl;
   if (gpu) {
     try {
@@ -271,7 +280,7 @@ RunReport run_distributed(const Options& opt, const dist::MpiSession& mpi, Distr
     end_job(mpi, "the distributed solve", e);
   }
 #ifdef PGSIM_HAVE_NCCL
-  nccl.reset();
+  if (nccl) keep.gpu = std::make_shared<KeptGpu>(KeptGpu{std::move(nccl), std::move(solved.device_state)});
 #endif
   solve_progress.finish();
   rep.result = solved.result;

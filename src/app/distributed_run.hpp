@@ -16,6 +16,7 @@
 // output, a solve that did not converge) is thrown on every rank alike, and main.cpp turns it
 // into the same exit code everywhere, rank 0 alone logging it. A failure of one rank inside
 // collective work (memory, a device) ends the job through MpiSession::abort.
+#include <memory>
 #include <vector>
 
 #include "app/backend.hpp"
@@ -36,6 +37,9 @@ struct DistributedRunData {
   dist::RankNetlist netlist;
   dist::RankSystem system;
   std::vector<double> voltages;
+  // GPU: the solve's device objects and the NCCL communicator, kept once the solve is done:
+  // releasing them waits on the device and on NCCL's threads, on the way to the voltages file.
+  std::shared_ptr<void> gpu;
 };
 
 // Every rank of a job of mpi.size() > 1. The report is complete on rank 0 (per_rank, levels,

@@ -125,6 +125,7 @@ BlockSolve solve_on_gpu(RankBlock& blk, const SolveControl& control, const Block
   s.solve_seconds = g.solve_seconds;
   s.levels = std::move(g.levels);
   s.device = std::move(g.device);
+  s.device_state = std::move(g.device_state);
   s.stats.peak_device_bytes = g.peak_device_bytes;
   return s;
 #else

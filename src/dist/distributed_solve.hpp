@@ -9,6 +9,7 @@
 //    solve as a dense inverse on the device, gpu/two_level_device.hpp).
 #include <mpi.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,7 @@ struct BlockSolve {
   std::vector<LevelStats> levels;
   std::string device;  // the rank's GPU; empty on the CPU back end
   int64_t coarse_unknowns = 0, coarse_factor_nnz = 0;
+  std::shared_ptr<void> device_state;  // GPU: the solve's device objects (gpu/distributed_pcg.hpp GpuBlockReport)
 };
 
 // Collective over MPI_COMM_WORLD: every rank calls it with the block it holds (the distributed

@@ -5,6 +5,7 @@
 // with or without the global coarse correction (gpu/two_level_device.hpp), and the one GPU PCG
 // loop (gpu/pcg_gpu.hpp) over a HaloSpmv with NCCL halo exchange and NCCL all-reduced scalars.
 // Plain C++ (no CUDA headers), like gpu_solver.hpp.
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,10 @@ struct GpuBlockReport {
   size_t peak_device_bytes = 0;         // this rank's DeviceBuffers at their peak (NCCL's own buffers excluded)
   std::string device;                   // this rank's GPU
   std::vector<LevelStats> levels;
+  // The solve's device objects (the block, its preconditioner, the PCG's vectors and graphs),
+  // released with the last holder. Releasing waits on the device (cudaFree), so a caller about
+  // to end may keep them to the process's end instead, as one process leaves its CUDA context.
+  std::shared_ptr<void> device_state;
 };
 
 // Collective over `nccl`'s ranks (every rank calls it with its own block). For settings.precond
