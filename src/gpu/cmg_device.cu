@@ -775,25 +775,14 @@ class DeviceCmg final : public DevicePreconditioner {
     }
     upload_common(shapes, inverse, staging.stream(),
                   [&](double* dst, const std::vector<double>& v) { staging.upload(dst, v); });
-    for (int l = 0; l < coarsest_; ++l) {
-      const CmgLevel& lev = h.levels[size_t(l)];
-      std::vector<std::array<int32_t, 3>> long_rows, long_clusters;
-      const auto& ptr = lev.A.ptr;
-      for (int32_t i = 0; i < lev.A.rows; ++i)
-        if (ptr[i + 1] - ptr[i] > kLongRow) long_rows.push_back({i, ptr[i], ptr[i + 1]});
-      for (size_t c = 0; c + 1 < lev.cluster_ptr.size(); ++c) {
-        const int32_t k0 = ptr[lev.cluster_ptr[c]], k1 = ptr[lev.cluster_ptr[c + 1]];
-        if (k1 - k0 > kLongCluster) long_clusters.push_back({int32_t(c), k0, k1});
-      }
-      set_long_items(l, long_rows, long_clusters);
-      if (sgs_) {
-        upload_colors(lev, bufs_[size_t(l)]);
-        views_[size_t(l)].color_rows = bufs_[size_t(l)].color_rows.data();
-      }
+    for (int l = 0; sgs_ && l < coarsest_; ++l) {
+      upload_colors(h.levels[size_t(l)], bufs_[size_t(l)]);
+      views_[size_t(l)].color_rows = bufs_[size_t(l)].color_rows.data();
     }
-    times_.long_items += phase_.lap();
     staging.finish();
     times_.copy += phase_.lap();
+    find_long_items(shapes);
+    times_.long_items += phase_.lap();
     finish(shapes, opt);
   }
 
@@ -825,13 +814,7 @@ class DeviceCmg final : public DevicePreconditioner {
     });
     PGSIM_CUDA(cudaDeviceSynchronize());
     times_.copy += phase_.lap();
-    for (int l = 0; l < coarsest_; ++l) {
-      const LevelShape& s = shapes[size_t(l)];
-      const LevelBuffers<V>& B = bufs_[size_t(l)];
-      set_long_items(l, long_ranges(s.rows, B.ptr, nullptr, kLongRow),
-                     long_ranges(s.clusters, B.ptr, B.cptr, kLongCluster));
-    }
-    PGSIM_CUDA(cudaDeviceSynchronize());
+    find_long_items(shapes);
     times_.long_items += phase_.lap();
     finish(shapes, opt);
   }
@@ -994,10 +977,16 @@ class DeviceCmg final : public DevicePreconditioner {
 
   // Level l's rows with more than kLongRow and clusters with more than kLongCluster nonzeros
   // (index, first nonzero, end nonzero; ascending), to the device in chunks.
-  void set_long_items(int l, const std::vector<std::array<int32_t, 3>>& rows,
-                      const std::vector<std::array<int32_t, 3>>& clusters) {
-    views_[size_t(l)].long_rows = bufs_[size_t(l)].long_rows.upload(rows);
-    views_[size_t(l)].long_clusters = bufs_[size_t(l)].long_clusters.upload(clusters);
+  // Each level's rows and clusters of more than kLongRow / kLongCluster nonzeros, found from its
+  // arrays on the device (both constructors: they are there by then).
+  void find_long_items(const std::vector<LevelShape>& shapes) {
+    for (int l = 0; l < coarsest_; ++l) {
+      LevelBuffers<V>& B = bufs_[size_t(l)];
+      views_[size_t(l)].long_rows = B.long_rows.upload(long_ranges(shapes[size_t(l)].rows, B.ptr, nullptr, kLongRow));
+      views_[size_t(l)].long_clusters =
+          B.long_clusters.upload(long_ranges(shapes[size_t(l)].clusters, B.ptr, B.cptr, kLongCluster));
+    }
+    PGSIM_CUDA(cudaDeviceSynchronize());
   }
 
   // Both constructors' end: the levels' statistics, where the tail kernel starts, the views on
