@@ -39,11 +39,11 @@ __global__ void invert_kernel(int32_t n, const int32_t* old_of_new, int32_t* new
 
 // A level's numbering both ways.
 struct Numbering {
-  StreamBuffer<int32_t> old_of_new, new_of_old;
+  DeviceBuffer<int32_t> old_of_new, new_of_old;
 };
 
 Numbering identity(int32_t n) {
-  Numbering p{StreamBuffer<int32_t>(n, kStream), StreamBuffer<int32_t>(n, kStream)};
+  Numbering p{DeviceBuffer<int32_t>(n, kStream), DeviceBuffer<int32_t>(n, kStream)};
   launch(iota_kernel, n, n, p.old_of_new.data());
   launch(iota_kernel, n, n, p.new_of_old.data());
   return p;
@@ -56,14 +56,14 @@ Numbering identity(int32_t n) {
 Numbering renumber(const DeviceBuffer<int32_t>& cluster_of, int32_t clusters, const int32_t* new_of_cluster,
                    DeviceBuffer<int32_t>& cluster_ptr) {
   const int32_t n = int32_t(cluster_of.size());
-  StreamBuffer<int32_t> key(n, kStream), count(size_t(clusters) + 1, kStream), vertices(n, kStream),
+  DeviceBuffer<int32_t> key(n, kStream), count(size_t(clusters) + 1, kStream), vertices(n, kStream),
       sorted_key(n, kStream);
   PGSIM_CUDA(cudaMemsetAsync(count.data(), 0, (size_t(clusters) + 1) * sizeof(int32_t), kStream));
   launch(cluster_key_kernel, n, n, cluster_of.data(), new_of_cluster, key.data(), count.data());
   cluster_ptr = DeviceBuffer<int32_t>(size_t(clusters) + 1);
   exclusive_sum(count.data(), cluster_ptr.data(), int64_t(clusters) + 1, kStream);
   launch(iota_kernel, n, n, vertices.data());
-  Numbering p{StreamBuffer<int32_t>(n, kStream), StreamBuffer<int32_t>(n, kStream)};
+  Numbering p{DeviceBuffer<int32_t>(n, kStream), DeviceBuffer<int32_t>(n, kStream)};
   stable_sort_pairs(key.data(), sorted_key.data(), vertices.data(), p.old_of_new.data(), n, bits_for(clusters),
                     kStream);
   launch(invert_kernel, n, n, p.old_of_new.data(), p.new_of_old.data());
@@ -114,8 +114,8 @@ __global__ void inverse_diagonal_kernel(int32_t n, double* d) {
 }
 
 // Each row's entries sorted by column (distinct within a row).
-void sort_rows(const DeviceBuffer<int32_t>& ptr, int32_t rows, const StreamBuffer<int32_t>& col_in,
-               const StreamBuffer<double>& val_in, DeviceCsr& out) {
+void sort_rows(const DeviceBuffer<int32_t>& ptr, int32_t rows, const DeviceBuffer<int32_t>& col_in,
+               const DeviceBuffer<double>& val_in, DeviceCsr& out) {
   const int64_t nnz = int64_t(col_in.size());
   out.col = DeviceBuffer<int32_t>(size_t(nnz));
   out.val = DeviceBuffer<double>(size_t(nnz));
@@ -123,7 +123,7 @@ void sort_rows(const DeviceBuffer<int32_t>& ptr, int32_t rows, const StreamBuffe
   size_t bytes = 0;
   PGSIM_CUDA(cub::DeviceSegmentedSort::SortPairs(nullptr, bytes, col_in.data(), out.col.data(), val_in.data(),
                                                  out.val.data(), nnz, rows, ptr.data(), ptr.data() + 1, kStream));
-  StreamBuffer<char> scratch(bytes, kStream);
+  DeviceBuffer<char> scratch(bytes, kStream);
   PGSIM_CUDA(cub::DeviceSegmentedSort::SortPairs(scratch.data(), bytes, col_in.data(), out.col.data(),
                                                  val_in.data(), out.val.data(), nnz, rows, ptr.data(), ptr.data() + 1,
                                                  kStream));
@@ -132,7 +132,7 @@ void sort_rows(const DeviceBuffer<int32_t>& ptr, int32_t rows, const StreamBuffe
 // The level A in numbering p, into `level` (its matrix and inverse diagonal).
 void permute(const DeviceCsr& A, const Numbering& p, bool add_diagonal, DeviceCmgLevel& level) {
   const int32_t rows = A.rows;
-  StreamBuffer<int32_t> length(size_t(rows) + 1, kStream);
+  DeviceBuffer<int32_t> length(size_t(rows) + 1, kStream);
   PGSIM_CUDA(cudaMemsetAsync(length.data() + rows, 0, sizeof(int32_t), kStream));
   launch(permuted_length_kernel, rows, rows, A.ptr.data(), p.old_of_new.data(), add_diagonal ? 1 : 0, length.data());
   DeviceCsr& B = level.A;
@@ -140,8 +140,8 @@ void permute(const DeviceCsr& A, const Numbering& p, bool add_diagonal, DeviceCm
   B.ptr = DeviceBuffer<int32_t>(size_t(rows) + 1);
   exclusive_sum(length.data(), B.ptr.data(), int64_t(rows) + 1, kStream);
   B.nnz = read_back(B.ptr.data() + rows);
-  StreamBuffer<int32_t> col(size_t(B.nnz), kStream);
-  StreamBuffer<double> val(size_t(B.nnz), kStream);
+  DeviceBuffer<int32_t> col(size_t(B.nnz), kStream);
+  DeviceBuffer<double> val(size_t(B.nnz), kStream);
   level.inv_diag = DeviceBuffer<double>(size_t(rows));
   PGSIM_CUDA(cudaMemsetAsync(level.inv_diag.data(), 0, size_t(rows) * sizeof(double), kStream));
   launch_rows(permute_kernel<false>, permute_kernel<true>, rows, long_items(rows, A.ptr.data(), p.old_of_new.data()),

@@ -222,8 +222,8 @@ __global__ void fill_kernel(int64_t n, int32_t* out, int32_t value) {
 int32_t cluster(const DeviceCsrView& g, DeviceBuffer<int32_t>& cluster_of, int& rounds) {
   const int32_t n = g.rows;
   const LongItems longs = long_items(n, g.ptr);
-  StreamBuffer<int32_t> chosen(n, kStream), parent(n, kStream);
-  StreamBuffer<double> heaviest(n, kStream), volume(n, kStream);
+  DeviceBuffer<int32_t> chosen(n, kStream), parent(n, kStream);
+  DeviceBuffer<double> heaviest(n, kStream), volume(n, kStream);
   launch_rows(heaviest_kernel<false>, heaviest_kernel<true>, n, longs, g, chosen.data(), heaviest.data(),
               volume.data());
   launch(mutual_kernel, n, n, chosen.data(), parent.data());
@@ -232,7 +232,7 @@ int32_t cluster(const DeviceCsrView& g, DeviceBuffer<int32_t>& cluster_of, int& 
   std::swap(parent, chosen);
 
   // cut_tall_trees, leaves first, a round per level of the forest.
-  StreamBuffer<int32_t> children(n, kStream), height(n, kStream), ready(n, kStream), next(n, kStream), counts(2, kStream);
+  DeviceBuffer<int32_t> children(n, kStream), height(n, kStream), ready(n, kStream), next(n, kStream), counts(2, kStream);
   PGSIM_CUDA(cudaMemsetAsync(children.data(), 0, n * sizeof(int32_t), kStream));
   PGSIM_CUDA(cudaMemsetAsync(height.data(), 0, n * sizeof(int32_t), kStream));
   PGSIM_CUDA(cudaMemsetAsync(counts.data(), 0, 2 * sizeof(int32_t), kStream));
@@ -253,9 +253,9 @@ int32_t cluster(const DeviceCsrView& g, DeviceBuffer<int32_t>& cluster_of, int& 
 
   // The heights and the children's counts are read no more: their arrays become each vertex's
   // root and each root's first vertex (then its cluster's number).
-  StreamBuffer<int32_t>& root = height;
-  StreamBuffer<int32_t>& first = children;
-  StreamBuffer<int32_t> flags(size_t(n) + 1, kStream), number(size_t(n) + 1, kStream);  // the last: the scan's total
+  DeviceBuffer<int32_t>& root = height;
+  DeviceBuffer<int32_t>& first = children;
+  DeviceBuffer<int32_t> flags(size_t(n) + 1, kStream), number(size_t(n) + 1, kStream);  // the last: the scan's total
   launch(fill_kernel, n, int64_t(n), first.data(), n);
   launch(roots_kernel, n, n, parent.data(), root.data(), first.data());
   launch(first_flags_kernel, n, n, root.data(), first.data(), flags.data());
@@ -369,10 +369,10 @@ DeviceCsr coarse_level(const DeviceCsrView& g, const DeviceBuffer<int32_t>& clus
   const int32_t n = g.rows;
   const int bits = bits_for(clusters);
   // Each cluster's members, ascending (a stable sort of the vertices by cluster).
-  StreamBuffer<int32_t> vertices(n, kStream), members(n, kStream), member_cluster(n, kStream);
+  DeviceBuffer<int32_t> vertices(n, kStream), members(n, kStream), member_cluster(n, kStream);
   launch(iota_kernel, n, n, vertices.data());
   stable_sort_pairs(cluster_of.data(), member_cluster.data(), vertices.data(), members.data(), n, bits, kStream);
-  StreamBuffer<int32_t> count(size_t(n) + 1, kStream), at(size_t(n) + 1, kStream);
+  DeviceBuffer<int32_t> count(size_t(n) + 1, kStream), at(size_t(n) + 1, kStream);
   PGSIM_CUDA(cudaMemsetAsync(count.data() + n, 0, sizeof(int32_t), kStream));
   const LongItems long_members = long_items(n, g.ptr, members.data());
   launch_rows(gather_count_kernel<false>, gather_count_kernel<true>, n, long_members, g, members.data(),
@@ -380,21 +380,21 @@ DeviceCsr coarse_level(const DeviceCsrView& g, const DeviceBuffer<int32_t>& clus
   exclusive_sum(count.data(), at.data(), int64_t(n) + 1, kStream);
   const int64_t entries = read_back(at.data() + n);
 
-  StreamBuffer<uint64_t> key(entries, kStream), sorted_key(entries, kStream);
-  StreamBuffer<double> val(entries, kStream), sorted_val(entries, kStream);
+  DeviceBuffer<uint64_t> key(entries, kStream), sorted_key(entries, kStream);
+  DeviceBuffer<double> val(entries, kStream), sorted_val(entries, kStream);
   launch_rows(gather_kernel<false>, gather_kernel<true>, n, long_members, g, members.data(), member_cluster.data(),
               cluster_of.data(), at.data(), bits, key.data(), val.data());
   stable_sort_pairs(key.data(), sorted_key.data(), val.data(), sorted_val.data(), entries, 2 * bits, kStream);
-  StreamBuffer<int32_t> head(size_t(entries) + 1, kStream), unique_at(size_t(entries) + 1, kStream);
+  DeviceBuffer<int32_t> head(size_t(entries) + 1, kStream), unique_at(size_t(entries) + 1, kStream);
   PGSIM_CUDA(cudaMemsetAsync(head.data() + entries, 0, sizeof(int32_t), kStream));
   launch(heads_kernel, entries, entries, sorted_key.data(), head.data());
   exclusive_sum(head.data(), unique_at.data(), entries + 1, kStream);
   const int32_t uniques = read_back(unique_at.data() + entries);
 
-  StreamBuffer<int32_t> unique_row(uniques, kStream), unique_col(uniques, kStream),
+  DeviceBuffer<int32_t> unique_row(uniques, kStream), unique_col(uniques, kStream),
       length(size_t(clusters) + 1, kStream);
   DeviceBuffer<int32_t> ptr(size_t(clusters) + 1);
-  StreamBuffer<double> unique_sum(uniques, kStream);
+  DeviceBuffer<double> unique_sum(uniques, kStream);
   launch(fill_kernel, clusters, int64_t(clusters), length.data(), 1);  // the diagonal
   PGSIM_CUDA(cudaMemsetAsync(length.data() + clusters, 0, sizeof(int32_t), kStream));
   launch(sum_runs_kernel, entries, entries, sorted_key.data(), sorted_val.data(), unique_at.data(), bits,
@@ -420,8 +420,8 @@ DeviceCsr coarse_level(const DeviceCsrView& g, const DeviceBuffer<int32_t>& clus
 
 DeviceCsr grounded_laplacian_on_device(const DeviceCsrView& G) {
   const int32_t n = G.rows, rows = n + 1;  // the ground vertex is the last
-  StreamBuffer<double> excess(n, kStream);
-  StreamBuffer<int32_t> count(size_t(rows) + 1, kStream), grounded(size_t(n) + 1, kStream),
+  DeviceBuffer<double> excess(n, kStream);
+  DeviceBuffer<int32_t> count(size_t(rows) + 1, kStream), grounded(size_t(n) + 1, kStream),
       ground_at(size_t(n) + 1, kStream);
   PGSIM_CUDA(cudaMemsetAsync(grounded.data() + n, 0, sizeof(int32_t), kStream));
   PGSIM_CUDA(cudaMemsetAsync(count.data() + rows, 0, sizeof(int32_t), kStream));

@@ -1,6 +1,6 @@
 #pragma once
 // CUB's device-wide algorithms as the back end calls them: scratch allocated per call in the
-// stream's order (StreamBuffer), on a stream, failures thrown (cuda_check.hpp). CUDA code only.
+// stream's order (DeviceBuffer), on a stream, failures thrown (cuda_check.hpp). CUDA code only.
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
 
@@ -16,7 +16,7 @@ template <class In, class Out>
 void exclusive_sum(const In* in, Out* out, int64_t n, cudaStream_t stream) {
   size_t bytes = 0;
   PGSIM_CUDA(cub::DeviceScan::ExclusiveSum(nullptr, bytes, in, out, n, stream));
-  StreamBuffer<char> scratch(bytes, stream);
+  DeviceBuffer<char> scratch(bytes, stream);
   PGSIM_CUDA(cub::DeviceScan::ExclusiveSum(scratch.data(), bytes, in, out, n, stream));
 }
 
@@ -28,7 +28,7 @@ void stable_sort_pairs(const Key* keys_in, Key* keys_out, const Value* values_in
   size_t bytes = 0;
   PGSIM_CUDA(cub::DeviceRadixSort::SortPairs(nullptr, bytes, keys_in, keys_out, values_in, values_out, n, 0, key_bits,
                                              stream));
-  StreamBuffer<char> scratch(bytes, stream);
+  DeviceBuffer<char> scratch(bytes, stream);
   PGSIM_CUDA(cub::DeviceRadixSort::SortPairs(scratch.data(), bytes, keys_in, keys_out, values_in, values_out, n, 0,
                                              key_bits, stream));
 }

@@ -39,6 +39,16 @@ class DeviceBuffer {
     if (n) PGSIM_CUDA(cudaMalloc(reinterpret_cast<void**>(&p_), n * sizeof(T)));
     count_device_bytes(n * sizeof(T));
   }
+  // Memory for work queued on `stream` only (scratch of a step's kernels): taken and given back
+  // in that stream's order (cudaMallocAsync, cudaFreeAsync) from the device's default pool, which
+  // keeps what is given back for the next one (StreamPoolKept). A cudaFree waits for the whole
+  // device and unmaps: a chain of steps that each free their scratch (a CMG level's coarsening,
+  // about 40 arrays) waited that often, and the host could queue nothing ahead. Counted in
+  // device_bytes_in_use while held; what the pool keeps is not.
+  DeviceBuffer(size_t n, cudaStream_t stream) : n_(n), stream_(stream), stream_ordered_(true) {
+    if (n) PGSIM_CUDA(cudaMallocAsync(reinterpret_cast<void**>(&p_), n * sizeof(T), stream));
+    count_device_bytes(n * sizeof(T));
+  }
   // From a std::vector or a FillVector (a CsrMatrix's arrays).
   template <class Allocator>
   explicit DeviceBuffer(const std::vector<T, Allocator>& host) : DeviceBuffer(host.size()) {
@@ -46,14 +56,18 @@ class DeviceBuffer {
   }
   ~DeviceBuffer() {
     if (p_) {
-      cudaFree(p_);
+      if (stream_ordered_) cudaFreeAsync(p_, stream_);
+      else cudaFree(p_);
       device_bytes_in_use() -= n_ * sizeof(T);
     }
   }
-  DeviceBuffer(DeviceBuffer&& o) noexcept : p_(std::exchange(o.p_, nullptr)), n_(std::exchange(o.n_, 0)) {}
+  DeviceBuffer(DeviceBuffer&& o) noexcept
+      : p_(std::exchange(o.p_, nullptr)), n_(std::exchange(o.n_, 0)), stream_(o.stream_), stream_ordered_(o.stream_ordered_) {}
   DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
     std::swap(p_, o.p_);
     std::swap(n_, o.n_);
+    std::swap(stream_, o.stream_);
+    std::swap(stream_ordered_, o.stream_ordered_);
     return *this;
   }
   DeviceBuffer(const DeviceBuffer&) = delete;
@@ -82,50 +96,11 @@ class DeviceBuffer {
  private:
   T* p_ = nullptr;
   size_t n_ = 0;
+  cudaStream_t stream_ = nullptr;  // stream_ordered_: the stream it was taken on
+  bool stream_ordered_ = false;
 };
 
-// Device memory for work queued on one stream only (scratch of a step's kernels): taken and given
-// back in that stream's order (cudaMallocAsync, cudaFreeAsync) from the device's default pool,
-// which keeps what is given back for the next one (keep_stream_pool_memory). A cudaFree waits for
-// the whole device and unmaps: a chain of steps that each free their scratch (a CMG level's
-// coarsening, about 40 arrays) waited that often, and the host could queue nothing ahead.
-// Counted in device_bytes_in_use while held; the pool's kept memory is not.
-template <class T>
-class StreamBuffer {
- public:
-  StreamBuffer() = default;
-  StreamBuffer(size_t n, cudaStream_t stream) : n_(n), stream_(stream) {
-    if (n) PGSIM_CUDA(cudaMallocAsync(reinterpret_cast<void**>(&p_), n * sizeof(T), stream));
-    count_device_bytes(n * sizeof(T));
-  }
-  ~StreamBuffer() {
-    if (p_) {
-      cudaFreeAsync(p_, stream_);
-      device_bytes_in_use() -= n_ * sizeof(T);
-    }
-  }
-  StreamBuffer(StreamBuffer&& o) noexcept
-      : p_(std::exchange(o.p_, nullptr)), n_(std::exchange(o.n_, 0)), stream_(o.stream_) {}
-  StreamBuffer& operator=(StreamBuffer&& o) noexcept {
-    std::swap(p_, o.p_);
-    std::swap(n_, o.n_);
-    std::swap(stream_, o.stream_);
-    return *this;
-  }
-  StreamBuffer(const StreamBuffer&) = delete;
-  StreamBuffer& operator=(const StreamBuffer&) = delete;
-
-  T* data() { return p_; }
-  const T* data() const { return p_; }
-  size_t size() const { return n_; }
-
- private:
-  T* p_ = nullptr;
-  size_t n_ = 0;
-  cudaStream_t stream_ = nullptr;
-};
-
-// While one lives, the current device's default pool keeps what StreamBuffers give back (its
+// While one lives, the current device's default pool keeps what stream-ordered DeviceBuffers give back (its
 // release threshold at the maximum) for the next ones: a chain of steps maps its scratch once.
 // At its end the device is synchronized and the pool's memory returned to it. Throws GpuError on a
 // CUDA failure when made; its end ignores them (the next CUDA call reports a sticky one).

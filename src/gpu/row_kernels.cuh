@@ -138,13 +138,13 @@ __global__ void long_items_kernel(int32_t n, const int32_t* ptr, const int32_t* 
 }
 
 struct LongItems {
-  StreamBuffer<int32_t> items;
+  DeviceBuffer<int32_t> items;
   int32_t count = 0;
 };
 
 LongItems long_items(int32_t n, const int32_t* ptr, const int32_t* map = nullptr) {
   LongItems l;
-  l.items = StreamBuffer<int32_t>(size_t(n) + 1, kStream);  // the last: the count
+  l.items = DeviceBuffer<int32_t>(size_t(n) + 1, kStream);  // the last: the count
   PGSIM_CUDA(cudaMemsetAsync(l.items.data() + n, 0, sizeof(int32_t), kStream));
   launch(long_items_kernel, n, n, ptr, map, l.items.data(), l.items.data() + n);
   l.count = read_back(l.items.data() + n);
