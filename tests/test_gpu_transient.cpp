@@ -141,7 +141,8 @@ TEST_CASE("pgsim --backend gpu: ibmpg1t within IBM's tolerances and the CPU's wa
   CHECK(j.at("ir_drop").at("drop").at("worst_node") == jc.at("ir_drop").at("drop").at("worst_node"));
 }
 
-TEST_CASE("the GPU stepper with its hierarchy built on the device: the same waveforms as with the host's", "[gpu][transient]") {
+TEST_CASE("the GPU stepper given CmgOptions, its hierarchy built on the device (csr) or the host (seg): the same "
+          "waveforms as with the host's hierarchy given", "[gpu][transient]") {
   test::skip_without_gpu();
   Netlist nl = parse_netlist_text(test::transient_mesh(40), "t.sp");
   const double h = 10e-12;
@@ -157,19 +158,23 @@ TEST_CASE("the GPU stepper with its hierarchy built on the device: the same wave
   CmgOptions cmg;
   cmg.coarse_rows = 200;  // a hierarchy of several levels on this small mesh
   cmg.v_cycle_rows = std::numeric_limits<int32_t>::max();  // the transient's V-cycle (app/backend.cpp)
-  REQUIRE(gpu::builds_hierarchy_on_device(settings, cmg, step.reduced.G.rows));
   const CmgHierarchy hierarchy = build_cmg_hierarchy(step.reduced.G, cmg);
   REQUIRE(hierarchy.levels.size() >= 2);
-  gpu::GpuStepperReport report;
-  auto host_built = gpu::make_gpu_stepper(step, x0, probes, &hierarchy, control, settings);
-  auto device_built = gpu::make_gpu_stepper(step, x0, probes, cmg, control, settings, &report);
-  CHECK(report.setup_seconds > 0);
-  const int64_t steps = 30;
-  const Run a = run(*host_built, h, steps), b = run(*device_built, h, steps);
-  REQUIRE(a.stats.converged);
-  CHECK(b.stats.converged);
-  CHECK(b.stats.iterations == a.stats.iterations);
-  CHECK(b.probed == a.probed);  // the same hierarchy, the same arithmetic: the same bits
-  CHECK(b.lo == a.lo);
-  CHECK(b.hi == a.hi);
+  for (const std::string spmv : {"csr", "seg"}) {
+    INFO("--spmv " << spmv);
+    settings.spmv = spmv;
+    REQUIRE(gpu::builds_hierarchy_on_device(settings, cmg, step.reduced.G.rows) == (spmv == "csr"));
+    gpu::GpuStepperReport report;
+    auto given = gpu::make_gpu_stepper(step, x0, probes, &hierarchy, control, settings);
+    auto built = gpu::make_gpu_stepper(step, x0, probes, cmg, control, settings, &report);
+    CHECK(report.setup_seconds > 0);
+    const int64_t steps = 30;
+    const Run a = run(*given, h, steps), b = run(*built, h, steps);
+    REQUIRE(a.stats.converged);
+    CHECK(b.stats.converged);
+    CHECK(b.stats.iterations == a.stats.iterations);
+    CHECK(b.probed == a.probed);  // the same hierarchy, the same arithmetic: the same bits
+    CHECK(b.lo == a.lo);
+    CHECK(b.hi == a.hi);
+  }
 }

@@ -16,7 +16,6 @@
 #include "parser/input_error.hpp"
 #include "parser/netlist_input.hpp"
 #ifdef PGSIM_HAVE_CUDA
-#include <chrono>
 
 #include "cmg/builder.hpp"
 #include "gpu/cuda_check.hpp"
@@ -256,8 +255,6 @@ std::unique_ptr<Stepper> make_gpu_stepper(const StepSystem& system, const std::v
                                           const std::vector<Probe>& probes, const SolveControl& control,
                                           const Options& opt, RunReport& rep) {
   const gpu::GpuSolveSettings s = gpu_settings(opt, rep);
-  const auto t0 = std::chrono::steady_clock::now();
-  std::optional<CmgHierarchy> hierarchy;
   // A V-cycle: the capacitors' conductances make the step matrix strongly diagonally dominant, so
   // the clustering collapses it (100k-node pgsim-gen --tran grid: 70,003 rows -> 9,071 -> 67), and
   // the W-cycle's repeats (5 at level 0) would pass over level 0 eleven times per application.
@@ -265,15 +262,10 @@ std::unique_ptr<Stepper> make_gpu_stepper(const StepSystem& system, const std::v
   // 15.3 at 2.3 x nnz0 (V): 2.7 times less work per step (CPU count of the same operator).
   CmgOptions cmg = cmg_options(opt);
   cmg.v_cycle_rows = std::numeric_limits<int32_t>::max();
-  // Built on the device where it can be (gpu/cmg_build.hpp), else here.
-  const bool on_device = s.precond == "cmg" && gpu::builds_hierarchy_on_device(s, cmg, system.reduced.G.rows);
-  if (s.precond == "cmg" && !on_device) hierarchy = build_cmg_hierarchy(system.reduced.G, cmg);
-  rep.time.setup += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   try {
-    gpu::GpuStepperReport g;
-    auto stepper =
-        on_device ? gpu::make_gpu_stepper(system, x0, probes, cmg, control, s, &g)
-                  : gpu::make_gpu_stepper(system, x0, probes, hierarchy ? &*hierarchy : nullptr, control, s, &g);
+    gpu::GpuStepperReport g;  // cmg: its hierarchy built on the device where it can be (gpu/gpu_stepper.hpp)
+    auto stepper = s.precond == "cmg" ? gpu::make_gpu_stepper(system, x0, probes, cmg, control, s, &g)
+                                      : gpu::make_gpu_stepper(system, x0, probes, nullptr, control, s, &g);
     rep.time.setup += g.setup_seconds;
     rep.time.upload = g.upload_seconds;
     rep.device = g.device + ", SpMV " + g.spmv;

@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "cmg/builder.hpp"
 #include "gpu/cmg_build.hpp"
 #include "gpu/cuda_check.hpp"
 #include "gpu/device_buffer.hpp"
@@ -154,13 +155,16 @@ class GpuStepper : public Stepper {
     rep.spmv = layout_name(layout) + " (" + A_->detail() + ")";
     rep.device = device_description();
     CmgUploadTimes times;
-    if (cmg && s.precond == "cmg") {
-      const std::optional<DeviceCsrView> G = A_->csr();
-      if (!G || !builds_hierarchy_on_device(s, *cmg, sys.reduced.G.rows))
-        throw std::invalid_argument("make_gpu_stepper: the device does not build this hierarchy");
+    const std::optional<DeviceCsrView> G = A_->csr();
+    if (cmg && s.precond == "cmg" && G && builds_hierarchy_on_device(s, *cmg, sys.reduced.G.rows)) {
       DeviceBuildTimes built;
       M_ = make_device_cmg(build_cmg_hierarchy_on_device(*G, *cmg, &built), cmg_device_options(s, times));
       rep.setup_seconds = built.total;
+    } else if (cmg && s.precond == "cmg") {
+      const auto t_build = std::chrono::steady_clock::now();
+      const CmgHierarchy built = build_cmg_hierarchy(sys.reduced.G, *cmg);
+      rep.setup_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_build).count();
+      M_ = make_device_preconditioner(sys.reduced.G, &built, s, times);
     } else {
       M_ = make_device_preconditioner(sys.reduced.G, h, s, times);
     }

@@ -26,7 +26,7 @@
 namespace pgsim::gpu {
 
 struct GpuStepperReport {
-  double setup_seconds = 0;   // the CMG hierarchy built on the device (the overload with CmgOptions)
+  double setup_seconds = 0;   // the CMG hierarchy's build, on the device or the host (the overload with CmgOptions)
   double upload_seconds = 0;  // matrix, preconditioner, state and PCG graphs to the device (the build left out)
   std::string device, spmv;
 };
@@ -40,9 +40,10 @@ std::unique_ptr<Stepper> make_gpu_stepper(const StepSystem& system, const std::v
                                           const std::vector<Probe>& probes, const CmgHierarchy* hierarchy,
                                           const SolveControl& control, const GpuSolveSettings& settings,
                                           GpuStepperReport* report = nullptr);
-// The same with the cmg hierarchy of system.reduced.G built on the device from the step matrix's
-// device copy with `cmg`'s options (gpu/cmg_build.hpp; builds_hierarchy_on_device(settings, cmg,
-// rows) must hold, else std::invalid_argument), bit for bit build_cmg_hierarchy(G, cmg).
+// The same with the cmg hierarchy of system.reduced.G built with `cmg`'s options: on the device
+// from the step matrix's device copy where it builds it (gpu/cmg_build.hpp;
+// builds_hierarchy_on_device(settings, cmg, rows)), bit for bit build_cmg_hierarchy(G, cmg);
+// else by build_cmg_hierarchy on the host.
 std::unique_ptr<Stepper> make_gpu_stepper(const StepSystem& system, const std::vector<double>& x0,
                                           const std::vector<Probe>& probes, const CmgOptions& cmg,
                                           const SolveControl& control, const GpuSolveSettings& settings,
