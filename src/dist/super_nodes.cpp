@@ -71,26 +71,34 @@ struct Answers {
   uint64_t size() const { return received.size(); }
   ReceivedView<NodeAnswer> view(int rank) const { return {made.data(), made_counts, received.data(), received_counts, rank}; }
 };
-struct NodeValue {  // a node's unknown and offset, to a rank that stamps it
-  int32_t unknown, unused = 0;
-  double offset;
+
+// Step 1's local sets, kept for step 2: most sets lie whole on the rank that merges them, which
+// then need not find them again.
+struct LocalSets {
+  NodeSubset touched;          // the nodes this rank's merging elements touch
+  std::vector<uint32_t> node;  // touched's members, ascending
+  ConcurrentUnionFind sets{0};  // over node's indices, each set's root its smallest member
+  NodeSubset merged_here;       // unranked: the touched nodes of the sets this rank merges
 };
 
-// Step 1: the first node of each merging element's set (edges: this rank's, element order).
+// Step 1: the first node of each merging element's set (edges: this rank's, element order), and
+// `local`, the rank's local sets.
 FillVector<uint32_t> set_firsts(const FillVector<MergeEdge>& edges, uint32_t total_nodes, const NodeOwners& owner,
-                                 int rank, MPI_Comm comm, uint64_t& link_count) {
+                                 int rank, MPI_Comm comm, uint64_t& link_count, LocalSets& local) {
   const auto m = std::ptrdiff_t(edges.size());
-  NodeSubset touched(0, total_nodes);
+  NodeSubset& touched = local.touched;
+  touched = NodeSubset(0, total_nodes);
 #pragma omp parallel for schedule(static, 65536)
   for (std::ptrdiff_t i = 0; i < m; ++i) touched.mark(edges[size_t(i)].plus), touched.mark(edges[size_t(i)].minus);
   touched.rank();
-  const std::vector<uint32_t> node = touched.members();
-  ConcurrentUnionFind local(int32_t(node.size()));
+  local.node = touched.members();
+  const std::vector<uint32_t>& node = local.node;
+  local.sets = ConcurrentUnionFind(int32_t(node.size()));
 #pragma omp parallel for schedule(static, 65536)
   for (std::ptrdiff_t i = 0; i < m; ++i)
-    local.unite(int32_t(touched.index(edges[size_t(i)].plus)), int32_t(touched.index(edges[size_t(i)].minus)));
-  local.flatten();  // each set's root is its smallest member: its first node
-  const auto local_first = [&](uint32_t v) { return node[size_t(local.root(int32_t(touched.index(v))))]; };
+    local.sets.unite(int32_t(touched.index(edges[size_t(i)].plus)), int32_t(touched.index(edges[size_t(i)].minus)));
+  local.sets.flatten();  // each set's root is its smallest member: its first node
+  const auto local_first = [&](uint32_t v) { return node[size_t(local.sets.root(int32_t(touched.index(v))))]; };
 
   // The ends owned elsewhere, to their owners, who link the sets of all ranks that touch one node.
   // Those below and above this rank's nodes (ground counts as rank 0's): a prefix and a suffix.
@@ -136,11 +144,13 @@ FillVector<uint32_t> set_firsts(const FillVector<MergeEdge>& edges, uint32_t tot
   for (const Link& l : links) joined.unite(at(l.a), at(l.b));
   joined.flatten();
   FillVector<uint32_t> first(edges.size());  // written below, on all threads
+  local.merged_here = touched;
 #pragma omp parallel for schedule(static, 65536)
   for (std::ptrdiff_t i = 0; i < m; ++i) {
     const uint32_t f = local_first(edges[size_t(i)].plus);
     const int32_t k = at(f);
     first[size_t(i)] = size_t(k) < linked.size() && linked[size_t(k)] == f ? linked[size_t(joined.root(k))] : f;
+    if (owner(first[size_t(i)]) != rank) local.merged_here.unmark(edges[size_t(i)].plus), local.merged_here.unmark(edges[size_t(i)].minus);
   }
   return first;
 }
@@ -148,7 +158,7 @@ FillVector<uint32_t> set_firsts(const FillVector<MergeEdge>& edges, uint32_t tot
 // Step 2: each merging element to the rank owning its set's first node; received in element order
 // (ranks in rank order, each in its element order).
 FillVector<RoutedEdge> route_edges(FillVector<MergeEdge> edges, FillVector<uint32_t> first, uint32_t base,
-                                    const NodeOwners& owner, MPI_Comm comm) {
+                                    const NodeOwners& owner, MPI_Comm comm, std::vector<int>& recv_counts) {
   // In parallel, order kept: thread t counts, then writes, the t-th contiguous range of edges,
   // after those of threads before it for each destination.
   const auto ranks = owner.first.size();
@@ -181,7 +191,6 @@ FillVector<RoutedEdge> route_edges(FillVector<MergeEdge> edges, FillVector<uint3
   // Only the send buffer travels: the rest is freed before the exchange's receive buffer exists.
   FillVector<MergeEdge>().swap(edges);
   FillVector<uint32_t>().swap(first);
-  std::vector<int> recv_counts;
   FillVector<RoutedEdge> received;
   all_to_all(send, counts, comm, recv_counts, received);
   return received;
@@ -221,17 +230,37 @@ FillVector<RoutedEdge> route_edges(FillVector<MergeEdge> edges, FillVector<uint3
   throw InputError(loop_message(loop, merge_known_strings(labels, comm)));
 }
 
-// Step 2, the merging: received's sets merged in element order with reduce()'s union-find, then
-// every member node's answer (step 3) at its owner.
+// Step 2, the merging: received's sets (recv_counts[q] elements from rank q) merged in element
+// order with reduce()'s union-find, then every member node's answer (step 3) at its owner.
 Answers merge_sets(const RankNetlist& nl, const FillVector<uint32_t>& my_merging, uint32_t my_base,
-                   FillVector<RoutedEdge> received, const NodeOwners& owner, MPI_Comm comm) {
+                   FillVector<RoutedEdge> received, const std::vector<int>& recv_counts, LocalSets local,
+                   const NodeOwners& owner, MPI_Comm comm) {
   const auto n = std::ptrdiff_t(received.size());
-  NodeSubset members(0, nl.total_nodes);
+  // The members: the nodes of this rank's sets that it merges (step 1 found them, and their local
+  // sets), and those of the elements that other ranks sent. This rank's own elements (most of
+  // those received) are not read again.
+  const auto own_from = std::ptrdiff_t(std::accumulate(recv_counts.begin(), recv_counts.begin() + nl.rank, int64_t(0)));
+  const auto own_to = own_from + recv_counts[size_t(nl.rank)];
+  const auto others = n - (own_to - own_from);
+  const auto other = [&](std::ptrdiff_t k) -> RoutedEdge& { return received[size_t(k < own_from ? k : k + (own_to - own_from))]; };
+  NodeSubset members = std::move(local.merged_here);
 #pragma omp parallel for schedule(static, 65536)
-  for (std::ptrdiff_t i = 0; i < n; ++i) members.mark(received[size_t(i)].plus), members.mark(received[size_t(i)].minus);
+  for (std::ptrdiff_t k = 0; k < others; ++k) members.mark(other(k).plus), members.mark(other(k).minus);
   members.rank();
   const std::vector<uint32_t> node = members.members();
   const auto m = uint32_t(node.size());
+  // In parallel, as reduce() merges: the sets found first (each root its smallest member, the
+  // set's first node: the local sets, joined by the other ranks' elements), then each thread
+  // merges, in element order, the sets whose first member falls in its share of the members, and
+  // finds its sets' members in increasing order.
+  FillVector<int32_t> parent(m);  // written below, on all threads
+#pragma omp parallel for schedule(static, 65536)
+  for (int64_t i = 0; i < int64_t(m); ++i) {
+    const int64_t t = local.touched.index(node[size_t(i)]);
+    parent[size_t(i)] = t < 0 ? int32_t(i) : int32_t(members.count_below(local.node[size_t(local.sets.root(int32_t(t)))]));
+  }
+  local = LocalSets{};
+  ConcurrentUnionFind sets(std::move(parent));
   // Renumbered in increasing node order: the same unions, finds and so roundings as over all nodes.
 #pragma omp parallel for schedule(static, 65536)
   for (std::ptrdiff_t i = 0; i < n; ++i) {
@@ -239,15 +268,13 @@ Answers merge_sets(const RankNetlist& nl, const FillVector<uint32_t>& my_merging
     e.plus = uint32_t(members.index(e.plus));
     e.minus = uint32_t(members.index(e.minus));
   }
-  // In parallel, as reduce() merges: the sets found first (each root its smallest member, the
-  // set's first node), then each thread merges, in element order, the sets whose first member
-  // falls in its share of the members, and finds its sets' members in increasing order.
-  ConcurrentUnionFind sets(static_cast<int32_t>(m));
 #pragma omp parallel for schedule(static, 65536)
-  for (std::ptrdiff_t i = 0; i < n; ++i) sets.unite(int32_t(received[size_t(i)].plus), int32_t(received[size_t(i)].minus));
+  for (std::ptrdiff_t k = 0; k < others; ++k) sets.unite(int32_t(other(k).plus), int32_t(other(k).minus));
   sets.flatten();
   const auto first = [&](uint32_t i) { return uint32_t(sets.root(int32_t(i))); };
   PotentialUnionFind uf(m);
+  FillVector<uint32_t> size;  // per set, at its first member: counted by the thread owning the set
+  assign_parallel(size, m, 0u);
   size_t bad_here = received.size();
   const int max_team = omp_get_max_threads();
   // [s * max_team + t]: of thread s's range (of received elements, then of members), in order,
@@ -277,18 +304,26 @@ Answers merge_sets(const RankNetlist& nl, const FillVector<uint32_t>& my_merging
           break;
         }
       }
-    // Each set's members found in increasing order: this thread's range of members read once,
-    // those of a set begun in an earlier range handed to its owner, who finds them after its own.
+    // Each set's members found (and counted) in increasing order: this thread's range of members
+    // read once, those of a set begun in an earlier range handed to its owner, who finds them
+    // after its own.
     const uint32_t mine_from = first_owned(me), mine_to = first_owned(me + 1);
     for (uint32_t v = mine_from; v < mine_to; ++v) {
       const uint32_t root = first(v);
-      if (root < mine_from) handed[size_t(me) * size_t(max_team) + thread_of(root)].push_back(v);
-      else if (my_bad == received.size()) uf.find(v, path);
+      if (root < mine_from) {
+        handed[size_t(me) * size_t(max_team) + thread_of(root)].push_back(v);
+      } else if (my_bad == received.size()) {
+        uf.find(v, path);
+        ++size[root];
+      }
     }
 #pragma omp barrier
     if (my_bad == received.size())
       for (int s = me + 1; s < team; ++s)
-        for (uint32_t v : handed[size_t(s) * size_t(max_team) + size_t(me)]) uf.find(v, path);
+        for (uint32_t v : handed[size_t(s) * size_t(max_team) + size_t(me)]) {
+          uf.find(v, path);
+          ++size[first(v)];
+        }
     bad_here = std::min(bad_here, my_bad);
   }
   uint64_t bad = bad_here < received.size() ? received[bad_here].index : UINT64_MAX;
@@ -296,12 +331,8 @@ Answers merge_sets(const RankNetlist& nl, const FillVector<uint32_t>& my_merging
   if (bad != UINT64_MAX) report_loop(nl, my_merging, my_base, received, bad_here, m, bad, comm);
   FillVector<RoutedEdge>().swap(received);
 
-  // Per set: its size; ground's set (node 0 is member 0) is fixed and has no owner.
+  // Ground's set (node 0 is member 0) is fixed and has no owner.
   const bool ground = m > 0 && node[0] == 0;
-  FillVector<uint32_t> size;
-  assign_parallel(size, m, 0u);
-#pragma omp parallel for schedule(static, 65536)
-  for (int64_t k = 0; k < int64_t(m); ++k) __atomic_fetch_add(&size[first(uint32_t(k))], 1u, __ATOMIC_RELAXED);
   const uint32_t skip = ground;
   FillVector<NodeAnswer> answers(m - skip);
 #pragma omp parallel for schedule(static, 4096)
@@ -374,12 +405,14 @@ SuperNodes::SuperNodes(const RankNetlist& nl, MPI_Comm comm) : range_first_(nl.f
   const NodeOwners owner{all_gather(std::vector<uint32_t>{nl.first_node}, comm)};
 
   const double filtered = watch.lap();
-  FillVector<uint32_t> first = set_firsts(my_edges, nl.total_nodes, owner, nl.rank, comm, links_);
+  LocalSets local;
+  FillVector<uint32_t> first = set_firsts(my_edges, nl.total_nodes, owner, nl.rank, comm, links_, local);
   const double found = watch.lap();
-  FillVector<RoutedEdge> routed = route_edges(std::move(my_edges), std::move(first), uint32_t(base), owner, comm);
+  std::vector<int> routed_from;
+  FillVector<RoutedEdge> routed = route_edges(std::move(my_edges), std::move(first), uint32_t(base), owner, comm, routed_from);
   const double sent = watch.lap();
   const size_t merged_here = routed.size();
-  Answers answered = merge_sets(nl, my_merging, uint32_t(base), std::move(routed), owner, comm);
+  Answers answered = merge_sets(nl, my_merging, uint32_t(base), std::move(routed), routed_from, std::move(local), owner, comm);
   const ReceivedView<NodeAnswer> answers = answered.view(nl.rank);
   const double merged = watch.lap();
 
@@ -389,14 +422,22 @@ SuperNodes::SuperNodes(const RankNetlist& nl, MPI_Comm comm) : range_first_(nl.f
   not_first_ = NodeSubset(range_first_, range_count_);
   has_offset_ = NodeSubset(range_first_, range_count_);
   has_size_ = NodeSubset(range_first_, range_count_);
-#pragma omp parallel for schedule(static, 4096)
-  for (std::ptrdiff_t i = 0; i < a; ++i) {
-    const NodeAnswer& x = *answers.data(uint64_t(i));
-    if (not_first(x)) not_first_.mark(x.node);
-    if (!not_first(x) && x.size > 1) has_size_.mark(x.node);
-    uint64_t bits = 0;
-    std::memcpy(&bits, &x.offset, sizeof bits);
-    if (bits != 0) has_offset_.mark(x.node);  // -0.0 kept: the sums it enters stay bit for bit
+  std::vector<uint64_t> remote;  // the answers whose first node is another rank's (any order)
+#pragma omp parallel
+  {
+    std::vector<uint64_t> mine;
+#pragma omp for schedule(static, 4096) nowait
+    for (std::ptrdiff_t i = 0; i < a; ++i) {
+      const NodeAnswer& x = *answers.data(uint64_t(i));
+      if (not_first(x)) not_first_.mark(x.node);
+      if (!not_first(x) && x.size > 1) has_size_.mark(x.node);
+      uint64_t bits = 0;
+      std::memcpy(&bits, &x.offset, sizeof bits);
+      if (bits != 0) has_offset_.mark(x.node);  // -0.0 kept: the sums it enters stay bit for bit
+      if (x.first != 0 && !in_range(x.first)) mine.push_back(uint64_t(i));
+    }
+#pragma omp critical
+    remote.insert(remote.end(), mine.begin(), mine.end());
   }
   not_first_.rank();
   has_offset_.rank();
@@ -417,7 +458,6 @@ SuperNodes::SuperNodes(const RankNetlist& nl, MPI_Comm comm) : range_first_(nl.f
 #pragma omp parallel for schedule(static, 4096)
   for (std::ptrdiff_t k = 0; k < std::ptrdiff_t(range_count_); ++k)
     range_unknown_[size_t(k)] = unknowns_before(range_first_ + uint32_t(k));
-  std::vector<uint32_t> asked;  // first nodes of other ranks, ascending
   bool offset_of_unknown = false;  // an owned node of a super-node with an unknown has an offset
 #pragma omp parallel for schedule(static, 4096) reduction(|| : offset_of_unknown)
   for (std::ptrdiff_t i = 0; i < a; ++i) {
@@ -430,15 +470,8 @@ SuperNodes::SuperNodes(const RankNetlist& nl, MPI_Comm comm) : range_first_(nl.f
     if (x.first == 0) range_unknown_[x.node - range_first_] = -1;
     else if (x.first != x.node && in_range(x.first)) range_unknown_[x.node - range_first_] = unknowns_before(x.first);
   }
-#pragma omp parallel
-  {
-    std::vector<uint32_t> mine;  // any order: sorted below
-#pragma omp for schedule(static, 65536) nowait
-    for (std::ptrdiff_t i = 0; i < a; ++i)
-      if (const uint32_t f = answers.data(uint64_t(i))->first; f != 0 && !in_range(f)) mine.push_back(f);
-#pragma omp critical
-    asked.insert(asked.end(), mine.begin(), mine.end());
-  }
+  std::vector<uint32_t> asked;  // their first nodes, ascending
+  for (uint64_t i : remote) asked.push_back(answers.data(i)->first);
   std::sort(asked.begin(), asked.end());
   asked.erase(std::unique(asked.begin(), asked.end()), asked.end());
   {
@@ -447,17 +480,15 @@ SuperNodes::SuperNodes(const RankNetlist& nl, MPI_Comm comm) : range_first_(nl.f
     std::vector<int32_t> replies(asking.size());
     for (size_t i = 0; i < asking.size(); ++i) replies[i] = unknowns_before(asking[i]);
     const std::vector<int32_t> unknown = all_to_all(replies, recv_counts, comm, back_counts);
-#pragma omp parallel for schedule(static, 4096)
-    for (std::ptrdiff_t i = 0; i < a; ++i) {
-      const NodeAnswer& x = *answers.data(uint64_t(i));
-      if (x.first != 0 && !in_range(x.first))
-        range_unknown_[x.node - range_first_] = unknown[size_t(std::lower_bound(asked.begin(), asked.end(), x.first) - asked.begin())];
+    for (uint64_t i : remote) {
+      const NodeAnswer& x = *answers.data(i);
+      range_unknown_[x.node - range_first_] = unknown[size_t(std::lower_bound(asked.begin(), asked.end(), x.first) - asked.begin())];
     }
   }
   answered = Answers{};
   offsets_zero_ = !offset_of_unknown;
   const double numbered = watch.lap();
-  fetch_foreign(owner.first, comm);
+  fetch_foreign(owner.first, nl.total_nodes, comm);
   log_step(comm, fmt::format("super-nodes on rank {}: merging elements {:.3f} s ({} of its own), sets {:.3f} s, routed {:.3f} s, "
                              "merged {:.3f} s ({} elements, {} member nodes answered), numbered {:.3f} s, stamped nodes of "
                              "other ranks {:.3f} s ({})",
@@ -465,32 +496,74 @@ SuperNodes::SuperNodes(const RankNetlist& nl, MPI_Comm comm) : range_first_(nl.f
                              watch.lap(), foreign_.size()));
 }
 
-void SuperNodes::fetch_foreign(const std::vector<uint32_t>& first_nodes, MPI_Comm comm) {
+void SuperNodes::fetch_foreign(const std::vector<uint32_t>& first_nodes, uint32_t total_nodes, MPI_Comm comm) {
   // Step 4: the other ranks' nodes this rank's stamping elements touch (marked by the
-  // constructor's first pass), asked of their owners. Buffers of a node each are written on all
-  // threads, none zeroed first by one.
+  // constructor's first pass), asked of their owners as the words of foreign_'s bitmap over each
+  // owner's range (a node is 1 bit there, not 4 bytes); each owner answers the nodes set there, in
+  // increasing order, with their unknowns (4 bytes each), and the few nonzero offsets apart.
   foreign_.rank();
-  const NodeOwners owner{first_nodes};
-  const std::vector<uint32_t> nodes = foreign_.members();
-  std::vector<int> recv_counts, back_counts;
-  FillVector<uint32_t> asking;
-  all_to_all(nodes, owner.counts(nodes, [](uint32_t v) { return v; }), comm, recv_counts, asking);
-  FillVector<NodeValue> replies(asking.size());
-#pragma omp parallel for schedule(static, 4096)
-  for (std::ptrdiff_t i = 0; i < std::ptrdiff_t(asking.size()); ++i)
-    replies[size_t(i)] = {own_unknown(asking[size_t(i)]), 0, own_offset(asking[size_t(i)])};
-  FillVector<NodeValue> values;
-  all_to_all(replies, recv_counts, comm, back_counts, values);
-  size_for_overwrite(foreign_unknown_, values.size());
-  size_for_overwrite(foreign_offset_, values.size());
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  const auto ranks = first_nodes.size();
+  const auto range_end = [&](size_t q) { return q + 1 < ranks ? first_nodes[q + 1] : total_nodes; };
+  std::vector<uint64_t> asks;
+  std::vector<int> counts(ranks, 0), recv_counts;
+  for (size_t q = 0; q < ranks; ++q) {
+    if (int(q) == rank) continue;  // none of its own nodes is marked
+    const std::vector<uint64_t> words = foreign_.words(first_nodes[q], range_end(q));
+    asks.insert(asks.end(), words.begin(), words.end());
+    counts[q] = record_count(words.size());
+  }
+  FillVector<uint64_t> asked;
+  all_to_all(asks, counts, comm, recv_counts, asked);
+  std::vector<uint64_t>().swap(asks);
+
+  struct OffsetAt {  // a nonzero offset, at its node's place among those a rank asked
+    uint32_t at, unused = 0;
+    double offset;
+  };
+  FillVector<int32_t> unknowns;  // every entry written below, on all threads
+  std::vector<OffsetAt> offsets;
+  std::vector<int> unknown_counts(ranks, 0), offset_counts(ranks, 0);
+  const uint32_t base = range_first_ - (range_first_ - foreign_.base()) % 64;  // where words() began
+  size_t from = 0;
+  for (size_t p = 0; p < ranks; from += size_t(recv_counts[p]), ++p) {
+    NodeSubset nodes(base, std::vector<uint64_t>(asked.begin() + std::ptrdiff_t(from), asked.begin() + std::ptrdiff_t(from) + recv_counts[p]));
+    nodes.rank();
+    const std::vector<uint32_t> node = nodes.members();
+    const size_t begin = unknowns.size(), offsets_before = offsets.size();
+    unknowns.resize(begin + node.size());
+#pragma omp parallel
+    {
+      std::vector<OffsetAt> mine;  // any order: each carries its place
+#pragma omp for schedule(static, 4096) nowait
+      for (std::ptrdiff_t i = 0; i < std::ptrdiff_t(node.size()); ++i) {
+        const uint32_t v = node[size_t(i)];
+        unknowns[begin + size_t(i)] = own_unknown(v);
+        if (has_offset_.contains(v)) mine.push_back({uint32_t(i), 0, own_offset(v)});
+      }
+#pragma omp critical
+      offsets.insert(offsets.end(), mine.begin(), mine.end());
+    }
+    unknown_counts[p] = record_count(node.size());
+    offset_counts[p] = record_count(offsets.size() - offsets_before);
+  }
+  FillVector<uint64_t>().swap(asked);
+  std::vector<int> back_counts;
+  all_to_all(unknowns, unknown_counts, comm, back_counts, foreign_unknown_);
+  FillVector<int32_t>().swap(unknowns);
+  const std::vector<OffsetAt> offset = all_to_all(offsets, offset_counts, comm, back_counts);
+  assign_parallel(foreign_offset_, foreign_unknown_.size(), 0.0);
   bool offset_of_unknown = false;
-#pragma omp parallel for schedule(static, 4096) reduction(|| : offset_of_unknown)
-  for (std::ptrdiff_t i = 0; i < std::ptrdiff_t(values.size()); ++i) {
-    const NodeValue& x = values[size_t(i)];
-    foreign_unknown_[size_t(i)] = x.unknown, foreign_offset_[size_t(i)] = x.offset;
-    uint64_t bits = 0;
-    std::memcpy(&bits, &x.offset, sizeof bits);
-    offset_of_unknown = offset_of_unknown || (x.unknown >= 0 && bits != 0);
+  size_t at = 0;
+  for (size_t q = 0; q < ranks; ++q) {
+    const uint32_t before = foreign_.count_below(first_nodes[q]);  // q's nodes' place among foreign_'s
+    for (size_t k = at; k < at + size_t(back_counts[q]); ++k) {
+      const size_t i = before + offset[k].at;
+      foreign_offset_[i] = offset[k].offset;
+      offset_of_unknown = offset_of_unknown || foreign_unknown_[i] >= 0;
+    }
+    at += size_t(back_counts[q]);
   }
   offsets_zero_ = offsets_zero_ && !offset_of_unknown;
 }
