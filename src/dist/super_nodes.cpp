@@ -358,43 +358,41 @@ Answers merge_sets(const RankNetlist& nl, const FillVector<uint32_t>& my_merging
 SuperNodes::SuperNodes(const RankNetlist& nl, MPI_Comm comm) : range_first_(nl.first_node), range_count_(nl.owned()) {
   Stopwatch watch;  // -v: the steps' times (dist/step_log.hpp)
   // One pass over the rank's elements: its merging elements in element order, whether any rank
-  // has a source, and (for step 4) the other ranks' nodes that its stamping elements touch. Each
-  // thread filters one contiguous range of elements (static schedule) and copies its list to its
-  // place, so no thread appends every list alone.
+  // has a source, and (for step 4) the other ranks' nodes that its stamping elements touch. By
+  // blocks of elements, dynamically scheduled: the elements touching other ranks' nodes (a locked
+  // write for each node's first mark) sit together at the end of a rank's range, as may its
+  // sources and shorts, and a static schedule left them to one thread. Each block lists its
+  // merging elements apart; the lists are copied to their places in block order.
   foreign_ = NodeSubset(0, nl.total_nodes);
-  const int threads = omp_get_max_threads();
-  std::vector<size_t> start(size_t(threads) + 1, 0);  // [t + 1]: thread t's count, then offsets
-  FillVector<uint32_t> my_merging;
-  FillVector<MergeEdge> my_edges;
+  constexpr std::ptrdiff_t kBlock = 65536;
+  const auto elements = std::ptrdiff_t(nl.elements.size()), blocks = (elements + kBlock - 1) / kBlock;
+  std::vector<std::vector<uint32_t>> block_merging(static_cast<size_t>(blocks));
   int has_source = 0;
-#pragma omp parallel num_threads(threads) reduction(max : has_source)
-  {
-    const auto t = size_t(omp_get_thread_num());
-    std::vector<uint32_t> mine;
-#pragma omp for schedule(static) nowait
-    for (std::ptrdiff_t k = 0; k < std::ptrdiff_t(nl.elements.size()); ++k) {
+#pragma omp parallel for schedule(dynamic, 1) reduction(max : has_source)
+  for (std::ptrdiff_t b = 0; b < blocks; ++b)
+    for (std::ptrdiff_t k = b * kBlock; k < std::min(elements, (b + 1) * kBlock); ++k) {
       const Element& e = nl.elements[size_t(k)];
       if (e.kind == ElementKind::VoltageSource || e.kind == ElementKind::CurrentSource) has_source = 1;
       if (e.kind == ElementKind::VoltageSource || is_short(e, nullptr)) {
-        mine.push_back(uint32_t(k));
+        block_merging[size_t(b)].push_back(uint32_t(k));
       } else if (stamps(e, nullptr)) {
         for (uint32_t v : {e.plus, e.minus})
           if (v != 0 && !in_range(v)) foreign_.mark(v);
       }
     }
-    start[t + 1] = mine.size();
-#pragma omp barrier
-#pragma omp single
-    {
-      for (size_t i = 1; i < start.size(); ++i) start[i] += start[i - 1];
-      my_merging.resize(start.back());
-      my_edges.resize(start.back());
-    }
+  std::vector<size_t> start(size_t(blocks) + 1, 0);  // [b]: where block b's list goes
+  for (size_t b = 0; b < block_merging.size(); ++b) start[b + 1] = start[b] + block_merging[b].size();
+  FillVector<uint32_t> my_merging(start.back());  // written below, on all threads
+  FillVector<MergeEdge> my_edges(start.back());
+#pragma omp parallel for schedule(dynamic, 1)
+  for (std::ptrdiff_t b = 0; b < blocks; ++b) {
+    const std::vector<uint32_t>& mine = block_merging[size_t(b)];
     for (size_t i = 0; i < mine.size(); ++i) {
-      my_merging[start[t] + i] = mine[i];
-      my_edges[start[t] + i] = merge_edge(nl.elements[mine[i]]);
+      my_merging[start[size_t(b)] + i] = mine[i];
+      my_edges[start[size_t(b)] + i] = merge_edge(nl.elements[mine[i]]);
     }
   }
+  std::vector<std::vector<uint32_t>>().swap(block_merging);
   MPI_Allreduce(MPI_IN_PLACE, &has_source, 1, MPI_INT, MPI_LOR, comm);
   if (!has_source) throw InputError(no_sources_message(nl.files[0]));
   uint64_t count = my_edges.size(), base = 0, total = count;
