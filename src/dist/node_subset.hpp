@@ -26,6 +26,32 @@ class NodeSubset {
     const uint64_t bit = uint64_t(1) << (k & 63);
     if (!(__atomic_load_n(&word, __ATOMIC_RELAXED) & bit)) __atomic_fetch_or(&word, bit, __ATOMIC_RELAXED);
   }
+  // Marks from one thread that meets its members mostly in increasing order (a rank's answers,
+  // sorted by node): the bits of one word gathered, then set with one locked write where mark()
+  // costs one per member. Each word's are set when the next member falls in another word, and at
+  // the marker's end.
+  class Marker {
+   public:
+    explicit Marker(NodeSubset& subset) : subset_(subset) {}
+    Marker(const Marker&) = delete;
+    Marker& operator=(const Marker&) = delete;
+    ~Marker() { flush(); }
+    void mark(uint32_t node) {
+      const uint32_t k = node - subset_.base_;
+      if ((k >> 6) != word_) flush(), word_ = k >> 6;
+      bits_ |= uint64_t(1) << (k & 63);
+    }
+
+   private:
+    void flush() {
+      if (bits_ != 0) __atomic_fetch_or(&subset_.bits_[word_], bits_, __ATOMIC_RELAXED);
+      bits_ = 0;
+    }
+    NodeSubset& subset_;
+    uint32_t word_ = 0;
+    uint64_t bits_ = 0;
+  };
+
   // Thread-safe, like mark().
   void unmark(uint32_t node) {
     const uint32_t k = node - base_;

@@ -424,15 +424,19 @@ SuperNodes::SuperNodes(const RankNetlist& nl, MPI_Comm comm) : range_first_(nl.f
 #pragma omp parallel
   {
     std::vector<uint64_t> mine;
+    {
+      // Each rank's answers are sorted by node: a locked write per word, not per answer.
+      NodeSubset::Marker not_first_at(not_first_), has_size_at(has_size_), has_offset_at(has_offset_);
 #pragma omp for schedule(static, 4096) nowait
-    for (std::ptrdiff_t i = 0; i < a; ++i) {
-      const NodeAnswer& x = *answers.data(uint64_t(i));
-      if (not_first(x)) not_first_.mark(x.node);
-      if (!not_first(x) && x.size > 1) has_size_.mark(x.node);
-      uint64_t bits = 0;
-      std::memcpy(&bits, &x.offset, sizeof bits);
-      if (bits != 0) has_offset_.mark(x.node);  // -0.0 kept: the sums it enters stay bit for bit
-      if (x.first != 0 && !in_range(x.first)) mine.push_back(uint64_t(i));
+      for (std::ptrdiff_t i = 0; i < a; ++i) {
+        const NodeAnswer& x = *answers.data(uint64_t(i));
+        if (not_first(x)) not_first_at.mark(x.node);
+        if (!not_first(x) && x.size > 1) has_size_at.mark(x.node);
+        uint64_t bits = 0;
+        std::memcpy(&bits, &x.offset, sizeof bits);
+        if (bits != 0) has_offset_at.mark(x.node);  // -0.0 kept: the sums it enters stay bit for bit
+        if (x.first != 0 && !in_range(x.first)) mine.push_back(uint64_t(i));
+      }
     }
 #pragma omp critical
     remote.insert(remote.end(), mine.begin(), mine.end());
@@ -450,9 +454,10 @@ SuperNodes::SuperNodes(const RankNetlist& nl, MPI_Comm comm) : range_first_(nl.f
   }
   first_unknown_ = unknown_begin_[size_t(nl.rank)];
 
-  size_for_overwrite(range_unknown_, range_count_);  // a node each: pages faulted in by all threads
-  range_offset_.resize(has_offset_.size());
-  range_size_.resize(has_size_.size());
+  // Pages faulted in by all threads: a node each, or (at 50M nodes) millions of sets' sizes.
+  size_for_overwrite(range_unknown_, range_count_);
+  size_for_overwrite(range_offset_, has_offset_.size());
+  size_for_overwrite(range_size_, has_size_.size());
 #pragma omp parallel for schedule(static, 4096)
   for (std::ptrdiff_t k = 0; k < std::ptrdiff_t(range_count_); ++k)
     range_unknown_[size_t(k)] = unknowns_before(range_first_ + uint32_t(k));
