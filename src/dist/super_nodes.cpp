@@ -88,8 +88,13 @@ FillVector<uint32_t> set_firsts(const FillVector<MergeEdge>& edges, uint32_t tot
   const auto m = std::ptrdiff_t(edges.size());
   NodeSubset& touched = local.touched;
   touched = NodeSubset(0, total_nodes);
-#pragma omp parallel for schedule(static, 65536)
-  for (std::ptrdiff_t i = 0; i < m; ++i) touched.mark(edges[size_t(i)].plus), touched.mark(edges[size_t(i)].minus);
+#pragma omp parallel
+  {
+    // Consecutive elements' plus ends, and their minus ends, mostly share a word (vias in a row).
+    NodeSubset::Marker plus(touched), minus(touched);
+#pragma omp for schedule(static, 65536)
+    for (std::ptrdiff_t i = 0; i < m; ++i) plus.mark(edges[size_t(i)].plus), minus.mark(edges[size_t(i)].minus);
+  }
   touched.rank();
   local.node = touched.members();
   const std::vector<uint32_t>& node = local.node;
@@ -369,7 +374,8 @@ SuperNodes::SuperNodes(const RankNetlist& nl, MPI_Comm comm) : range_first_(nl.f
   std::vector<std::vector<uint32_t>> block_merging(static_cast<size_t>(blocks));
   int has_source = 0;
 #pragma omp parallel for schedule(dynamic, 1) reduction(max : has_source)
-  for (std::ptrdiff_t b = 0; b < blocks; ++b)
+  for (std::ptrdiff_t b = 0; b < blocks; ++b) {
+    NodeSubset::Marker foreign(foreign_);  // the other ranks' nodes come in runs (numbered in element order)
     for (std::ptrdiff_t k = b * kBlock; k < std::min(elements, (b + 1) * kBlock); ++k) {
       const Element& e = nl.elements[size_t(k)];
       if (e.kind == ElementKind::VoltageSource || e.kind == ElementKind::CurrentSource) has_source = 1;
@@ -377,9 +383,10 @@ SuperNodes::SuperNodes(const RankNetlist& nl, MPI_Comm comm) : range_first_(nl.f
         block_merging[size_t(b)].push_back(uint32_t(k));
       } else if (stamps(e, nullptr)) {
         for (uint32_t v : {e.plus, e.minus})
-          if (v != 0 && !in_range(v)) foreign_.mark(v);
+          if (v != 0 && !in_range(v)) foreign.mark(v);
       }
     }
+  }
   std::vector<size_t> start(size_t(blocks) + 1, 0);  // [b]: where block b's list goes
   for (size_t b = 0; b < block_merging.size(); ++b) start[b + 1] = start[b] + block_merging[b].size();
   FillVector<uint32_t> my_merging(start.back());  // written below, on all threads
