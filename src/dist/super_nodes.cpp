@@ -60,17 +60,27 @@ struct NodeAnswer {  // a member node's super-node, from the rank that merged it
   uint32_t size, unused;  // unused: 0 (trivial, so FillVectors of answers are not zeroed first)
   double offset;
 };
-// Step 3's answers at their nodes' owners. This rank's own share (nearly all of them where each
-// net lies mostly on one rank: 15M of a 50M-node grid's rank, 24 bytes each) neither travels nor
-// is copied: it stays in `made`, where merge_sets() wrote it, and is read there through a
-// ReceivedView; its place in `received` is never written (nor paged in).
-struct Answers {
-  FillVector<NodeAnswer> made;  // by owner, ascending node order
+// Records sent to the ranks that use them (step 2's merging elements, step 3's answers). This
+// rank's own share (nearly all of them where each net lies mostly on one rank: 7.5M elements and
+// 15M answers of a 50M-node grid's rank, 24 bytes each) neither travels nor is copied: it stays
+// in `made`, where it was written, and is read there through view(); its place in `received` is
+// never written (nor paged in).
+template <class T>
+struct Delivered {
+  FillVector<T> made;  // grouped by destination rank
   std::vector<uint64_t> made_counts, received_counts;
-  FillVector<NodeAnswer> received;
+  FillVector<T> received;
+
+  Delivered() = default;
+  // Collective: made_counts[q] of `made` for rank q.
+  Delivered(FillVector<T> records, const std::vector<int>& counts, MPI_Comm comm)
+      : made(std::move(records)), made_counts(counts.begin(), counts.end()),
+        received_counts(exchange_counts(made_counts, comm)),
+        received(exchange<T>(made, made_counts, received_counts, comm, OwnShare::kLeft)) {}
   uint64_t size() const { return received.size(); }
-  ReceivedView<NodeAnswer> view(int rank) const { return {made.data(), made_counts, received.data(), received_counts, rank}; }
+  ReceivedView<T> view(int rank) const { return {made.data(), made_counts, received.data(), received_counts, rank}; }
 };
+using Answers = Delivered<NodeAnswer>;  // by owner, ascending node order
 
 // Step 1's local sets, kept for step 2: most sets lie whole on the rank that merges them, which
 // then need not find them again.
@@ -162,8 +172,8 @@ FillVector<uint32_t> set_firsts(const FillVector<MergeEdge>& edges, uint32_t tot
 
 // Step 2: each merging element to the rank owning its set's first node; received in element order
 // (ranks in rank order, each in its element order).
-FillVector<RoutedEdge> route_edges(FillVector<MergeEdge> edges, FillVector<uint32_t> first, uint32_t base,
-                                    const NodeOwners& owner, MPI_Comm comm, std::vector<int>& recv_counts) {
+Delivered<RoutedEdge> route_edges(FillVector<MergeEdge> edges, FillVector<uint32_t> first, uint32_t base,
+                                   const NodeOwners& owner, MPI_Comm comm) {
   // In parallel, order kept: thread t counts, then writes, the t-th contiguous range of edges,
   // after those of threads before it for each destination.
   const auto ranks = owner.first.size();
@@ -196,26 +206,29 @@ FillVector<RoutedEdge> route_edges(FillVector<MergeEdge> edges, FillVector<uint3
   // Only the send buffer travels: the rest is freed before the exchange's receive buffer exists.
   FillVector<MergeEdge>().swap(edges);
   FillVector<uint32_t>().swap(first);
-  FillVector<RoutedEdge> received;
-  all_to_all(send, counts, comm, recv_counts, received);
-  return received;
+  return Delivered<RoutedEdge>(std::move(send), counts, comm);
+}
+
+// An element of step 2's with its ends as indices among the members (in increasing node order:
+// the same unions, finds and so roundings as over all nodes).
+MergeEdge member_edge(const RoutedEdge& e, const NodeSubset& members) {
+  return {uint32_t(members.index(e.plus)), uint32_t(members.index(e.minus)), e.forced, e.is_short != 0};
 }
 
 // The error for the disagreeing loop closed by the merging element of index `bad` (all ranks'
-// count): found again by the rank that merged its set (received[bad_here], its members relabelled
-// to `members` indices), each member's label from the rank whose element it is.
+// count): found again by the rank that merged its set (received[bad_here] of `received`, n
+// elements over `members`), each member's label from the rank whose element it is.
 [[noreturn]] void report_loop(const RankNetlist& nl, const FillVector<uint32_t>& my_merging, uint32_t my_base,
-                              const FillVector<RoutedEdge>& received, size_t bad_here, uint32_t members, uint64_t bad,
-                              MPI_Comm comm) {
-  int root = bad_here < received.size() && received[bad_here].index == bad ? nl.rank : nl.ranks;
+                              const ReceivedView<RoutedEdge>& received, size_t n, const NodeSubset& members,
+                              size_t bad_here, uint64_t bad, MPI_Comm comm) {
+  int root = bad_here < n && received[bad_here].index == bad ? nl.rank : nl.ranks;
   MPI_Allreduce(MPI_IN_PLACE, &root, 1, MPI_INT, MPI_MIN, comm);
   DisagreeingLoop loop;
   std::vector<uint32_t> index;  // the members' indices among all ranks' merging elements
   if (nl.rank == root) {
     std::vector<MergeEdge> edges;
-    for (size_t i = 0; i <= bad_here; ++i)
-      edges.push_back({received[i].plus, received[i].minus, received[i].forced, received[i].is_short != 0});
-    loop = find_disagreeing_loop(edges, members, bad_here);
+    for (size_t i = 0; i <= bad_here; ++i) edges.push_back(member_edge(received[i], members));
+    loop = find_disagreeing_loop(edges, members.size(), bad_here);
     for (size_t k : loop.members) index.push_back(received[k].index);
   }
   int count = int(index.size()), has_short = loop.has_short;
@@ -235,19 +248,19 @@ FillVector<RoutedEdge> route_edges(FillVector<MergeEdge> edges, FillVector<uint3
   throw InputError(loop_message(loop, merge_known_strings(labels, comm)));
 }
 
-// Step 2, the merging: received's sets (recv_counts[q] elements from rank q) merged in element
-// order with reduce()'s union-find, then every member node's answer (step 3) at its owner.
+// Step 2, the merging: routed's sets merged in element order with reduce()'s union-find, then
+// every member node's answer (step 3) at its owner.
 Answers merge_sets(const RankNetlist& nl, const FillVector<uint32_t>& my_merging, uint32_t my_base,
-                   FillVector<RoutedEdge> received, const std::vector<int>& recv_counts, LocalSets local,
-                   const NodeOwners& owner, MPI_Comm comm) {
-  const auto n = std::ptrdiff_t(received.size());
+                   Delivered<RoutedEdge> routed, LocalSets local, const NodeOwners& owner, MPI_Comm comm) {
+  const auto n = std::ptrdiff_t(routed.size());
+  const ReceivedView<RoutedEdge> received = routed.view(nl.rank);
   // The members: the nodes of this rank's sets that it merges (step 1 found them, and their local
   // sets), and those of the elements that other ranks sent. This rank's own elements (most of
-  // those received) are not read again.
-  const auto own_from = std::ptrdiff_t(std::accumulate(recv_counts.begin(), recv_counts.begin() + nl.rank, int64_t(0)));
-  const auto own_to = own_from + recv_counts[size_t(nl.rank)];
+  // those received) are not marked or joined again.
+  const auto own_from = std::ptrdiff_t(std::accumulate(routed.received_counts.begin(), routed.received_counts.begin() + nl.rank, uint64_t(0)));
+  const auto own_to = own_from + std::ptrdiff_t(routed.received_counts[size_t(nl.rank)]);
   const auto others = n - (own_to - own_from);
-  const auto other = [&](std::ptrdiff_t k) -> RoutedEdge& { return received[size_t(k < own_from ? k : k + (own_to - own_from))]; };
+  const auto other = [&](std::ptrdiff_t k) -> const RoutedEdge& { return *received.data(uint64_t(k < own_from ? k : k + (own_to - own_from))); };
   NodeSubset members = std::move(local.merged_here);
 #pragma omp parallel for schedule(static, 65536)
   for (std::ptrdiff_t k = 0; k < others; ++k) members.mark(other(k).plus), members.mark(other(k).minus);
@@ -266,21 +279,14 @@ Answers merge_sets(const RankNetlist& nl, const FillVector<uint32_t>& my_merging
   }
   local = LocalSets{};
   ConcurrentUnionFind sets(std::move(parent));
-  // Renumbered in increasing node order: the same unions, finds and so roundings as over all nodes.
 #pragma omp parallel for schedule(static, 65536)
-  for (std::ptrdiff_t i = 0; i < n; ++i) {
-    RoutedEdge& e = received[size_t(i)];
-    e.plus = uint32_t(members.index(e.plus));
-    e.minus = uint32_t(members.index(e.minus));
-  }
-#pragma omp parallel for schedule(static, 65536)
-  for (std::ptrdiff_t k = 0; k < others; ++k) sets.unite(int32_t(other(k).plus), int32_t(other(k).minus));
+  for (std::ptrdiff_t k = 0; k < others; ++k) sets.unite(int32_t(members.index(other(k).plus)), int32_t(members.index(other(k).minus)));
   sets.flatten();
   const auto first = [&](uint32_t i) { return uint32_t(sets.root(int32_t(i))); };
   PotentialUnionFind uf(m);
   FillVector<uint32_t> size;  // per set, at its first member: counted by the thread owning the set
   assign_parallel(size, m, 0u);
-  size_t bad_here = received.size();
+  size_t bad_here = size_t(n);
   const int max_team = omp_get_max_threads();
   // [s * max_team + t]: of thread s's range (of received elements, then of members), in order,
   // what thread t merges (indices into received) and what it finds (members, t < s): as
@@ -296,15 +302,14 @@ Answers merge_sets(const RankNetlist& nl, const FillVector<uint32_t>& my_merging
     const auto first_owned = [&](int t) { return uint32_t((uint64_t(m) * uint64_t(t) + uint64_t(team) - 1) / uint64_t(team)); };
 #pragma omp for schedule(static)
     for (std::ptrdiff_t i = 0; i < n; ++i)
-      to_merge[size_t(me) * size_t(max_team) + thread_of(received[size_t(i)].plus)].push_back(uint32_t(i));
+      to_merge[size_t(me) * size_t(max_team) + thread_of(uint32_t(members.index(received.data(uint64_t(i))->plus)))].push_back(uint32_t(i));
     std::vector<uint32_t> path;
-    size_t my_bad = received.size();
-    for (int s = 0; s < team && my_bad == received.size(); ++s)
+    size_t my_bad = size_t(n);
+    for (int s = 0; s < team && my_bad == size_t(n); ++s)
       for (uint32_t i : to_merge[size_t(s) * size_t(max_team) + size_t(me)]) {
-        const RoutedEdge& e = received[i];
         bool merged = false;
         double implied = 0;
-        if (disagrees({e.plus, e.minus, e.forced, e.is_short != 0}, uf, path, merged, implied)) {
+        if (disagrees(member_edge(*received.data(i), members), uf, path, merged, implied)) {
           my_bad = i;  // this thread's sets are left as they are: the run ends with the error
           break;
         }
@@ -317,13 +322,13 @@ Answers merge_sets(const RankNetlist& nl, const FillVector<uint32_t>& my_merging
       const uint32_t root = first(v);
       if (root < mine_from) {
         handed[size_t(me) * size_t(max_team) + thread_of(root)].push_back(v);
-      } else if (my_bad == received.size()) {
+      } else if (my_bad == size_t(n)) {
         uf.find(v, path);
         ++size[root];
       }
     }
 #pragma omp barrier
-    if (my_bad == received.size())
+    if (my_bad == size_t(n))
       for (int s = me + 1; s < team; ++s)
         for (uint32_t v : handed[size_t(s) * size_t(max_team) + size_t(me)]) {
           uf.find(v, path);
@@ -331,10 +336,10 @@ Answers merge_sets(const RankNetlist& nl, const FillVector<uint32_t>& my_merging
         }
     bad_here = std::min(bad_here, my_bad);
   }
-  uint64_t bad = bad_here < received.size() ? received[bad_here].index : UINT64_MAX;
+  uint64_t bad = bad_here < size_t(n) ? received.data(bad_here)->index : UINT64_MAX;
   MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_UINT64_T, MPI_MIN, comm);
-  if (bad != UINT64_MAX) report_loop(nl, my_merging, my_base, received, bad_here, m, bad, comm);
-  FillVector<RoutedEdge>().swap(received);
+  if (bad != UINT64_MAX) report_loop(nl, my_merging, my_base, received, size_t(n), members, bad_here, bad, comm);
+  routed = Delivered<RoutedEdge>{};
 
   // Ground's set (node 0 is member 0) is fixed and has no owner.
   const bool ground = m > 0 && node[0] == 0;
@@ -350,12 +355,8 @@ Answers merge_sets(const RankNetlist& nl, const FillVector<uint32_t>& my_merging
     a.first = ground && f == 0 ? 0 : node[f];
     a.offset = uf.offset(i) - uf.offset(f);
   }
-  Answers out;
-  for (int c : owner.counts(answers, [](const NodeAnswer& a) { return a.node; })) out.made_counts.push_back(uint64_t(c));
-  out.received_counts = exchange_counts(out.made_counts, comm);
-  out.received = exchange<NodeAnswer>(answers, out.made_counts, out.received_counts, comm, OwnShare::kLeft);
-  out.made = std::move(answers);
-  return out;
+  const std::vector<int> counts = owner.counts(answers, [](const NodeAnswer& a) { return a.node; });
+  return Answers(std::move(answers), counts, comm);
 }
 
 }  // namespace
@@ -413,11 +414,10 @@ SuperNodes::SuperNodes(const RankNetlist& nl, MPI_Comm comm) : range_first_(nl.f
   LocalSets local;
   FillVector<uint32_t> first = set_firsts(my_edges, nl.total_nodes, owner, nl.rank, comm, links_, local);
   const double found = watch.lap();
-  std::vector<int> routed_from;
-  FillVector<RoutedEdge> routed = route_edges(std::move(my_edges), std::move(first), uint32_t(base), owner, comm, routed_from);
+  Delivered<RoutedEdge> routed = route_edges(std::move(my_edges), std::move(first), uint32_t(base), owner, comm);
   const double sent = watch.lap();
   const size_t merged_here = routed.size();
-  Answers answered = merge_sets(nl, my_merging, uint32_t(base), std::move(routed), routed_from, std::move(local), owner, comm);
+  Answers answered = merge_sets(nl, my_merging, uint32_t(base), std::move(routed), std::move(local), owner, comm);
   const ReceivedView<NodeAnswer> answers = answered.view(nl.rank);
   const double merged = watch.lap();
 
