@@ -16,20 +16,19 @@ class NodeSubset {
   // The subset whose bitmap is `words` (as words() gives them), from node `base` on; unranked.
   NodeSubset(uint32_t base, std::vector<uint64_t> words) : base_(base), bits_(std::move(words)) {}
 
-  // Thread-safe; node in the range. A member already marked costs a load, not a locked write: a
-  // node is marked once for every element end that touches it, and the elements touching another
-  // rank's nodes sit together at the end of a rank's range, so their locked writes fell to a few
-  // threads (the super-nodes' first pass at 50M, P = 2: 6.4M nodes marked about three times each).
+  // Thread-safe; node in the range. A member already marked costs a load, not a locked write (a
+  // node is marked once for every element end that touches it).
   void mark(uint32_t node) {
     const uint32_t k = node - base_;
     uint64_t& word = bits_[k >> 6];
     const uint64_t bit = uint64_t(1) << (k & 63);
     if (!(__atomic_load_n(&word, __ATOMIC_RELAXED) & bit)) __atomic_fetch_or(&word, bit, __ATOMIC_RELAXED);
   }
-  // Marks from one thread that meets its members mostly in increasing order (a rank's answers,
-  // sorted by node): the bits of one word gathered, then set with one locked write where mark()
-  // costs one per member. Each word's are set when the next member falls in another word, and at
-  // the marker's end.
+  // Marks from one thread that meets its members in runs (a rank's answers, sorted by node; the
+  // ends of vias in a row; the other ranks' nodes at the end of a rank's elements, 6.4M of them
+  // at 50M nodes, P = 2): the bits of one word gathered, then set with one locked write where
+  // mark() costs one per member. A word's bits are set when the next member falls in another
+  // word, and at the marker's end.
   class Marker {
    public:
     explicit Marker(NodeSubset& subset) : subset_(subset) {}

@@ -159,13 +159,16 @@ FillVector<uint32_t> set_firsts(const FillVector<MergeEdge>& edges, uint32_t tot
   for (const Link& l : links) joined.unite(at(l.a), at(l.b));
   joined.flatten();
   FillVector<uint32_t> first(edges.size());  // written below, on all threads
+  // The sets merged elsewhere leave merged_here whole: all their elements go, and a node is in
+  // one set only.
   local.merged_here = touched;
 #pragma omp parallel for schedule(static, 65536)
   for (std::ptrdiff_t i = 0; i < m; ++i) {
-    const uint32_t f = local_first(edges[size_t(i)].plus);
+    const MergeEdge& e = edges[size_t(i)];
+    const uint32_t f = local_first(e.plus);
     const int32_t k = at(f);
     first[size_t(i)] = size_t(k) < linked.size() && linked[size_t(k)] == f ? linked[size_t(joined.root(k))] : f;
-    if (owner(first[size_t(i)]) != rank) local.merged_here.unmark(edges[size_t(i)].plus), local.merged_here.unmark(edges[size_t(i)].minus);
+    if (owner(first[size_t(i)]) != rank) local.merged_here.unmark(e.plus), local.merged_here.unmark(e.minus);
   }
   return first;
 }
