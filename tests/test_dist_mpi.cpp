@@ -316,6 +316,12 @@ TEST_CASE("the distributed reduction: each rank's rows are reduce()'s bit for bi
   const std::string relay = dir.write("relay.sp", mesh.substr(0, half) + "Vr n1_25_25 n1_3_0 0.01\n" + mesh.substr(half) +
                                                   "Rr n1_25_25 relay_a 0\nRr2 relay_a n1_39_0 1.5\n");
   netlists.push_back(relay);
+  // Two sets of the first rank's (a source's, a short's), joined into one super-node by the last
+  // rank's short alone: the first rank merges its own sets with the element the last one sends.
+  const std::string first_line = mesh.substr(0, mesh.find('\n') + 1);
+  const std::string join = dir.write("join.sp", first_line + "Vj1 n1_0_0 j_a 0.2\nRj1 n1_1_0 j_b 0\n" +
+                                                mesh.substr(first_line.size()) + "Rj2 j_b j_a 0\n");
+  netlists.push_back(join);
   for (const std::string& netlist : netlists)
     for (int ranks = 1; ranks <= 4; ++ranks) {
       CAPTURE(netlist);
@@ -326,7 +332,7 @@ TEST_CASE("the distributed reduction: each rank's rows are reduce()'s bit for bi
       CHECK(log.find("repartitioned: worst voltage difference") != std::string::npos);
     }
   // Threads split each rank's elements and rows: the same bits for any count.
-  for (const std::string& netlist : {gen, span})
+  for (const std::string& netlist : {gen, span, join})
     CHECK(reduce_check(2, netlist, dir, 3).find("reduce checks passed on 2 ranks") != std::string::npos);
 }
 

@@ -60,37 +60,60 @@ struct NodeAnswer {  // a member node's super-node, from the rank that merged it
   uint32_t size, unused;  // unused: 0 (trivial, so FillVectors of answers are not zeroed first)
   double offset;
 };
-// Step 3's answers at their nodes' owners. This rank's own share (nearly all of them where each
-// net lies mostly on one rank: 15M of a 50M-node grid's rank, 24 bytes each) neither travels nor
-// is copied: it stays in `made`, where merge_sets() wrote it, and is read there through a
-// ReceivedView; its place in `received` is never written (nor paged in).
-struct Answers {
-  FillVector<NodeAnswer> made;  // by owner, ascending node order
+// Records sent to the ranks that use them (step 2's merging elements, step 3's answers). This
+// rank's own share (nearly all of them where each net lies mostly on one rank: 7.5M elements and
+// 15M answers of a 50M-node grid's rank, 24 bytes each) neither travels nor is copied: it stays
+// in `made`, where it was written, and is read there through view(); its place in `received` is
+// never written (nor paged in).
+template <class T>
+struct Delivered {
+  FillVector<T> made;  // grouped by destination rank
   std::vector<uint64_t> made_counts, received_counts;
-  FillVector<NodeAnswer> received;
+  FillVector<T> received;
+
+  Delivered() = default;
+  // Collective: made_counts[q] of `made` for rank q.
+  Delivered(FillVector<T> records, const std::vector<int>& counts, MPI_Comm comm)
+      : made(std::move(records)), made_counts(counts.begin(), counts.end()),
+        received_counts(exchange_counts(made_counts, comm)),
+        received(exchange<T>(made, made_counts, received_counts, comm, OwnShare::kLeft)) {}
   uint64_t size() const { return received.size(); }
-  ReceivedView<NodeAnswer> view(int rank) const { return {made.data(), made_counts, received.data(), received_counts, rank}; }
+  ReceivedView<T> view(int rank) const { return {made.data(), made_counts, received.data(), received_counts, rank}; }
 };
-struct NodeValue {  // a node's unknown and offset, to a rank that stamps it
-  int32_t unknown, unused = 0;
-  double offset;
+using Answers = Delivered<NodeAnswer>;  // by owner, ascending node order
+
+// Step 1's local sets, kept for step 2: most sets lie whole on the rank that merges them, which
+// then need not find them again.
+struct LocalSets {
+  NodeSubset touched;          // the nodes this rank's merging elements touch
+  std::vector<uint32_t> node;  // touched's members, ascending
+  ConcurrentUnionFind sets{0};  // over node's indices, each set's root its smallest member
+  NodeSubset merged_here;       // unranked: the touched nodes of the sets this rank merges
 };
 
-// Step 1: the first node of each merging element's set (edges: this rank's, element order).
+// Step 1: the first node of each merging element's set (edges: this rank's, element order), and
+// `local`, the rank's local sets.
 FillVector<uint32_t> set_firsts(const FillVector<MergeEdge>& edges, uint32_t total_nodes, const NodeOwners& owner,
-                                 int rank, MPI_Comm comm, uint64_t& link_count) {
+                                 int rank, MPI_Comm comm, uint64_t& link_count, LocalSets& local) {
   const auto m = std::ptrdiff_t(edges.size());
-  NodeSubset touched(0, total_nodes);
-#pragma omp parallel for schedule(static, 65536)
-  for (std::ptrdiff_t i = 0; i < m; ++i) touched.mark(edges[size_t(i)].plus), touched.mark(edges[size_t(i)].minus);
+  NodeSubset& touched = local.touched;
+  touched = NodeSubset(0, total_nodes);
+#pragma omp parallel
+  {
+    // Consecutive elements' plus ends, and their minus ends, mostly share a word (vias in a row).
+    NodeSubset::Marker plus(touched), minus(touched);
+#pragma omp for schedule(static, 65536)
+    for (std::ptrdiff_t i = 0; i < m; ++i) plus.mark(edges[size_t(i)].plus), minus.mark(edges[size_t(i)].minus);
+  }
   touched.rank();
-  const std::vector<uint32_t> node = touched.members();
-  ConcurrentUnionFind local(int32_t(node.size()));
+  local.node = touched.members();
+  const std::vector<uint32_t>& node = local.node;
+  local.sets = ConcurrentUnionFind(int32_t(node.size()));
 #pragma omp parallel for schedule(static, 65536)
   for (std::ptrdiff_t i = 0; i < m; ++i)
-    local.unite(int32_t(touched.index(edges[size_t(i)].plus)), int32_t(touched.index(edges[size_t(i)].minus)));
-  local.flatten();  // each set's root is its smallest member: its first node
-  const auto local_first = [&](uint32_t v) { return node[size_t(local.root(int32_t(touched.index(v))))]; };
+    local.sets.unite(int32_t(touched.index(edges[size_t(i)].plus)), int32_t(touched.index(edges[size_t(i)].minus)));
+  local.sets.flatten();  // each set's root is its smallest member: its first node
+  const auto local_first = [&](uint32_t v) { return node[size_t(local.sets.root(int32_t(touched.index(v))))]; };
 
   // The ends owned elsewhere, to their owners, who link the sets of all ranks that touch one node.
   // Those below and above this rank's nodes (ground counts as rank 0's): a prefix and a suffix.
@@ -136,19 +159,24 @@ FillVector<uint32_t> set_firsts(const FillVector<MergeEdge>& edges, uint32_t tot
   for (const Link& l : links) joined.unite(at(l.a), at(l.b));
   joined.flatten();
   FillVector<uint32_t> first(edges.size());  // written below, on all threads
+  // The sets merged elsewhere leave merged_here whole: all their elements go, and a node is in
+  // one set only.
+  local.merged_here = touched;
 #pragma omp parallel for schedule(static, 65536)
   for (std::ptrdiff_t i = 0; i < m; ++i) {
-    const uint32_t f = local_first(edges[size_t(i)].plus);
+    const MergeEdge& e = edges[size_t(i)];
+    const uint32_t f = local_first(e.plus);
     const int32_t k = at(f);
     first[size_t(i)] = size_t(k) < linked.size() && linked[size_t(k)] == f ? linked[size_t(joined.root(k))] : f;
+    if (owner(first[size_t(i)]) != rank) local.merged_here.unmark(e.plus), local.merged_here.unmark(e.minus);
   }
   return first;
 }
 
 // Step 2: each merging element to the rank owning its set's first node; received in element order
 // (ranks in rank order, each in its element order).
-FillVector<RoutedEdge> route_edges(FillVector<MergeEdge> edges, FillVector<uint32_t> first, uint32_t base,
-                                    const NodeOwners& owner, MPI_Comm comm) {
+Delivered<RoutedEdge> route_edges(FillVector<MergeEdge> edges, FillVector<uint32_t> first, uint32_t base,
+                                   const NodeOwners& owner, MPI_Comm comm) {
   // In parallel, order kept: thread t counts, then writes, the t-th contiguous range of edges,
   // after those of threads before it for each destination.
   const auto ranks = owner.first.size();
@@ -181,27 +209,29 @@ FillVector<RoutedEdge> route_edges(FillVector<MergeEdge> edges, FillVector<uint3
   // Only the send buffer travels: the rest is freed before the exchange's receive buffer exists.
   FillVector<MergeEdge>().swap(edges);
   FillVector<uint32_t>().swap(first);
-  std::vector<int> recv_counts;
-  FillVector<RoutedEdge> received;
-  all_to_all(send, counts, comm, recv_counts, received);
-  return received;
+  return Delivered<RoutedEdge>(std::move(send), counts, comm);
+}
+
+// An element of step 2's with its ends as indices among the members (in increasing node order:
+// the same unions, finds and so roundings as over all nodes).
+MergeEdge member_edge(const RoutedEdge& e, const NodeSubset& members) {
+  return {uint32_t(members.index(e.plus)), uint32_t(members.index(e.minus)), e.forced, e.is_short != 0};
 }
 
 // The error for the disagreeing loop closed by the merging element of index `bad` (all ranks'
-// count): found again by the rank that merged its set (received[bad_here], its members relabelled
-// to `members` indices), each member's label from the rank whose element it is.
+// count): found again by the rank that merged its set (received[bad_here] of `received`, n
+// elements over `members`), each member's label from the rank whose element it is.
 [[noreturn]] void report_loop(const RankNetlist& nl, const FillVector<uint32_t>& my_merging, uint32_t my_base,
-                              const FillVector<RoutedEdge>& received, size_t bad_here, uint32_t members, uint64_t bad,
-                              MPI_Comm comm) {
-  int root = bad_here < received.size() && received[bad_here].index == bad ? nl.rank : nl.ranks;
+                              const ReceivedView<RoutedEdge>& received, size_t n, const NodeSubset& members,
+                              size_t bad_here, uint64_t bad, MPI_Comm comm) {
+  int root = bad_here < n && received[bad_here].index == bad ? nl.rank : nl.ranks;
   MPI_Allreduce(MPI_IN_PLACE, &root, 1, MPI_INT, MPI_MIN, comm);
   DisagreeingLoop loop;
   std::vector<uint32_t> index;  // the members' indices among all ranks' merging elements
   if (nl.rank == root) {
     std::vector<MergeEdge> edges;
-    for (size_t i = 0; i <= bad_here; ++i)
-      edges.push_back({received[i].plus, received[i].minus, received[i].forced, received[i].is_short != 0});
-    loop = find_disagreeing_loop(edges, members, bad_here);
+    for (size_t i = 0; i <= bad_here; ++i) edges.push_back(member_edge(received[i], members));
+    loop = find_disagreeing_loop(edges, members.size(), bad_here);
     for (size_t k : loop.members) index.push_back(received[k].index);
   }
   int count = int(index.size()), has_short = loop.has_short;
@@ -221,34 +251,45 @@ FillVector<RoutedEdge> route_edges(FillVector<MergeEdge> edges, FillVector<uint3
   throw InputError(loop_message(loop, merge_known_strings(labels, comm)));
 }
 
-// Step 2, the merging: received's sets merged in element order with reduce()'s union-find, then
+// Step 2, the merging: routed's sets merged in element order with reduce()'s union-find, then
 // every member node's answer (step 3) at its owner.
 Answers merge_sets(const RankNetlist& nl, const FillVector<uint32_t>& my_merging, uint32_t my_base,
-                   FillVector<RoutedEdge> received, const NodeOwners& owner, MPI_Comm comm) {
-  const auto n = std::ptrdiff_t(received.size());
-  NodeSubset members(0, nl.total_nodes);
+                   Delivered<RoutedEdge> routed, LocalSets local, const NodeOwners& owner, MPI_Comm comm) {
+  const auto n = std::ptrdiff_t(routed.size());
+  const ReceivedView<RoutedEdge> received = routed.view(nl.rank);
+  // The members: the nodes of this rank's sets that it merges (step 1 found them, and their local
+  // sets), and those of the elements that other ranks sent. This rank's own elements (most of
+  // those received) are not marked or joined again.
+  const auto own_from = std::ptrdiff_t(std::accumulate(routed.received_counts.begin(), routed.received_counts.begin() + nl.rank, uint64_t(0)));
+  const auto own_to = own_from + std::ptrdiff_t(routed.received_counts[size_t(nl.rank)]);
+  const auto others = n - (own_to - own_from);
+  const auto other = [&](std::ptrdiff_t k) -> const RoutedEdge& { return *received.data(uint64_t(k < own_from ? k : k + (own_to - own_from))); };
+  NodeSubset members = std::move(local.merged_here);
 #pragma omp parallel for schedule(static, 65536)
-  for (std::ptrdiff_t i = 0; i < n; ++i) members.mark(received[size_t(i)].plus), members.mark(received[size_t(i)].minus);
+  for (std::ptrdiff_t k = 0; k < others; ++k) members.mark(other(k).plus), members.mark(other(k).minus);
   members.rank();
   const std::vector<uint32_t> node = members.members();
   const auto m = uint32_t(node.size());
-  // Renumbered in increasing node order: the same unions, finds and so roundings as over all nodes.
-#pragma omp parallel for schedule(static, 65536)
-  for (std::ptrdiff_t i = 0; i < n; ++i) {
-    RoutedEdge& e = received[size_t(i)];
-    e.plus = uint32_t(members.index(e.plus));
-    e.minus = uint32_t(members.index(e.minus));
-  }
   // In parallel, as reduce() merges: the sets found first (each root its smallest member, the
-  // set's first node), then each thread merges, in element order, the sets whose first member
-  // falls in its share of the members, and finds its sets' members in increasing order.
-  ConcurrentUnionFind sets(static_cast<int32_t>(m));
+  // set's first node: the local sets, joined by the other ranks' elements), then each thread
+  // merges, in element order, the sets whose first member falls in its share of the members, and
+  // finds its sets' members in increasing order.
+  FillVector<int32_t> parent(m);  // written below, on all threads
 #pragma omp parallel for schedule(static, 65536)
-  for (std::ptrdiff_t i = 0; i < n; ++i) sets.unite(int32_t(received[size_t(i)].plus), int32_t(received[size_t(i)].minus));
+  for (int64_t i = 0; i < int64_t(m); ++i) {
+    const int64_t t = local.touched.index(node[size_t(i)]);
+    parent[size_t(i)] = t < 0 ? int32_t(i) : int32_t(members.count_below(local.node[size_t(local.sets.root(int32_t(t)))]));
+  }
+  local = LocalSets{};
+  ConcurrentUnionFind sets(std::move(parent));
+#pragma omp parallel for schedule(static, 65536)
+  for (std::ptrdiff_t k = 0; k < others; ++k) sets.unite(int32_t(members.index(other(k).plus)), int32_t(members.index(other(k).minus)));
   sets.flatten();
   const auto first = [&](uint32_t i) { return uint32_t(sets.root(int32_t(i))); };
   PotentialUnionFind uf(m);
-  size_t bad_here = received.size();
+  FillVector<uint32_t> size;  // per set, at its first member: counted by the thread owning the set
+  assign_parallel(size, m, 0u);
+  size_t bad_here = size_t(n);
   const int max_team = omp_get_max_threads();
   // [s * max_team + t]: of thread s's range (of received elements, then of members), in order,
   // what thread t merges (indices into received) and what it finds (members, t < s): as
@@ -264,44 +305,47 @@ Answers merge_sets(const RankNetlist& nl, const FillVector<uint32_t>& my_merging
     const auto first_owned = [&](int t) { return uint32_t((uint64_t(m) * uint64_t(t) + uint64_t(team) - 1) / uint64_t(team)); };
 #pragma omp for schedule(static)
     for (std::ptrdiff_t i = 0; i < n; ++i)
-      to_merge[size_t(me) * size_t(max_team) + thread_of(received[size_t(i)].plus)].push_back(uint32_t(i));
+      to_merge[size_t(me) * size_t(max_team) + thread_of(uint32_t(members.index(received.data(uint64_t(i))->plus)))].push_back(uint32_t(i));
     std::vector<uint32_t> path;
-    size_t my_bad = received.size();
-    for (int s = 0; s < team && my_bad == received.size(); ++s)
+    size_t my_bad = size_t(n);
+    for (int s = 0; s < team && my_bad == size_t(n); ++s)
       for (uint32_t i : to_merge[size_t(s) * size_t(max_team) + size_t(me)]) {
-        const RoutedEdge& e = received[i];
         bool merged = false;
         double implied = 0;
-        if (disagrees({e.plus, e.minus, e.forced, e.is_short != 0}, uf, path, merged, implied)) {
+        if (disagrees(member_edge(*received.data(i), members), uf, path, merged, implied)) {
           my_bad = i;  // this thread's sets are left as they are: the run ends with the error
           break;
         }
       }
-    // Each set's members found in increasing order: this thread's range of members read once,
-    // those of a set begun in an earlier range handed to its owner, who finds them after its own.
+    // Each set's members found (and counted) in increasing order: this thread's range of members
+    // read once, those of a set begun in an earlier range handed to its owner, who finds them
+    // after its own.
     const uint32_t mine_from = first_owned(me), mine_to = first_owned(me + 1);
     for (uint32_t v = mine_from; v < mine_to; ++v) {
       const uint32_t root = first(v);
-      if (root < mine_from) handed[size_t(me) * size_t(max_team) + thread_of(root)].push_back(v);
-      else if (my_bad == received.size()) uf.find(v, path);
+      if (root < mine_from) {
+        handed[size_t(me) * size_t(max_team) + thread_of(root)].push_back(v);
+      } else if (my_bad == size_t(n)) {
+        uf.find(v, path);
+        ++size[root];
+      }
     }
 #pragma omp barrier
-    if (my_bad == received.size())
+    if (my_bad == size_t(n))
       for (int s = me + 1; s < team; ++s)
-        for (uint32_t v : handed[size_t(s) * size_t(max_team) + size_t(me)]) uf.find(v, path);
+        for (uint32_t v : handed[size_t(s) * size_t(max_team) + size_t(me)]) {
+          uf.find(v, path);
+          ++size[first(v)];
+        }
     bad_here = std::min(bad_here, my_bad);
   }
-  uint64_t bad = bad_here < received.size() ? received[bad_here].index : UINT64_MAX;
+  uint64_t bad = bad_here < size_t(n) ? received.data(bad_here)->index : UINT64_MAX;
   MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_UINT64_T, MPI_MIN, comm);
-  if (bad != UINT64_MAX) report_loop(nl, my_merging, my_base, received, bad_here, m, bad, comm);
-  FillVector<RoutedEdge>().swap(received);
+  if (bad != UINT64_MAX) report_loop(nl, my_merging, my_base, received, size_t(n), members, bad_here, bad, comm);
+  routed = Delivered<RoutedEdge>{};
 
-  // Per set: its size; ground's set (node 0 is member 0) is fixed and has no owner.
+  // Ground's set (node 0 is member 0) is fixed and has no owner.
   const bool ground = m > 0 && node[0] == 0;
-  FillVector<uint32_t> size;
-  assign_parallel(size, m, 0u);
-#pragma omp parallel for schedule(static, 65536)
-  for (int64_t k = 0; k < int64_t(m); ++k) __atomic_fetch_add(&size[first(uint32_t(k))], 1u, __ATOMIC_RELAXED);
   const uint32_t skip = ground;
   FillVector<NodeAnswer> answers(m - skip);
 #pragma omp parallel for schedule(static, 4096)
@@ -314,12 +358,8 @@ Answers merge_sets(const RankNetlist& nl, const FillVector<uint32_t>& my_merging
     a.first = ground && f == 0 ? 0 : node[f];
     a.offset = uf.offset(i) - uf.offset(f);
   }
-  Answers out;
-  for (int c : owner.counts(answers, [](const NodeAnswer& a) { return a.node; })) out.made_counts.push_back(uint64_t(c));
-  out.received_counts = exchange_counts(out.made_counts, comm);
-  out.received = exchange<NodeAnswer>(answers, out.made_counts, out.received_counts, comm, OwnShare::kLeft);
-  out.made = std::move(answers);
-  return out;
+  const std::vector<int> counts = owner.counts(answers, [](const NodeAnswer& a) { return a.node; });
+  return Answers(std::move(answers), counts, comm);
 }
 
 }  // namespace
@@ -327,43 +367,43 @@ Answers merge_sets(const RankNetlist& nl, const FillVector<uint32_t>& my_merging
 SuperNodes::SuperNodes(const RankNetlist& nl, MPI_Comm comm) : range_first_(nl.first_node), range_count_(nl.owned()) {
   Stopwatch watch;  // -v: the steps' times (dist/step_log.hpp)
   // One pass over the rank's elements: its merging elements in element order, whether any rank
-  // has a source, and (for step 4) the other ranks' nodes that its stamping elements touch. Each
-  // thread filters one contiguous range of elements (static schedule) and copies its list to its
-  // place, so no thread appends every list alone.
+  // has a source, and (for step 4) the other ranks' nodes that its stamping elements touch. By
+  // blocks of elements, dynamically scheduled: the elements touching other ranks' nodes (a locked
+  // write for each node's first mark) sit together at the end of a rank's range, as may its
+  // sources and shorts, and a static schedule left them to one thread. Each block lists its
+  // merging elements apart; the lists are copied to their places in block order.
   foreign_ = NodeSubset(0, nl.total_nodes);
-  const int threads = omp_get_max_threads();
-  std::vector<size_t> start(size_t(threads) + 1, 0);  // [t + 1]: thread t's count, then offsets
-  FillVector<uint32_t> my_merging;
-  FillVector<MergeEdge> my_edges;
+  constexpr std::ptrdiff_t kBlock = 65536;
+  const auto elements = std::ptrdiff_t(nl.elements.size()), blocks = (elements + kBlock - 1) / kBlock;
+  std::vector<std::vector<uint32_t>> block_merging(static_cast<size_t>(blocks));
   int has_source = 0;
-#pragma omp parallel num_threads(threads) reduction(max : has_source)
-  {
-    const auto t = size_t(omp_get_thread_num());
-    std::vector<uint32_t> mine;
-#pragma omp for schedule(static) nowait
-    for (std::ptrdiff_t k = 0; k < std::ptrdiff_t(nl.elements.size()); ++k) {
+#pragma omp parallel for schedule(dynamic, 1) reduction(max : has_source)
+  for (std::ptrdiff_t b = 0; b < blocks; ++b) {
+    NodeSubset::Marker foreign(foreign_);  // the other ranks' nodes come in runs (numbered in element order)
+    for (std::ptrdiff_t k = b * kBlock; k < std::min(elements, (b + 1) * kBlock); ++k) {
       const Element& e = nl.elements[size_t(k)];
       if (e.kind == ElementKind::VoltageSource || e.kind == ElementKind::CurrentSource) has_source = 1;
       if (e.kind == ElementKind::VoltageSource || is_short(e, nullptr)) {
-        mine.push_back(uint32_t(k));
+        block_merging[size_t(b)].push_back(uint32_t(k));
       } else if (stamps(e, nullptr)) {
         for (uint32_t v : {e.plus, e.minus})
-          if (v != 0 && !in_range(v)) foreign_.mark(v);
+          if (v != 0 && !in_range(v)) foreign.mark(v);
       }
     }
-    start[t + 1] = mine.size();
-#pragma omp barrier
-#pragma omp single
-    {
-      for (size_t i = 1; i < start.size(); ++i) start[i] += start[i - 1];
-      my_merging.resize(start.back());
-      my_edges.resize(start.back());
-    }
+  }
+  std::vector<size_t> start(size_t(blocks) + 1, 0);  // [b]: where block b's list goes
+  for (size_t b = 0; b < block_merging.size(); ++b) start[b + 1] = start[b] + block_merging[b].size();
+  FillVector<uint32_t> my_merging(start.back());  // written below, on all threads
+  FillVector<MergeEdge> my_edges(start.back());
+#pragma omp parallel for schedule(dynamic, 1)
+  for (std::ptrdiff_t b = 0; b < blocks; ++b) {
+    const std::vector<uint32_t>& mine = block_merging[size_t(b)];
     for (size_t i = 0; i < mine.size(); ++i) {
-      my_merging[start[t] + i] = mine[i];
-      my_edges[start[t] + i] = merge_edge(nl.elements[mine[i]]);
+      my_merging[start[size_t(b)] + i] = mine[i];
+      my_edges[start[size_t(b)] + i] = merge_edge(nl.elements[mine[i]]);
     }
   }
+  std::vector<std::vector<uint32_t>>().swap(block_merging);
   MPI_Allreduce(MPI_IN_PLACE, &has_source, 1, MPI_INT, MPI_LOR, comm);
   if (!has_source) throw InputError(no_sources_message(nl.files[0]));
   uint64_t count = my_edges.size(), base = 0, total = count;
@@ -374,12 +414,13 @@ SuperNodes::SuperNodes(const RankNetlist& nl, MPI_Comm comm) : range_first_(nl.f
   const NodeOwners owner{all_gather(std::vector<uint32_t>{nl.first_node}, comm)};
 
   const double filtered = watch.lap();
-  FillVector<uint32_t> first = set_firsts(my_edges, nl.total_nodes, owner, nl.rank, comm, links_);
+  LocalSets local;
+  FillVector<uint32_t> first = set_firsts(my_edges, nl.total_nodes, owner, nl.rank, comm, links_, local);
   const double found = watch.lap();
-  FillVector<RoutedEdge> routed = route_edges(std::move(my_edges), std::move(first), uint32_t(base), owner, comm);
+  Delivered<RoutedEdge> routed = route_edges(std::move(my_edges), std::move(first), uint32_t(base), owner, comm);
   const double sent = watch.lap();
   const size_t merged_here = routed.size();
-  Answers answered = merge_sets(nl, my_merging, uint32_t(base), std::move(routed), owner, comm);
+  Answers answered = merge_sets(nl, my_merging, uint32_t(base), std::move(routed), std::move(local), owner, comm);
   const ReceivedView<NodeAnswer> answers = answered.view(nl.rank);
   const double merged = watch.lap();
 
@@ -389,14 +430,26 @@ SuperNodes::SuperNodes(const RankNetlist& nl, MPI_Comm comm) : range_first_(nl.f
   not_first_ = NodeSubset(range_first_, range_count_);
   has_offset_ = NodeSubset(range_first_, range_count_);
   has_size_ = NodeSubset(range_first_, range_count_);
-#pragma omp parallel for schedule(static, 4096)
-  for (std::ptrdiff_t i = 0; i < a; ++i) {
-    const NodeAnswer& x = *answers.data(uint64_t(i));
-    if (not_first(x)) not_first_.mark(x.node);
-    if (!not_first(x) && x.size > 1) has_size_.mark(x.node);
-    uint64_t bits = 0;
-    std::memcpy(&bits, &x.offset, sizeof bits);
-    if (bits != 0) has_offset_.mark(x.node);  // -0.0 kept: the sums it enters stay bit for bit
+  std::vector<uint64_t> remote;  // the answers whose first node is another rank's (any order)
+#pragma omp parallel
+  {
+    std::vector<uint64_t> mine;
+    {
+      // Each rank's answers are sorted by node: a locked write per word, not per answer.
+      NodeSubset::Marker not_first_at(not_first_), has_size_at(has_size_), has_offset_at(has_offset_);
+#pragma omp for schedule(static, 4096) nowait
+      for (std::ptrdiff_t i = 0; i < a; ++i) {
+        const NodeAnswer& x = *answers.data(uint64_t(i));
+        if (not_first(x)) not_first_at.mark(x.node);
+        if (!not_first(x) && x.size > 1) has_size_at.mark(x.node);
+        uint64_t bits = 0;
+        std::memcpy(&bits, &x.offset, sizeof bits);
+        if (bits != 0) has_offset_at.mark(x.node);  // -0.0 kept: the sums it enters stay bit for bit
+        if (x.first != 0 && !in_range(x.first)) mine.push_back(uint64_t(i));
+      }
+    }
+#pragma omp critical
+    remote.insert(remote.end(), mine.begin(), mine.end());
   }
   not_first_.rank();
   has_offset_.rank();
@@ -411,13 +464,13 @@ SuperNodes::SuperNodes(const RankNetlist& nl, MPI_Comm comm) : range_first_(nl.f
   }
   first_unknown_ = unknown_begin_[size_t(nl.rank)];
 
-  size_for_overwrite(range_unknown_, range_count_);  // a node each: pages faulted in by all threads
-  range_offset_.resize(has_offset_.size());
-  range_size_.resize(has_size_.size());
+  // Pages faulted in by all threads: a node each, or (at 50M nodes) millions of sets' sizes.
+  size_for_overwrite(range_unknown_, range_count_);
+  size_for_overwrite(range_offset_, has_offset_.size());
+  size_for_overwrite(range_size_, has_size_.size());
 #pragma omp parallel for schedule(static, 4096)
   for (std::ptrdiff_t k = 0; k < std::ptrdiff_t(range_count_); ++k)
     range_unknown_[size_t(k)] = unknowns_before(range_first_ + uint32_t(k));
-  std::vector<uint32_t> asked;  // first nodes of other ranks, ascending
   bool offset_of_unknown = false;  // an owned node of a super-node with an unknown has an offset
 #pragma omp parallel for schedule(static, 4096) reduction(|| : offset_of_unknown)
   for (std::ptrdiff_t i = 0; i < a; ++i) {
@@ -430,15 +483,8 @@ SuperNodes::SuperNodes(const RankNetlist& nl, MPI_Comm comm) : range_first_(nl.f
     if (x.first == 0) range_unknown_[x.node - range_first_] = -1;
     else if (x.first != x.node && in_range(x.first)) range_unknown_[x.node - range_first_] = unknowns_before(x.first);
   }
-#pragma omp parallel
-  {
-    std::vector<uint32_t> mine;  // any order: sorted below
-#pragma omp for schedule(static, 65536) nowait
-    for (std::ptrdiff_t i = 0; i < a; ++i)
-      if (const uint32_t f = answers.data(uint64_t(i))->first; f != 0 && !in_range(f)) mine.push_back(f);
-#pragma omp critical
-    asked.insert(asked.end(), mine.begin(), mine.end());
-  }
+  std::vector<uint32_t> asked;  // their first nodes, ascending
+  for (uint64_t i : remote) asked.push_back(answers.data(i)->first);
   std::sort(asked.begin(), asked.end());
   asked.erase(std::unique(asked.begin(), asked.end()), asked.end());
   {
@@ -447,17 +493,15 @@ SuperNodes::SuperNodes(const RankNetlist& nl, MPI_Comm comm) : range_first_(nl.f
     std::vector<int32_t> replies(asking.size());
     for (size_t i = 0; i < asking.size(); ++i) replies[i] = unknowns_before(asking[i]);
     const std::vector<int32_t> unknown = all_to_all(replies, recv_counts, comm, back_counts);
-#pragma omp parallel for schedule(static, 4096)
-    for (std::ptrdiff_t i = 0; i < a; ++i) {
-      const NodeAnswer& x = *answers.data(uint64_t(i));
-      if (x.first != 0 && !in_range(x.first))
-        range_unknown_[x.node - range_first_] = unknown[size_t(std::lower_bound(asked.begin(), asked.end(), x.first) - asked.begin())];
+    for (uint64_t i : remote) {
+      const NodeAnswer& x = *answers.data(i);
+      range_unknown_[x.node - range_first_] = unknown[size_t(std::lower_bound(asked.begin(), asked.end(), x.first) - asked.begin())];
     }
   }
   answered = Answers{};
   offsets_zero_ = !offset_of_unknown;
   const double numbered = watch.lap();
-  fetch_foreign(owner.first, comm);
+  fetch_foreign(owner.first, nl.total_nodes, comm);
   log_step(comm, fmt::format("super-nodes on rank {}: merging elements {:.3f} s ({} of its own), sets {:.3f} s, routed {:.3f} s, "
                              "merged {:.3f} s ({} elements, {} member nodes answered), numbered {:.3f} s, stamped nodes of "
                              "other ranks {:.3f} s ({})",
@@ -465,32 +509,74 @@ SuperNodes::SuperNodes(const RankNetlist& nl, MPI_Comm comm) : range_first_(nl.f
                              watch.lap(), foreign_.size()));
 }
 
-void SuperNodes::fetch_foreign(const std::vector<uint32_t>& first_nodes, MPI_Comm comm) {
+void SuperNodes::fetch_foreign(const std::vector<uint32_t>& first_nodes, uint32_t total_nodes, MPI_Comm comm) {
   // Step 4: the other ranks' nodes this rank's stamping elements touch (marked by the
-  // constructor's first pass), asked of their owners. Buffers of a node each are written on all
-  // threads, none zeroed first by one.
+  // constructor's first pass), asked of their owners as the words of foreign_'s bitmap over each
+  // owner's range (a node is 1 bit there, not 4 bytes); each owner answers the nodes set there, in
+  // increasing order, with their unknowns (4 bytes each), and the few nonzero offsets apart.
   foreign_.rank();
-  const NodeOwners owner{first_nodes};
-  const std::vector<uint32_t> nodes = foreign_.members();
-  std::vector<int> recv_counts, back_counts;
-  FillVector<uint32_t> asking;
-  all_to_all(nodes, owner.counts(nodes, [](uint32_t v) { return v; }), comm, recv_counts, asking);
-  FillVector<NodeValue> replies(asking.size());
-#pragma omp parallel for schedule(static, 4096)
-  for (std::ptrdiff_t i = 0; i < std::ptrdiff_t(asking.size()); ++i)
-    replies[size_t(i)] = {own_unknown(asking[size_t(i)]), 0, own_offset(asking[size_t(i)])};
-  FillVector<NodeValue> values;
-  all_to_all(replies, recv_counts, comm, back_counts, values);
-  size_for_overwrite(foreign_unknown_, values.size());
-  size_for_overwrite(foreign_offset_, values.size());
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  const auto ranks = first_nodes.size();
+  const auto range_end = [&](size_t q) { return q + 1 < ranks ? first_nodes[q + 1] : total_nodes; };
+  std::vector<uint64_t> asks;
+  std::vector<int> counts(ranks, 0), recv_counts;
+  for (size_t q = 0; q < ranks; ++q) {
+    if (int(q) == rank) continue;  // none of its own nodes is marked
+    const std::vector<uint64_t> words = foreign_.words(first_nodes[q], range_end(q));
+    asks.insert(asks.end(), words.begin(), words.end());
+    counts[q] = record_count(words.size());
+  }
+  FillVector<uint64_t> asked;
+  all_to_all(asks, counts, comm, recv_counts, asked);
+  std::vector<uint64_t>().swap(asks);
+
+  struct OffsetAt {  // a nonzero offset, at its node's place among those a rank asked
+    uint32_t at, unused = 0;
+    double offset;
+  };
+  FillVector<int32_t> unknowns;  // every entry written below, on all threads
+  std::vector<OffsetAt> offsets;
+  std::vector<int> unknown_counts(ranks, 0), offset_counts(ranks, 0);
+  const uint32_t base = range_first_ - (range_first_ - foreign_.base()) % 64;  // where words() began
+  size_t from = 0;
+  for (size_t p = 0; p < ranks; from += size_t(recv_counts[p]), ++p) {
+    NodeSubset nodes(base, std::vector<uint64_t>(asked.begin() + std::ptrdiff_t(from), asked.begin() + std::ptrdiff_t(from) + recv_counts[p]));
+    nodes.rank();
+    const std::vector<uint32_t> node = nodes.members();
+    const size_t begin = unknowns.size(), offsets_before = offsets.size();
+    unknowns.resize(begin + node.size());
+#pragma omp parallel
+    {
+      std::vector<OffsetAt> mine;  // any order: each carries its place
+#pragma omp for schedule(static, 4096) nowait
+      for (std::ptrdiff_t i = 0; i < std::ptrdiff_t(node.size()); ++i) {
+        const uint32_t v = node[size_t(i)];
+        unknowns[begin + size_t(i)] = own_unknown(v);
+        if (has_offset_.contains(v)) mine.push_back({uint32_t(i), 0, own_offset(v)});
+      }
+#pragma omp critical
+      offsets.insert(offsets.end(), mine.begin(), mine.end());
+    }
+    unknown_counts[p] = record_count(node.size());
+    offset_counts[p] = record_count(offsets.size() - offsets_before);
+  }
+  FillVector<uint64_t>().swap(asked);
+  std::vector<int> back_counts;
+  all_to_all(unknowns, unknown_counts, comm, back_counts, foreign_unknown_);
+  FillVector<int32_t>().swap(unknowns);
+  const std::vector<OffsetAt> offset = all_to_all(offsets, offset_counts, comm, back_counts);
+  assign_parallel(foreign_offset_, foreign_unknown_.size(), 0.0);
   bool offset_of_unknown = false;
-#pragma omp parallel for schedule(static, 4096) reduction(|| : offset_of_unknown)
-  for (std::ptrdiff_t i = 0; i < std::ptrdiff_t(values.size()); ++i) {
-    const NodeValue& x = values[size_t(i)];
-    foreign_unknown_[size_t(i)] = x.unknown, foreign_offset_[size_t(i)] = x.offset;
-    uint64_t bits = 0;
-    std::memcpy(&bits, &x.offset, sizeof bits);
-    offset_of_unknown = offset_of_unknown || (x.unknown >= 0 && bits != 0);
+  size_t at = 0;
+  for (size_t q = 0; q < ranks; ++q) {
+    const uint32_t before = foreign_.count_below(first_nodes[q]);  // q's nodes' place among foreign_'s
+    for (size_t k = at; k < at + size_t(back_counts[q]); ++k) {
+      const size_t i = before + offset[k].at;
+      foreign_offset_[i] = offset[k].offset;
+      offset_of_unknown = offset_of_unknown || foreign_unknown_[i] >= 0;
+    }
+    at += size_t(back_counts[q]);
   }
   offsets_zero_ = offsets_zero_ && !offset_of_unknown;
 }

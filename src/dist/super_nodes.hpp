@@ -13,12 +13,15 @@
 //   2. Merging. Each merging element goes to the rank owning its set's first node (which will own
 //      the set's unknown), received in element order; each set is merged there alone, in element
 //      order, with reduce()'s union-find: the same unions, finds and so roundings (merge order
-//      within a set is all a set's offsets depend on).
+//      within a set is all a set's offsets depend on). The merging rank's members are the nodes
+//      of its own sets that it merges, their local sets kept from step 1, and those of the
+//      elements other ranks sent, which join them: its own elements are not joined again.
 //   3. Answers. The merging rank sends each member node (its set's first node, size, offset) to
 //      the node's owner; the ranks' counts of nodes that are not their unknown's first give each
 //      rank its first unknown, and a member whose first node lies on another rank asks it.
 //   4. Stamped nodes. Each rank asks the owners of the other ranks' nodes its stamping elements
-//      (resistors, current sources) touch for their unknown and offset.
+//      (resistors, current sources) touch for their unknown and offset: a bitmap over each
+//      owner's range asks, the unknowns come back in node order, the few nonzero offsets apart.
 // A disagreeing loop is found by the rank merging its set; the error names its elements from
 // their ranks, with reduce()'s text, on every rank.
 //
@@ -113,7 +116,7 @@ class SuperNodes {
     return i;
   }
   [[noreturn]] static void unknown_node(uint32_t node);
-  void fetch_foreign(const std::vector<uint32_t>& first_nodes, MPI_Comm comm);
+  void fetch_foreign(const std::vector<uint32_t>& first_nodes, uint32_t total_nodes, MPI_Comm comm);
 };
 
 }  // namespace pgsim::dist

@@ -7,6 +7,7 @@
 // thread count.
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "parser/default_init.hpp"
@@ -16,6 +17,9 @@ namespace pgsim {
 class ConcurrentUnionFind {
  public:
   explicit ConcurrentUnionFind(int32_t n);
+  // The forest that `parent` holds (each element's parent at or below it, a root its own), for
+  // more unions.
+  explicit ConcurrentUnionFind(FillVector<int32_t> parent) : parent_(std::move(parent)) {}
 
   // Safe to call from many threads at once, and together with find().
   void unite(int32_t a, int32_t b);
