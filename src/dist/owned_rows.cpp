@@ -155,6 +155,35 @@ void sort_by_key(T* first, T* last, Key key) {
     for (T* j = i; j > first && key(*j) < key(j[-1]); --j) std::swap(*j, j[-1]);
 }
 
+// A counting sort's scatter, list[--*counter] = value for many rows' counters (many threads'
+// elements stamp one row), queued and run in batches: each queued counter's cache line is
+// prefetched, then the batch's atomic decrements run together, then its stores. A locked
+// instruction waits for every earlier store to reach the cache, and for its own line: one at a
+// time, each waited for the random store before it and for its own miss (at 5M nodes, one thread
+// a rank: the scatter of the own couplings 0.14 s of CPU, 0.09 s batched).
+class BatchedScatter {
+ public:
+  // list[--*counter] = value, done by the next flush() at the latest.
+  void place(int32_t* counter, uint32_t* list, uint32_t value) {
+    __builtin_prefetch(counter, 1);
+    counter_[pending_] = counter, list_[pending_] = list, value_[pending_] = value;
+    if (++pending_ == kBatch) flush();
+  }
+  void flush() {
+    int32_t at[kBatch];
+    for (int i = 0; i < pending_; ++i) at[i] = __atomic_sub_fetch(counter_[i], 1, __ATOMIC_RELAXED);
+    for (int i = 0; i < pending_; ++i) list_[i][at[i]] = value_[i];
+    pending_ = 0;
+  }
+
+ private:
+  static constexpr int kBatch = 64;
+  int32_t* counter_[kBatch];
+  uint32_t* list_[kBatch];
+  uint32_t value_[kBatch];
+  int pending_ = 0;
+};
+
 // -v: the stamp's passes, timed on every rank (dist/step_log.hpp).
 struct StampTimes {
   Stopwatch watch;
@@ -286,16 +315,21 @@ RowContributions exchange_contributions(const RankNetlist& nl, const SuperNodes&
   size_for_overwrite(out.G.val, size_t(slots));
   int32_t* col = out.G.col.data();
   // Any order: each row's lists are sorted back into element order below.
-#pragma omp parallel for schedule(dynamic, 65536)
-  for (size_t k = 0; k < elements; ++k) {
-    Ends x;
-    if (!stamped_ends(nl.elements[k], sn, x)) continue;
-    rows_of(x, [&](int32_t u, bool coupling) {
-      if (!local(u)) return;
-      const auto r = size_t(u - first_row);
-      if (coupling) col[__atomic_sub_fetch(&cursor[r], 1, __ATOMIC_RELAXED)] = int32_t(k);
-      else rc.extra[size_t(__atomic_sub_fetch(&rc.extra_ptr[r], 1, __ATOMIC_RELAXED))] = uint32_t(k);
-    });
+#pragma omp parallel
+  {
+    BatchedScatter batch;
+#pragma omp for schedule(dynamic, 65536) nowait
+    for (size_t k = 0; k < elements; ++k) {
+      Ends x;
+      if (!stamped_ends(nl.elements[k], sn, x)) continue;
+      rows_of(x, [&](int32_t u, bool coupling) {
+        if (!local(u)) return;
+        const auto r = size_t(u - first_row);
+        if (coupling) batch.place(&cursor[r], reinterpret_cast<uint32_t*>(col), uint32_t(k));
+        else batch.place(&rc.extra_ptr[r], rc.extra.data(), uint32_t(k));
+      });
+    }
+    batch.flush();
   }
   FillVector<int32_t>().swap(cursor);
   // Each row's own lists back in element order: the couplings at the start of its slot (cursor
