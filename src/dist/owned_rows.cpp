@@ -107,15 +107,10 @@ struct RowContributions {
   FillVector<int32_t> received_ptr;      // empty when none was received
   FillVector<uint32_t> received_order;   // row u's: received[received_order[received_ptr[u] .. received_ptr[u + 1])], ascending
 
-  // Row u's own couplings, whose element numbers begin its slot of G.col: the slot's `slot_size`
-  // entries (its couplings, own and received, and the diagonal) less the diagonal and the
-  // received couplings.
-  int32_t own_couplings(size_t u, int32_t slot_size) const {
-    int32_t own = slot_size - 1;
-    if (!received_ptr.empty())
-      for (int32_t i = received_ptr[u]; i < received_ptr[u + 1]; ++i) own -= received[received_order[size_t(i)]].neighbour >= 0;
-    return own;
-  }
+  // The number of a row's own couplings, whose element numbers begin its slot of G.col: held in
+  // the slot's last place, the diagonal's, until assemble() writes the row (counting the row's
+  // received couplings instead read its received records, at random, once more).
+  static int32_t own_couplings(const int32_t* slot, int32_t slot_size) { return slot[slot_size - 1]; }
 
   // Row u's contributions, in element order, through emit(c). Its slot of G.col begins at `slot`
   // and holds `slot_size` entries: its own couplings' element numbers first, ascending
@@ -124,7 +119,7 @@ struct RowContributions {
   void collect(size_t u, const int32_t* slot, int32_t slot_size, Emit emit) const {
     int32_t p = 0, end = 0;
     if (!received_ptr.empty()) p = received_ptr[u], end = received_ptr[u + 1];
-    const int32_t own = own_couplings(u, slot_size);
+    const int32_t own = own_couplings(slot, slot_size);
     for (; p < end && received_order[size_t(p)] < lower; ++p) emit(received[received_order[size_t(p)]]);
     const int32_t global = first_row + int32_t(u);
     const uint32_t* x = extra.data() + extra_ptr[u];
@@ -196,7 +191,8 @@ struct StampTimes {
 // whose records are then made and exchanged. The slots are then sized: row u's is G.ptr[u + 1] =
 // its couplings, own and received, plus one for the diagonal, which assemble() fills once (it is
 // exact unless the row has parallel conductances); G.col and G.val are allocated, and the second
-// pass writes the own couplings' element numbers into the slots.
+// pass writes the own couplings' element numbers into the slots (their count in the slot's last
+// place).
 RowContributions exchange_contributions(const RankNetlist& nl, const SuperNodes& sn, OwnedRows& out,
                                         MPI_Comm comm, StampTimes& times) {
   const auto ranks = size_t(nl.ranks);
@@ -305,8 +301,6 @@ RowContributions exchange_contributions(const RankNetlist& nl, const SuperNodes&
   for (std::ptrdiff_t u = 0; u < std::ptrdiff_t(n); ++u) slots += slot[size_t(u) + 1];
   if (slots > INT32_MAX) throw InputError("the system has more than 2^31 nonzeros, beyond this build's index width");
   prefix_sum(slot);
-#pragma omp parallel for schedule(static, 65536)
-  for (std::ptrdiff_t u = 0; u < std::ptrdiff_t(n); ++u) cursor[size_t(u)] += slot[size_t(u)];
   prefix_sum(rc.extra_ptr);
   rc.extra.resize(size_t(rc.extra_ptr[n]));
   // Arrays of a row each (a 50M-node grid's rank: 17M rows), their pages faulted in by all threads
@@ -314,6 +308,12 @@ RowContributions exchange_contributions(const RankNetlist& nl, const SuperNodes&
   size_for_overwrite(out.G.col, size_t(slots));
   size_for_overwrite(out.G.val, size_t(slots));
   int32_t* col = out.G.col.data();
+  // Each row's own couplings counted in its slot's last place (RowContributions::own_couplings()).
+#pragma omp parallel for schedule(static, 65536)
+  for (std::ptrdiff_t u = 0; u < std::ptrdiff_t(n); ++u) {
+    col[slot[size_t(u) + 1] - 1] = cursor[size_t(u)];
+    cursor[size_t(u)] += slot[size_t(u)];
+  }
   // Any order: each row's lists are sorted back into element order below.
 #pragma omp parallel
   {
@@ -333,10 +333,10 @@ RowContributions exchange_contributions(const RankNetlist& nl, const SuperNodes&
   }
   FillVector<int32_t>().swap(cursor);
   // Each row's own lists back in element order: the couplings at the start of its slot (cursor
-  // came down to it), of the slot's entries less the diagonal and the received couplings.
+  // came down to it).
 #pragma omp parallel for schedule(static, 4096)
   for (std::ptrdiff_t u = 0; u < std::ptrdiff_t(n); ++u) {
-    const int32_t couplings = rc.own_couplings(size_t(u), slot[size_t(u) + 1] - slot[size_t(u)]);
+    const int32_t couplings = RowContributions::own_couplings(col + slot[size_t(u)], slot[size_t(u) + 1] - slot[size_t(u)]);
     sort_by_key(col + slot[size_t(u)], col + slot[size_t(u)] + couplings, [](int32_t k) { return uint32_t(k); });
     sort_by_key(rc.extra.data() + rc.extra_ptr[size_t(u)], rc.extra.data() + rc.extra_ptr[size_t(u) + 1], [](uint32_t k) { return k; });
   }
