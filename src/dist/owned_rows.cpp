@@ -152,10 +152,11 @@ void sort_by_key(T* first, T* last, Key key) {
 
 // A counting sort's scatter, list[--*counter] = value for many rows' counters (many threads'
 // elements stamp one row), queued and run in batches: each queued counter's cache line is
-// prefetched, then the batch's atomic decrements run together, then its stores. A locked
-// instruction waits for every earlier store to reach the cache, and for its own line: one at a
-// time, each waited for the random store before it and for its own miss (at 5M nodes, one thread
-// a rank: the scatter of the own couplings 0.14 s of CPU, 0.09 s batched).
+// prefetched, then the batch's atomic decrements run together, then its stores, their lines
+// prefetched first. A locked instruction waits for every earlier store to reach the cache, and for
+// its own line: one at a time, each waited for the random store before it and for its own miss
+// (at 5M nodes, one thread a rank: the scatter of the own couplings 0.14 s of CPU, 0.09 s
+// batched, 0.08 s with the stores' lines prefetched).
 class BatchedScatter {
  public:
   // list[--*counter] = value, done by the next flush() at the latest.
@@ -167,6 +168,7 @@ class BatchedScatter {
   void flush() {
     int32_t at[kBatch];
     for (int i = 0; i < pending_; ++i) at[i] = __atomic_sub_fetch(counter_[i], 1, __ATOMIC_RELAXED);
+    for (int i = 0; i < pending_; ++i) __builtin_prefetch(list_[i] + at[i], 1);  // the stores' lines fetched together
     for (int i = 0; i < pending_; ++i) list_[i][at[i]] = value_[i];
     pending_ = 0;
   }
