@@ -349,6 +349,10 @@ TEST_CASE("the distributed reduction rejects a loop of sources, a floating part 
       // numbered before a second island of the last rank alone.
       {dir.write("island.sp", first_line + "Rf1 f_a f_b 1\n" + rest + "Rf2 f_b f_c 1\nRg1 g_a g_b 1\n"),
        "floating part of the circuit: 3 node(s), among them 'f_a'"},
+      // The top's island again, grounded only at the end (the last rank's node): it floats on
+      // rank 0 and is anchored across the cut, so the last rank's own island is the floating part.
+      {dir.write("anchored.sp", first_line + "Rf1 f_a f_b 1\n" + rest + "Rf2 f_b f_c 1\nRf3 f_c 0 1\nRg1 g_a g_b 1\n"),
+       "floating part of the circuit: 2 node(s), among them 'g_a'"},
       // Only the last rank's island, with a short in it.
       {dir.write("local.sp", mesh + "Rg1 g_a g_b 1\nRg0 g_b g_c 0\n"), "floating part of the circuit: 3 node(s)"},
       {dir.write("none.sp", "R1 a b 1\nR2 b c 1\nR3 c d 1\nR4 d 0 1\nR5 a 0 2\nR6 b 0 3\nR7 c 0 4\nR8 d e 1\n"),

@@ -418,14 +418,6 @@ bool stamps(const Element& e, const Companion* companion) {
   return e.kind == ElementKind::CurrentSource || element_conductance(e, companion) > 0;
 }
 
-double element_conductance(const Element& e, const Companion* companion) {
-  if (e.kind == ElementKind::Resistor) return e.value > 0 ? 1.0 / e.value : 0.0;
-  if (!companion) return 0.0;
-  if (e.kind == ElementKind::Capacitor) return companion->per_farad * e.value;
-  if (e.kind == ElementKind::Inductor && e.value > 0) return companion->per_inverse_henry / e.value;
-  return 0.0;
-}
-
 bool is_short(const Element& e, const Companion* companion) {
   return (e.kind == ElementKind::Resistor && e.value == 0.0) ||
          (e.kind == ElementKind::Inductor && (!companion || e.value == 0.0));

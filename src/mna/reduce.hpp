@@ -37,8 +37,15 @@ struct Companion {
 };
 
 // The conductance e stamps between its ends (0: none): resistors, and with a companion
-// capacitors and inductors.
-double element_conductance(const Element& e, const Companion* companion);
+// capacitors and inductors. Inline: the stamps (reduce()'s, a rank's) call it for every element in
+// each pass over them.
+inline double element_conductance(const Element& e, const Companion* companion) {
+  if (e.kind == ElementKind::Resistor) return e.value > 0 ? 1.0 / e.value : 0.0;
+  if (!companion) return 0.0;
+  if (e.kind == ElementKind::Capacitor) return companion->per_farad * e.value;
+  if (e.kind == ElementKind::Inductor && e.value > 0) return companion->per_inverse_henry / e.value;
+  return 0.0;
+}
 // Whether e stamps the rows of its ends' unknowns: a conductance (element_conductance() > 0) or
 // a current source.
 bool stamps(const Element& e, const Companion* companion);
