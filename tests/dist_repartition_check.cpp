@@ -6,6 +6,9 @@
 //   - at 2 ranks, METIS on the coarse graph separates the nets: no row couples to another rank;
 //   - return_values brings every row's value back to its first owner;
 //   - the plan is the same when made again.
+// At 2 ranks, also two larger nets split evenly at their boundary (as the parse splits
+// pgsim-gen's grids), 3 rows a block, the boundary inside a block of the global rows: the plan
+// keeps every row where it is (a block never spans two ranks, and METIS's cut is no lighter).
 // Prints one line per failed check and "repartition checks passed" at the end; exit 1 on a failure.
 #include <mpi.h>
 
@@ -29,11 +32,12 @@ void check(bool ok, const char* what, long long a, long long b) {
   std::printf("FAIL %s: %lld vs %lld\n", what, a, b);
 }
 
-// Two grids of different seeds side by side: a block-diagonal G.
-test::GridSystem two_nets() {
+// Two grids of nx x ny crossings (two layers each) and different seeds side by side: a
+// block-diagonal G.
+test::GridSystem two_nets(int32_t nx, int32_t ny) {
   test::GridShape shape;
-  shape.nx = 40;
-  shape.ny = 30;
+  shape.nx = nx;
+  shape.ny = ny;
   const test::GridSystem a = test::make_grid_system(shape);
   shape.seed = 2;
   const test::GridSystem b = test::make_grid_system(shape);
@@ -54,6 +58,78 @@ test::GridSystem two_nets() {
   return s;
 }
 
+// Migrates `full`, first split among the ranks at `cut` (per rank + 1), and checks the above;
+// `kept`: the plan must keep every row where it is.
+void check_split(const test::GridSystem& full, const std::vector<int64_t>& cut, bool kept, int rank, int ranks) {
+  const int64_t n = full.G.rows;
+  DistributedRows mine;
+  mine.first_row = cut[rank];
+  mine.global_rows = n;
+  mine.rows.rows = static_cast<int32_t>(cut[rank + 1] - cut[rank]);
+  for (int64_t i = cut[rank]; i < cut[rank + 1]; ++i) {
+    for (int32_t k = full.G.ptr[i]; k < full.G.ptr[i + 1]; ++k) {
+      mine.rows.col.push_back(full.G.col[k]);
+      mine.rows.val.push_back(full.G.val[k]);
+    }
+    mine.rows.ptr.push_back(static_cast<int32_t>(mine.rows.col.size()));
+    mine.b.push_back(full.b[i]);
+  }
+
+  const RowMigration plan = plan_migration(mine, MPI_COMM_WORLD);
+  check(plan_migration(mine, MPI_COMM_WORLD).part_of_block == plan.part_of_block, "the same plan again", 0, 0);
+  if (kept) {
+    check(plan.keeps_every_row(), "the parse's split kept", 0, 0);
+    check(plan.rows_leaving(rank) == 0, "rows leaving a kept split", plan.rows_leaving(rank), 0);
+  }
+  const MovedRows moved = migrate(mine, plan, MPI_COMM_WORLD);
+  check(moved.first_row() == plan.new_offset[rank], "first row", moved.first_row(), plan.new_offset[rank]);
+  check(moved.rows() == plan.new_offset[rank + 1] - plan.new_offset[rank], "rows", moved.rows(),
+        plan.new_offset[rank + 1] - plan.new_offset[rank]);
+  check(plan.new_offset[ranks] == n, "rows in all", plan.new_offset[ranks], n);
+  const double share = double(moved.rows()) * ranks / double(n);
+  check(share > 0.9 && share < 1.1, "balanced share (per mille)", static_cast<long long>(share * 1000), 1000);
+
+  // Every old row's new index: a permutation; this rank's new rows hold the old rows' entries,
+  // read in order from any row on (the rows that stayed and those received, in pieces).
+  std::vector<int64_t> old_of_new(static_cast<size_t>(n), -1);
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t k = plan.new_index(i);
+    check(k >= 0 && k < n && old_of_new[k] < 0, "new index unique", i, k);
+    if (k >= 0 && k < n) old_of_new[k] = i;
+  }
+  int64_t cut_entries = 0;
+  int32_t next = moved.rows() / 3;
+  const auto check_row = [&](int32_t k, const int32_t* col, const double* val, int32_t len, double b) {
+    check(k == next, "rows in order", k, next);
+    ++next;
+    const int64_t old = old_of_new[moved.first_row() + k];
+    check(b == full.b[old], "b moved", k, old);
+    check(len == full.G.ptr[old + 1] - full.G.ptr[old], "row length", k, old);
+    for (int32_t e = 0; e + 1 < len; ++e) check(col[e] < col[e + 1], "columns sorted", col[e], col[e + 1]);
+    for (int32_t e = 0; e < len; ++e) {
+      if (col[e] < moved.first_row() || col[e] >= moved.first_row() + moved.rows()) ++cut_entries;
+      // The same entry in the original row, found by the old index of the column.
+      bool found = false;
+      for (int32_t f = full.G.ptr[old]; f < full.G.ptr[old + 1]; ++f)
+        found |= full.G.col[f] == old_of_new[col[e]] && full.G.val[f] == val[e];
+      check(found, "entry moved", old, old_of_new[col[e]]);
+    }
+  };
+  moved.for_rows(moved.rows() / 3, moved.rows(), check_row);
+  next = 0;
+  moved.for_rows(0, moved.rows() / 3, check_row);
+  if (ranks == 2) check(cut_entries == 0, "2 ranks: the nets separated (entries across the cut)", cut_entries, 0);
+
+  std::vector<double> ids(static_cast<size_t>(moved.rows()));
+  for (int32_t k = 0; k < moved.rows(); ++k) ids[k] = double(old_of_new[moved.first_row() + k]);
+  const std::vector<double> back = return_values(ids, plan, MPI_COMM_WORLD);
+  check(back.size() == static_cast<size_t>(mine.rows.rows), "values returned", static_cast<long long>(back.size()),
+        mine.rows.rows);
+  for (size_t i = 0; i < back.size() && i < static_cast<size_t>(mine.rows.rows); ++i)
+    check(back[i] == double(mine.first_row + static_cast<int64_t>(i)), "value back at its row",
+          static_cast<long long>(back[i]), mine.first_row + static_cast<int64_t>(i));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -62,74 +138,20 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);
   {
-    const test::GridSystem full = two_nets();
+    const test::GridSystem full = two_nets(40, 30);
     const int64_t n = full.G.rows;
     // Uneven first shares: rank r's cut at (r / P)^0.7 of the rows (rank 0 takes the most).
     std::vector<int64_t> cut(static_cast<size_t>(ranks) + 1);
     for (int r = 0; r <= ranks; ++r) cut[r] = static_cast<int64_t>(double(n) * std::pow(double(r) / ranks, 0.7));
     cut[ranks] = n;
-    DistributedRows mine;
-    mine.first_row = cut[rank];
-    mine.global_rows = n;
-    mine.rows.rows = static_cast<int32_t>(cut[rank + 1] - cut[rank]);
-    for (int64_t i = cut[rank]; i < cut[rank + 1]; ++i) {
-      for (int32_t k = full.G.ptr[i]; k < full.G.ptr[i + 1]; ++k) {
-        mine.rows.col.push_back(full.G.col[k]);
-        mine.rows.val.push_back(full.G.val[k]);
-      }
-      mine.rows.ptr.push_back(static_cast<int32_t>(mine.rows.col.size()));
-      mine.b.push_back(full.b[i]);
-    }
-
-    const RowMigration plan = plan_migration(mine, MPI_COMM_WORLD);
-    check(plan_migration(mine, MPI_COMM_WORLD).part_of_block == plan.part_of_block, "the same plan again", 0, 0);
-    const MovedRows moved = migrate(mine, plan, MPI_COMM_WORLD);
-    check(moved.first_row() == plan.new_offset[rank], "first row", moved.first_row(), plan.new_offset[rank]);
-    check(moved.rows() == plan.new_offset[rank + 1] - plan.new_offset[rank], "rows", moved.rows(),
-          plan.new_offset[rank + 1] - plan.new_offset[rank]);
-    check(plan.new_offset[ranks] == n, "rows in all", plan.new_offset[ranks], n);
-    const double share = double(moved.rows()) * ranks / double(n);
-    check(share > 0.9 && share < 1.1, "balanced share (per mille)", static_cast<long long>(share * 1000), 1000);
-
-    // Every old row's new index: a permutation; this rank's new rows hold the old rows' entries,
-    // read in order from any row on (the rows that stayed and those received, in pieces).
-    std::vector<int64_t> old_of_new(static_cast<size_t>(n), -1);
-    for (int64_t i = 0; i < n; ++i) {
-      const int64_t k = plan.new_index(i);
-      check(k >= 0 && k < n && old_of_new[k] < 0, "new index unique", i, k);
-      if (k >= 0 && k < n) old_of_new[k] = i;
-    }
-    int64_t cut_entries = 0;
-    int32_t next = moved.rows() / 3;
-    const auto check_row = [&](int32_t k, const int32_t* col, const double* val, int32_t len, double b) {
-      check(k == next, "rows in order", k, next);
-      ++next;
-      const int64_t old = old_of_new[moved.first_row() + k];
-      check(b == full.b[old], "b moved", k, old);
-      check(len == full.G.ptr[old + 1] - full.G.ptr[old], "row length", k, old);
-      for (int32_t e = 0; e + 1 < len; ++e) check(col[e] < col[e + 1], "columns sorted", col[e], col[e + 1]);
-      for (int32_t e = 0; e < len; ++e) {
-        if (col[e] < moved.first_row() || col[e] >= moved.first_row() + moved.rows()) ++cut_entries;
-        // The same entry in the original row, found by the old index of the column.
-        bool found = false;
-        for (int32_t f = full.G.ptr[old]; f < full.G.ptr[old + 1]; ++f)
-          found |= full.G.col[f] == old_of_new[col[e]] && full.G.val[f] == val[e];
-        check(found, "entry moved", old, old_of_new[col[e]]);
-      }
-    };
-    moved.for_rows(moved.rows() / 3, moved.rows(), check_row);
-    next = 0;
-    moved.for_rows(0, moved.rows() / 3, check_row);
-    if (ranks == 2) check(cut_entries == 0, "2 ranks: the nets separated (entries across the cut)", cut_entries, 0);
-
-    std::vector<double> ids(static_cast<size_t>(moved.rows()));
-    for (int32_t k = 0; k < moved.rows(); ++k) ids[k] = double(old_of_new[moved.first_row() + k]);
-    const std::vector<double> back = return_values(ids, plan, MPI_COMM_WORLD);
-    check(back.size() == static_cast<size_t>(mine.rows.rows), "values returned", static_cast<long long>(back.size()),
-          mine.rows.rows);
-    for (size_t i = 0; i < back.size() && i < static_cast<size_t>(mine.rows.rows); ++i)
-      check(back[i] == double(mine.first_row + static_cast<int64_t>(i)), "value back at its row",
-            static_cast<long long>(back[i]), mine.first_row + static_cast<int64_t>(i));
+    check_split(full, cut, false, rank, ranks);
+  }
+  if (ranks == 2) {
+    // 2 x 8,282 rows: 3 rows a block (2 x 4096 blocks at most), the nets' boundary at row 8,282
+    // inside the global rows' block [8,280, 8,283).
+    const test::GridSystem full = two_nets(41, 101);
+    const int64_t half = full.G.rows / 2;
+    check_split(full, {0, half, 2 * half}, true, rank, ranks);
   }
   int all = 0;
   MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);

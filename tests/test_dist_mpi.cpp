@@ -140,9 +140,10 @@ TEST_CASE("mpirun -np 2: the single-process voltages within 1e-9 V, in the same 
 
 TEST_CASE("mpirun -np 4: the global coarse correction keeps CMG's iterations near one process's, same voltages",
           "[dist][mpi]") {
-  // Block CMG alone (--coarse-layers -1) loses CMG's coarse levels at every cut: about twice the
-  // single-process iterations on this mesh at 4 ranks. The two-level preconditioner
-  // (dist/two_level.hpp) must bring them back within 1.3x, and stay an exact solver.
+  // Block CMG alone (--coarse-layers -1) loses CMG's coarse levels at every cut: on this mesh at
+  // 4 ranks (the parse's slabs of rows, which the repartition keeps: METIS cuts no less) about
+  // twice the two-level preconditioner's iterations (dist/two_level.hpp), which must stay within
+  // 1.3x of one process's, and an exact solver.
   skip_without_mpirun();
   test::TempDir dir;
   const std::string args = make_mesh(dir) + " -q --backend cpu --tol 1e-12 ";
@@ -157,7 +158,7 @@ TEST_CASE("mpirun -np 4: the global coarse correction keeps CMG's iterations nea
   const int one = iterations("one.json"), four = iterations("four.json"), block = iterations("block.json");
   CAPTURE(one, four, block);
   CHECK(four <= 1.3 * one);
-  CHECK(block > 1.5 * one);  // the control: without the correction the cut costs iterations
+  CHECK(block > 1.5 * four);  // the control: without the correction the cut costs iterations
 
   const auto v1 = read_voltages(dir.file("v1.txt")), v4 = read_voltages(dir.file("v4.txt"));
   REQUIRE(v1.size() == v4.size());

@@ -133,7 +133,7 @@ int main(int argc, char** argv) {
   auto* coarse_layers = app.add_option("--coarse-layers", opt.coarse_layers,
                  "under mpirun with --precond cmg: the global coarse correction keeps the rows within N links of a "
                  "cut between ranks as coarse unknowns of their own (grouped by CMG aggregate where they would be "
-                 "over 16384); -1: no coarse correction (block CMG only)")
+                 "over 16384); -1: no coarse correction (block CMG only), as where no coupling crosses the ranks")
       ->check(CLI::Range(-1, 1000))
       ->capture_default_str();
   app.add_option("--tol", opt.tolerance, "stop when ||b - Gx|| <= tol ||b||")

@@ -183,12 +183,16 @@ RankSystem reduce_distributed(const RankNetlist& nl, MPI_Comm comm, bool reparti
   double planned = 0;
   int64_t leaving = 0;  // -v: the rows that step 3 sends to other ranks
   MovedRows moved_rows;
+  std::optional<RowMigration> plan;
   if (repartition && nl.ranks > 1 && rows.global_rows >= nl.ranks) {
-    RowMigration plan = plan_migration(rows, comm);
+    plan = plan_migration(rows, comm);
     planned = step.lap();
-    leaving = plan.rows_leaving(nl.rank);
-    moved_rows = migrate(std::move(rows), plan, comm);
-    row_begin = plan.new_offset;
+    if (plan->keeps_every_row()) plan.reset();  // the parse's split kept: nothing to move, or to return after the solve
+  }
+  if (plan) {
+    leaving = plan->rows_leaving(nl.rank);
+    moved_rows = migrate(std::move(rows), *plan, comm);
+    row_begin = plan->new_offset;
     sys.migration = std::move(plan);
   } else {
     moved_rows = MovedRows(std::move(rows));

@@ -38,13 +38,26 @@ CoarseSpace bounded_coarse_space(const RankBlock& blk, const CmgHierarchy& h, co
   return space;
 }
 
+// Whether the block preconditioner gets the global coarse correction: CMG with --coarse-layers
+// >= 0, where some coupling crosses ranks. Where none does, G is block diagonal across the ranks:
+// each rank's block CMG is a whole CMG of its part of G (as one process's, whose clusters never
+// join unconnected rows), and a coarse correction would carry nothing between ranks, only a
+// second level around each rank's own CMG, at the price of its setup and two collectives per
+// iteration (measured in docs/distributed.md). Collective where the command line asks for it.
+bool with_coarse_correction(const RankBlock& blk, const BlockPreconditioner& precond) {
+  if (precond.name != "cmg" || precond.coarse_layers < 0) return false;
+  int cut = blk.halo() > 0 ? 1 : 0, anywhere = 0;
+  MPI_Allreduce(&cut, &anywhere, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (anywhere == 0 && blk.rank == 0)
+    spdlog::info("no coupling crosses the ranks: block CMG alone, without the global coarse correction");
+  return anywhere != 0;
+}
+
 // The block preconditioner, with the global coarse correction where it applies (the same
-// decision on every rank: it depends on the command line only). `two`: the two-level
-// preconditioner when there is one, else null.
+// decision on every rank). `two`: the two-level preconditioner when there is one, else null.
 std::unique_ptr<Preconditioner> make_preconditioner(RankBlock& blk, const BlockPreconditioner& precond,
                                                     const TwoLevelPreconditioner*& two) {
-  if (precond.name != "cmg" || precond.coarse_layers < 0)
-    return make_cpu_preconditioner(precond.name, blk.interior, precond.cmg);
+  if (!with_coarse_correction(blk, precond)) return make_cpu_preconditioner(precond.name, blk.interior, precond.cmg);
   Stopwatch watch;  // -v
   CmgHierarchy h = softened_block_hierarchy(blk, kCutDiagonalShare, precond.cmg);
   const double built = watch.lap();
@@ -62,8 +75,8 @@ std::unique_ptr<Preconditioner> make_preconditioner(RankBlock& blk, const BlockP
 
 // The rank's block on its GPU, with the preconditioner of the CPU path: for CMG the global
 // coarse correction (its coarse problem built and factored here, on the host; the device gets
-// its operators and the rows of E^{-1} this rank reads) or, with --coarse-layers -1, block CMG
-// alone; other preconditioners on the block.
+// its operators and the rows of E^{-1} this rank reads) or, with --coarse-layers -1 or no cut,
+// block CMG alone; other preconditioners on the block.
 BlockSolve solve_on_gpu(RankBlock& blk, const SolveControl& control, const BlockPreconditioner& precond,
                        const BlockBackend& backend) {
 #ifdef PGSIM_HAVE_NCCL
@@ -84,7 +97,7 @@ BlockSolve solve_on_gpu(RankBlock& blk, const SolveControl& control, const Block
     h = build_cmg_hierarchy(A, cmg);
     return *h;
   };
-  if (precond.name == "cmg" && precond.coarse_layers >= 0) {
+  if (with_coarse_correction(blk, precond)) {
     const CmgHierarchy* shape = nullptr;
     with_softened_block(blk, kCutDiagonalShare, [&](const CsrMatrix& A) { shape = &build(A); });
     const double built = watch.lap();

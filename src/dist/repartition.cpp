@@ -36,18 +36,17 @@ int comm_rank(MPI_Comm comm) {
 }
 
 // The coarse edges of this rank's rows: per block, its entries' column blocks sorted and summed.
-std::vector<CoarseEdge> coarse_edges(const DistributedRows& mine, int64_t block_rows) {
-  const int64_t first = mine.first_row, last = first + mine.rows.rows;
-  if (first == last) return {};
-  const int64_t first_block = first / block_rows, last_block = (last - 1) / block_rows;
-  std::vector<std::vector<CoarseEdge>> per_block(static_cast<size_t>(last_block - first_block + 1));
+std::vector<CoarseEdge> coarse_edges(const DistributedRows& mine, const RowMigration& plan, int me) {
+  const int64_t first_block = plan.first_block[size_t(me)], last_block = plan.first_block[size_t(me) + 1];
+  std::vector<std::vector<CoarseEdge>> per_block(static_cast<size_t>(last_block - first_block));
 #pragma omp parallel for schedule(dynamic, 8)
-  for (int64_t blk = first_block; blk <= last_block; ++blk) {
-    const int64_t lo = std::max(first, blk * block_rows) - first, hi = std::min(last, (blk + 1) * block_rows) - first;
+  for (int64_t blk = first_block; blk < last_block; ++blk) {
+    const int64_t lo = plan.old_first_of_block[size_t(blk)] - mine.first_row,
+                  hi = plan.old_first_of_block[size_t(blk) + 1] - mine.first_row;
     std::vector<CoarseEdge>& edges = per_block[static_cast<size_t>(blk - first_block)];
     for (int64_t i = lo; i < hi; ++i)
       for (int32_t k = mine.rows.ptr[i]; k < mine.rows.ptr[i + 1]; ++k) {
-        const int64_t to = mine.rows.col[k] / block_rows;
+        const int64_t to = plan.block_of(mine.rows.col[k]);
         if (to != blk) edges.push_back({blk, to, std::fabs(mine.rows.val[k])});
       }
     std::sort(edges.begin(), edges.end(), [](const CoarseEdge& a, const CoarseEdge& b) { return a.to < b.to; });
@@ -66,7 +65,7 @@ std::vector<CoarseEdge> coarse_edges(const DistributedRows& mine, int64_t block_
 }
 
 // Rank 0: the coarse graph as a symmetric matrix (partition_rows reads its off-diagonal weights).
-// A block split between two ranks arrives as two partial rows: their entries are summed here.
+// Each block's edges come from the one rank that holds it, already summed per column block.
 CsrMatrix coarse_matrix(std::vector<CoarseEdge> edges, int64_t blocks) {
   std::sort(edges.begin(), edges.end(), [](const CoarseEdge& a, const CoarseEdge& b) {
     return a.from != b.from ? a.from < b.from : a.to < b.to;
@@ -74,17 +73,35 @@ CsrMatrix coarse_matrix(std::vector<CoarseEdge> edges, int64_t blocks) {
   CsrMatrix c;
   c.rows = static_cast<int32_t>(blocks);
   c.ptr.assign(static_cast<size_t>(blocks) + 1, 0);
-  for (size_t e = 0; e < edges.size(); ++e) {
-    if (e > 0 && edges[e].from == edges[e - 1].from && edges[e].to == edges[e - 1].to) {
-      c.val.back() -= edges[e].weight;
-      continue;
-    }
-    c.col.push_back(static_cast<int32_t>(edges[e].to));
-    c.val.push_back(-edges[e].weight);
-    ++c.ptr[edges[e].from + 1];
+  for (const CoarseEdge& e : edges) {
+    c.col.push_back(static_cast<int32_t>(e.to));
+    c.val.push_back(-e.weight);
+    ++c.ptr[e.from + 1];
   }
   for (int64_t b = 0; b < blocks; ++b) c.ptr[b + 1] += c.ptr[b];
   return c;
+}
+
+// The summed weight of the coarse edges that `part` cuts.
+double cut_weight(const CsrMatrix& c, const std::vector<int32_t>& part) {
+  double cut = 0;
+  for (int32_t b = 0; b < c.rows; ++b)
+    for (int32_t k = c.ptr[b]; k < c.ptr[b + 1]; ++k)
+      if (part[size_t(b)] != part[size_t(c.col[k])]) cut -= c.val[k];
+  return cut;
+}
+
+// Rank 0: METIS's parts for the blocks, or each block's own rank where the parse's split cuts no
+// more and is balanced (repartition.hpp).
+std::vector<int32_t> choose_parts(const CsrMatrix& c, const RowMigration& plan, int P) {
+  std::vector<int32_t> kept(size_t(c.rows));
+  for (int r = 0; r < P; ++r)
+    std::fill(kept.begin() + plan.first_block[size_t(r)], kept.begin() + plan.first_block[size_t(r) + 1], r);
+  int64_t largest = 0;
+  for (int r = 0; r < P; ++r) largest = std::max(largest, plan.old_offset[size_t(r) + 1] - plan.old_offset[size_t(r)]);
+  std::vector<int32_t> metis = partition_rows(c, P).owner;
+  const bool balanced = double(largest) <= kBalance * double(plan.global_rows) / P;
+  return balanced && cut_weight(c, kept) <= cut_weight(c, metis) ? kept : metis;
 }
 
 }  // namespace
@@ -100,48 +117,55 @@ RowMigration plan_migration(const DistributedRows& mine, MPI_Comm comm) {
   MPI_Allgather(&my_rows, 1, MPI_INT64_T, plan.old_offset.data() + 1, 1, MPI_INT64_T, comm);
   for (size_t r = 0; r < parts; ++r) plan.old_offset[r + 1] += plan.old_offset[r];
 
+  // Each rank's rows cut into blocks from its first.
   plan.block_rows = std::max<int64_t>(1, (plan.global_rows + P * kBlocksPerRank - 1) / (P * kBlocksPerRank));
-  const int64_t blocks = (plan.global_rows + plan.block_rows - 1) / plan.block_rows;
+  plan.first_block.assign(parts + 1, 0);
+  for (size_t r = 0; r < parts; ++r) {
+    const int64_t rows = plan.old_offset[r + 1] - plan.old_offset[r];
+    plan.first_block[r + 1] = plan.first_block[r] + (rows + plan.block_rows - 1) / plan.block_rows;
+  }
+  const int64_t blocks = plan.first_block[parts];
   if (blocks < P) throw std::invalid_argument("repartition: fewer rows than ranks");
+  plan.old_first_of_block.resize(size_t(blocks) + 1);
+  for (size_t r = 0; r < parts; ++r)
+    for (int64_t b = plan.first_block[r]; b < plan.first_block[r + 1]; ++b)
+      plan.old_first_of_block[size_t(b)] = plan.old_offset[r] + (b - plan.first_block[r]) * plan.block_rows;
+  plan.old_first_of_block[size_t(blocks)] = plan.global_rows;
+  const auto rows_of_block = [&](int64_t b) { return plan.old_first_of_block[size_t(b) + 1] - plan.old_first_of_block[size_t(b)]; };
 
   // The coarse edges, gathered on rank 0.
-  std::vector<CoarseEdge> gathered = gather_to(0, coarse_edges(mine, plan.block_rows), comm);
+  std::vector<CoarseEdge> gathered = gather_to(0, coarse_edges(mine, plan, me), comm);
 
   plan.part_of_block.resize(static_cast<size_t>(blocks));
-  if (me == 0) plan.part_of_block = partition_rows(coarse_matrix(std::move(gathered), blocks), P).owner;
+  if (me == 0) plan.part_of_block = choose_parts(coarse_matrix(std::move(gathered), blocks), plan, P);
   MPI_Bcast(plan.part_of_block.data(), record_count(size_t(blocks)), MPI_INT32_T, 0, comm);
 
   // New numbering: by part, then old order; every rank computes it alike.
   plan.new_offset.assign(parts + 1, 0);
-  for (int64_t b = 0; b < blocks; ++b)
-    plan.new_offset[static_cast<size_t>(plan.part_of_block[b]) + 1] +=
-        std::min(plan.block_rows, plan.global_rows - b * plan.block_rows);
+  for (int64_t b = 0; b < blocks; ++b) plan.new_offset[static_cast<size_t>(plan.part_of_block[b]) + 1] += rows_of_block(b);
   for (size_t r = 0; r < parts; ++r) plan.new_offset[r + 1] += plan.new_offset[r];
   std::vector<int64_t> next(plan.new_offset.begin(), plan.new_offset.end() - 1);
   plan.new_first_of_block.resize(static_cast<size_t>(blocks));
   for (int64_t b = 0; b < blocks; ++b) {
     int64_t& n = next[static_cast<size_t>(plan.part_of_block[b])];
     plan.new_first_of_block[b] = n;
-    n += std::min(plan.block_rows, plan.global_rows - b * plan.block_rows);
+    n += rows_of_block(b);
   }
   return plan;
 }
 
 namespace {
 
-// This rank's share of the blocks, [first, first + count) of the global rows cut at block edges
-// (a block split between two ranks is a piece on each): per piece its rows, as local indices.
+// Rank r's blocks, each with its rows as indices into the rows r held before.
 struct Piece {
-  int64_t block, lo, hi;  // rows [lo, hi) of the share, all in `block`
+  int64_t block, lo, hi;  // rows [lo, hi) of rank r's, all of `block`
 };
 
-std::vector<Piece> pieces_of(int64_t first, int64_t count, int64_t block_rows) {
+std::vector<Piece> pieces_of(const RowMigration& plan, int r) {
   std::vector<Piece> pieces;
-  for (int64_t row = first; row < first + count;) {
-    const int64_t blk = row / block_rows, end = std::min(first + count, (blk + 1) * block_rows);
-    pieces.push_back({blk, row - first, end - first});
-    row = end;
-  }
+  const int64_t first = plan.old_offset[size_t(r)];
+  for (int64_t b = plan.first_block[size_t(r)]; b < plan.first_block[size_t(r) + 1]; ++b)
+    pieces.push_back({b, plan.old_first_of_block[size_t(b)] - first, plan.old_first_of_block[size_t(b) + 1] - first});
   return pieces;
 }
 
@@ -175,11 +199,17 @@ void move_runs(const T* src, const std::vector<Run>& runs, const std::vector<int
 }  // namespace
 
 int64_t RowMigration::rows_leaving(int r) const {
-  const int64_t first = old_offset[size_t(r)];
   int64_t leaving = 0;
-  for (const Piece& piece : pieces_of(first, old_offset[size_t(r) + 1] - first, block_rows))
+  for (const Piece& piece : pieces_of(*this, r))
     if (part_of_block[size_t(piece.block)] != r) leaving += piece.hi - piece.lo;
   return leaving;
+}
+
+bool RowMigration::keeps_every_row() const {
+  for (size_t r = 0; r + 1 < first_block.size(); ++r)
+    for (int64_t b = first_block[r]; b < first_block[r + 1]; ++b)
+      if (part_of_block[size_t(b)] != int(r)) return false;
+  return true;
 }
 
 MovedRows::MovedRows(DistributedRows rows)
@@ -195,7 +225,7 @@ MovedRows migrate(DistributedRows mine, const RowMigration& plan, MPI_Comm comm)
   // it gets from each sender (the plan), in that order, so only lengths, entries and b travel. A
   // block moves whole, so the moves are planned piece by piece (a few thousand): a run of rows and
   // one of entries per piece. The pieces that stay become segments of the result, in place.
-  const std::vector<Piece> pieces = pieces_of(mine.first_row, mine.rows.rows, plan.block_rows);
+  const std::vector<Piece> pieces = pieces_of(plan, me);
   std::vector<Run> row_runs, entry_runs;
   std::vector<int64_t> rows_to(parts, 0), entries_to(parts, 0);
   MovedRows out;
@@ -264,14 +294,10 @@ MovedRows migrate(DistributedRows mine, const RowMigration& plan, MPI_Comm comm)
   if (received > lower) out.segments_.push_back({lower + stay, received - lower, true, lower});
   out.own_ = std::move(mine);
 
-  // Columns to new indices, in place, unless the plan keeps every row's index (the parse's ranks
-  // already hold the parts, a block straddling two of them aside). A row's columns stay
-  // ascending where the renumbering keeps their order (within a part it does): only the others
-  // are sorted.
-  bool same_indices = true;
-  for (int64_t b = 0; b < int64_t(plan.new_first_of_block.size()); ++b)
-    same_indices = same_indices && plan.new_first_of_block[size_t(b)] == b * plan.block_rows;
-  if (same_indices) return out;
+  // Columns to new indices, in place, unless the plan keeps every row's index. A row's columns
+  // stay ascending where the renumbering keeps their order (within a part it does): only the
+  // others are sorted.
+  if (plan.keeps_every_row()) return out;
   for (const MovedRows::Segment& seg : out.segments_) {
     CsrMatrix& m = seg.received ? out.received_ : out.own_.rows;
 #pragma omp parallel for schedule(static, 4096)
@@ -291,12 +317,10 @@ std::vector<double> return_values(const std::vector<double>& moved, const RowMig
   // Out: this rank's new rows are in old order (migrate), so those of each old owner are one run,
   // in the order that owner sent them: `moved` goes back as it is, one run per old owner.
   std::vector<int> counts(parts, 0);
-  for (int64_t blk = 0; blk < static_cast<int64_t>(plan.part_of_block.size()); ++blk) {
-    if (plan.part_of_block[blk] != me) continue;
-    const int64_t lo = blk * plan.block_rows, hi = std::min(plan.global_rows, lo + plan.block_rows);
-    for (size_t o = 0; o < parts; ++o)
-      counts[o] += static_cast<int>(std::max<int64_t>(0, std::min(hi, plan.old_offset[o + 1]) - std::max(lo, plan.old_offset[o])));
-  }
+  for (size_t o = 0; o < parts; ++o)
+    for (int64_t blk = plan.first_block[o]; blk < plan.first_block[o + 1]; ++blk)
+      if (plan.part_of_block[size_t(blk)] == me)
+        counts[o] += static_cast<int>(plan.old_first_of_block[size_t(blk) + 1] - plan.old_first_of_block[size_t(blk)]);
   if (plan.new_offset[me + 1] - plan.new_offset[me] != static_cast<int64_t>(moved.size()))
     throw std::invalid_argument("return_values: one value per moved row");
   const std::vector<int> moved_at = displacements(counts);
@@ -307,7 +331,7 @@ std::vector<double> return_values(const std::vector<double>& moved, const RowMig
   // in that order (by sender); then every piece placed, those that stayed on this rank (nearly
   // all, where the parse's ranks already held the parts) read straight from `moved`.
   const int64_t lo = plan.old_offset[me], hi = plan.old_offset[me + 1];
-  const std::vector<Piece> pieces = pieces_of(lo, hi - lo, plan.block_rows);
+  const std::vector<Piece> pieces = pieces_of(plan, me);
   std::vector<int> taken(parts, 0);
   std::vector<int64_t> from(pieces.size());
   for (size_t p = 0; p < pieces.size(); ++p) {

@@ -8,25 +8,30 @@
 // the cut, so the cut should run through few and weak couplings: METIS's job (on the 2-net
 // generated grids at P = 2 it separates the nets, a cut of nothing).
 //
-// How. No rank holds the whole graph: every `block_rows` consecutive global rows form one
-// vertex of a coarse graph (consecutive rows in file order lie along a wire, so a block is a
-// compact piece of one layer), each coarse edge weighted by the summed conductance between its
-// two blocks. Each rank sends its blocks' coarse edges to rank 0 (one MPI_Gatherv), which
-// partitions the coarse graph with partition_rows (dist/partition.hpp: METIS k-way, weighted)
-// and broadcasts one part per block. A block moves whole, so every rank computes any row's new
-// global index from the part array alone: the new numbering puts part 0's blocks first, each
-// part's blocks in their old order, each block's rows in their old order. Then the rows move
-// (one MPI_Alltoallv each for the row lengths, the entries' values, their columns and b), and
-// after the solve the values go back the same way reversed.
+// How. No rank holds the whole graph: each rank's rows, from its first, are cut into blocks of
+// `block_rows` consecutive rows, each one vertex of a coarse graph (consecutive rows in file order
+// lie along a wire, so a block is a compact piece of one layer; a block never spans two ranks, so
+// the parse's own split is one of the partitions the coarse graph can express), each coarse edge
+// weighted by the summed conductance between its two blocks. Each rank sends its blocks' coarse
+// edges to rank 0 (one MPI_Gatherv), which partitions the coarse graph with partition_rows
+// (dist/partition.hpp: METIS k-way, weighted) and broadcasts one part per block. The parse's
+// split is kept instead where its cut weighs no more than METIS's and its ranks' rows are within
+// METIS's balance (kBalance): a partitioner's heuristic may cut what the parse did not, and every
+// coupling cut costs iterations (on pgsim-gen's 2-net grids at P = 2 the parse's ranks hold one
+// net each, a cut of nothing; a block straddling the ranks' boundary, before blocks were cut per
+// rank, moved 3,104 rows of the 50M-node grid and cut 4,657 rows' couplings: 39 PCG iterations
+// against 27). A block moves whole, so every rank computes any row's new global index from the
+// plan alone: the new numbering puts part 0's blocks first, each part's blocks in their old
+// order, each block's rows in their old order. Then the rows move (one MPI_Alltoallv each for
+// the row lengths, the entries' values, their columns and b), and after the solve the values go
+// back the same way reversed.
 //
-// Cost: the coarse graph has global_rows / block_rows vertices (a few thousand per rank); each
-// row crosses the network at most once each way. The rows that stay on their rank are not
+// Cost: the coarse graph has about global_rows / block_rows vertices (a few thousand per rank);
+// each row crosses the network at most once each way. The rows that stay on their rank are not
 // copied at all: they stay in the arrays they were assembled in (MovedRows), which the next step
 // (the split into own and cut columns, distributed_reduce.cpp) reads, as it copies every row
-// anyway. On pgsim-gen's grids at P = 2 the parse's ranks already hold the nets (at 50M nodes
-// 3,104 of 34.9M rows change rank), where a copy of the rows that stay took 0.116 s of rank 0's
-// 2.39 s reduction on 16 threads. Where the plan keeps every row's index, no column is
-// renumbered or row sorted.
+// anyway. Where the plan keeps every row where it is (keeps_every_row), no column is renumbered,
+// no row sorted, and the caller need not migrate at all.
 #include <mpi.h>
 
 #include <algorithm>
@@ -46,25 +51,38 @@ struct DistributedRows {
   std::vector<double> b;
 };
 
+// How balanced the kept parse split must be: its largest rank's rows at most this many times the
+// average (METIS's own default tolerance, partition.hpp).
+inline constexpr double kBalance = 1.03;
+
 struct RowMigration {
-  int64_t block_rows = 1;                 // rows per coarse vertex (the last block may be shorter)
+  int64_t block_rows = 1;                 // rows per coarse vertex (each rank's last block may be shorter)
   int64_t global_rows = 0;
-  std::vector<int32_t> part_of_block;     // the rank each block moves to
-  std::vector<int64_t> new_first_of_block;  // the new global index of each block's first row
   std::vector<int64_t> old_offset;        // per rank + 1: the rows each rank held before
   std::vector<int64_t> new_offset;        // per rank + 1: after
+  std::vector<int64_t> first_block;       // per rank + 1: rank r's rows before are blocks [first_block[r], first_block[r + 1])
+  std::vector<int64_t> old_first_of_block;  // per block + 1: its first row before (the last entry global_rows)
+  std::vector<int32_t> part_of_block;     // the rank each block moves to
+  std::vector<int64_t> new_first_of_block;  // the new global index of each block's first row
 
   // Of the rows rank r held before, those that go to another rank (the ones migrate sends).
   int64_t rows_leaving(int r) const;
+  // Whether every block stays on the rank that held it: then no row moves and none is renumbered.
+  bool keeps_every_row() const;
 
+  int64_t block_of(int64_t old_row) const {
+    const auto r = std::upper_bound(old_offset.begin(), old_offset.end(), old_row) - old_offset.begin() - 1;
+    return first_block[static_cast<size_t>(r)] + (old_row - old_offset[static_cast<size_t>(r)]) / block_rows;
+  }
   int64_t new_index(int64_t old_row) const {
-    const int64_t blk = old_row / block_rows;
-    return new_first_of_block[static_cast<size_t>(blk)] + old_row - blk * block_rows;
+    const auto blk = static_cast<size_t>(block_of(old_row));
+    return new_first_of_block[blk] + old_row - old_first_of_block[blk];
   }
 };
 
 // Collective. The coarse graph of `mine` and every rank's, partitioned into the communicator's
-// size. Deterministic. Requires global_rows >= 1; ranks may hold no rows.
+// size (or the parse's split kept, as above). Deterministic. Requires global_rows >= 1; ranks may
+// hold no rows.
 RowMigration plan_migration(const DistributedRows& mine, MPI_Comm comm);
 
 // A rank's rows after a migration, where they lie: those that stayed on this rank in the arrays
