@@ -8,7 +8,7 @@
 //   - the plan is the same when made again.
 // At 2 ranks, also two larger nets split evenly at their boundary (as the parse splits
 // pgsim-gen's grids), 3 rows a block, the boundary inside a block of the global rows: the plan
-// keeps every row where it is (a block never spans two ranks, and METIS's cut is no lighter).
+// keeps every row where it is (a block never spans two ranks, and the split cuts nothing).
 // Prints one line per failed check and "repartition checks passed" at the end; exit 1 on a failure.
 #include <mpi.h>
 

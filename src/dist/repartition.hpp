@@ -16,11 +16,13 @@
 // edges to rank 0 (one MPI_Gatherv), which partitions the coarse graph with partition_rows
 // (dist/partition.hpp: METIS k-way, weighted) and broadcasts one part per block. The parse's
 // split is kept instead where its cut weighs no more than METIS's and its ranks' rows are within
-// METIS's balance (kBalance): a partitioner's heuristic may cut what the parse did not, and every
-// coupling cut costs iterations (on pgsim-gen's 2-net grids at P = 2 the parse's ranks hold one
-// net each, a cut of nothing; a block straddling the ranks' boundary, before blocks were cut per
-// rank, moved 3,104 rows of the 50M-node grid and cut 4,657 rows' couplings: 39 PCG iterations
-// against 27). A block moves whole, so every rank computes any row's new global index from the
+// METIS's balance (kBalance; where it cuts nothing, without the coarse graph or METIS at all): a
+// partitioner's heuristic may cut what the parse did not, and every coupling cut costs
+// iterations. On pgsim-gen's 2-net grids at P = 2 the parse's ranks hold one net each; a block
+// straddling the ranks' boundary, when blocks were cut from global row 0, had moved 3,104 rows
+// of the 50M-node grid and cut the nets (halos of 3,105 and 1,552 rows): 39 PCG iterations with
+// the global coarse correction, 26 with the split kept and no correction (benchmarks/dist). A
+// block moves whole, so every rank computes any row's new global index from the
 // plan alone: the new numbering puts part 0's blocks first, each part's blocks in their old
 // order, each block's rows in their old order. Then the rows move (one MPI_Alltoallv each for
 // the row lengths, the entries' values, their columns and b), and after the solve the values go
