@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <charconv>
+#include <chrono>
 #include <cstring>
 #include <nlohmann/json.hpp>
 #include <limits>
@@ -156,6 +157,53 @@ TEST_CASE("a file of many write-back rounds comes out whole, and nothing shows b
     file.commit();
   }
   CHECK(test::read_text(out) == expected);
+  CHECK(no_temporaries_in(dir));
+}
+
+namespace {
+
+// Whether this process holds a descriptor of the file (dev, ino), deleted or not.
+bool holds_file(dev_t dev, ino_t ino) {
+  for (const auto& entry : fs::directory_iterator("/proc/self/fd")) {
+    struct stat st {};
+    if (::stat(entry.path().c_str(), &st) == 0 && st.st_dev == dev && st.st_ino == ino) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("a replaced file is released after the rename on a thread of its own; a second link keeps it", "[output]") {
+  test::TempDir dir;
+  const std::string out = dir.write("v.txt", std::string(size_t(1) << 20, 'x'));
+  struct stat old {};
+  REQUIRE(::stat(out.c_str(), &old) == 0);
+  SECTION("its last link: no descriptor of it stays") {
+    {
+      OutputFile file(out);
+      file.write("new\n");
+      file.commit();
+    }
+    CHECK(test::read_text(out) == "new\n");
+    bool held = true;  // the release runs beside the caller: give it a few seconds
+    for (int k = 0; k < 500 && held; ++k) {
+      held = holds_file(old.st_dev, old.st_ino);
+      if (held) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    CHECK_FALSE(held);
+  }
+  SECTION("another link: that link still reads the earlier bytes") {
+    const std::string other = dir.file("kept.txt");
+    REQUIRE(::link(out.c_str(), other.c_str()) == 0);
+    {
+      OutputFile file(out);
+      file.write("new\n");
+      file.commit();
+    }
+    CHECK(test::read_text(out) == "new\n");
+    CHECK(test::read_text(other) == std::string(size_t(1) << 20, 'x'));
+    CHECK_FALSE(holds_file(old.st_dev, old.st_ino));  // not held at all: the rename frees nothing
+  }
   CHECK(no_temporaries_in(dir));
 }
 

@@ -30,7 +30,8 @@ class OutputFile {
   OutputFile& operator=(const OutputFile&) = delete;
 
   void write(std::string_view bytes);
-  // Regular file: flush to disk, close, rename over the target. Otherwise: close (never stdout).
+  // Regular file: flush to disk, close, rename over the target (a file it replaces is released on
+  // a thread of its own, not in the rename). Otherwise: close (never stdout).
   void commit();
 
   // For an output that several processes write at once (app/distributed_voltages.hpp): the
