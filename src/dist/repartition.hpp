@@ -107,6 +107,11 @@ class MovedRows {
   template <class F>
   void for_rows(int32_t from, int32_t to, F f) const;
 
+  // Whether the rows are exactly the rank's as assembled (no migration moved any in or out):
+  // then take_unmoved() hands their arrays back, which for_rows() reads in place.
+  bool unmoved() const { return segments_.size() == 1 && !segments_[0].received && own_.rows.rows == rows_; }
+  DistributedRows take_unmoved() && { return std::move(own_); }
+
  private:
   friend MovedRows migrate(DistributedRows mine, const RowMigration& plan, MPI_Comm comm);
   struct Segment {
