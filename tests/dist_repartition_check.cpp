@@ -3,9 +3,12 @@
 // among the ranks unevenly and across the nets (as byte ranges of a netlist fall). Checked:
 //   - every row arrives once, at its new index, with its entries (columns renumbered) and b;
 //   - the ranks' new shares are balanced (within 10% of rows / P);
-//   - at 2 ranks, METIS on the coarse graph separates the nets: no row couples to another rank;
+//   - at 2 ranks, METIS on the coarse graph separates the nets: no row couples to another rank,
+//     and only the rows of the net a rank does not keep move (METIS's parts matched to ranks);
 //   - return_values brings every row's value back to its first owner;
 //   - the plan is the same when made again.
+// match_parts_to_ranks, on a plan made by hand: parts named in any order go to the ranks holding
+// most of their rows.
 // At 2 ranks, also two larger nets split evenly at their boundary (as the parse splits
 // pgsim-gen's grids), 3 rows a block, the boundary inside a block of the global rows: the plan
 // keeps every row where it is (a block never spans two ranks, and the split cuts nothing).
@@ -59,8 +62,10 @@ test::GridSystem two_nets(int32_t nx, int32_t ny) {
 }
 
 // Migrates `full`, first split among the ranks at `cut` (per rank + 1), and checks the above;
-// `kept`: the plan must keep every row where it is.
-void check_split(const test::GridSystem& full, const std::vector<int64_t>& cut, bool kept, int rank, int ranks) {
+// `kept`: the plan must keep every row where it is; `moving` >= 0: the rows that must move, over
+// all ranks.
+void check_split(const test::GridSystem& full, const std::vector<int64_t>& cut, bool kept, int64_t moving, int rank,
+                 int ranks) {
   const int64_t n = full.G.rows;
   DistributedRows mine;
   mine.first_row = cut[rank];
@@ -80,6 +85,11 @@ void check_split(const test::GridSystem& full, const std::vector<int64_t>& cut, 
   if (kept) {
     check(plan.keeps_every_row(), "the parse's split kept", 0, 0);
     check(plan.rows_leaving(rank) == 0, "rows leaving a kept split", plan.rows_leaving(rank), 0);
+  }
+  if (moving >= 0) {
+    int64_t leaving = 0;
+    for (int r = 0; r < ranks; ++r) leaving += plan.rows_leaving(r);
+    check(leaving == moving, "rows moved", leaving, moving);
   }
   const MovedRows moved = migrate(mine, plan, MPI_COMM_WORLD);
   check(moved.first_row() == plan.new_offset[rank], "first row", moved.first_row(), plan.new_offset[rank]);
@@ -130,6 +140,22 @@ void check_split(const test::GridSystem& full, const std::vector<int64_t>& cut, 
           static_cast<long long>(back[i]), mine.first_row + static_cast<int64_t>(i));
 }
 
+// Three ranks of 4 blocks each (10 rows a block, the last rank's last block 5), parts named as
+// METIS might: rank 0's blocks mostly part 2, rank 1's part 0, rank 2's part 1, a block or two
+// elsewhere. Each part must go to the rank holding most of its rows, the odd blocks with it.
+void check_part_matching() {
+  RowMigration plan;
+  plan.block_rows = 10;
+  plan.old_offset = {0, 40, 80, 115};
+  plan.global_rows = 115;
+  plan.first_block = {0, 4, 8, 12};
+  plan.old_first_of_block = {0, 10, 20, 30, 40, 50, 60, 70, 80, 90, 100, 110, 115};
+  std::vector<int32_t> part = {2, 2, 2, 0, 0, 0, 0, 1, 1, 1, 1, 1};
+  match_parts_to_ranks(part, plan);
+  const std::vector<int32_t> expected = {0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 2};
+  for (size_t b = 0; b < part.size(); ++b) check(part[b] == expected[b], "part matched to its rank", part[b], expected[b]);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -137,6 +163,7 @@ int main(int argc, char** argv) {
   int rank = 0, ranks = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  check_part_matching();
   {
     const test::GridSystem full = two_nets(40, 30);
     const int64_t n = full.G.rows;
@@ -144,14 +171,15 @@ int main(int argc, char** argv) {
     std::vector<int64_t> cut(static_cast<size_t>(ranks) + 1);
     for (int r = 0; r <= ranks; ++r) cut[r] = static_cast<int64_t>(double(n) * std::pow(double(r) / ranks, 0.7));
     cut[ranks] = n;
-    check_split(full, cut, false, rank, ranks);
+    // At 2 ranks rank 0 holds a net and some of the other's rows: those alone move.
+    check_split(full, cut, false, ranks == 2 ? cut[1] - n / 2 : -1, rank, ranks);
   }
   if (ranks == 2) {
     // 2 x 8,282 rows: 3 rows a block (2 x 4096 blocks at most), the nets' boundary at row 8,282
     // inside the global rows' block [8,280, 8,283).
     const test::GridSystem full = two_nets(41, 101);
     const int64_t half = full.G.rows / 2;
-    check_split(full, {0, half, 2 * half}, true, rank, ranks);
+    check_split(full, {0, half, 2 * half}, true, 0, rank, ranks);
   }
   int all = 0;
   MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);

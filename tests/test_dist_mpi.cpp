@@ -34,8 +34,8 @@ int mpirun_pgsim(int ranks, const std::string& args, const std::string& log) {
 
 // One net, a 150 x 150 mesh (22,500 nodes) with resistances varied by position, a pad every 10
 // crossings and a load at every node: any split of it into ranks cuts wires, so the halo is
-// real. (pgsim-gen's VDD and GND nets are separate components, which METIS gives a rank each
-// at 2 ranks, with no halo at all.)
+// real. (pgsim-gen's VDD and GND nets are separate components, which the parse's split or
+// METIS gives a rank each at 2 ranks, with little or no halo.)
 std::string mesh_text(int n) {
   std::string text;
   const auto node = [](int x, int y) { return "n1_" + std::to_string(x) + "_" + std::to_string(y); };

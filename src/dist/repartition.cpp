@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cmath>
+#include <numeric>
 #include <stdexcept>
 
 #include "dist/partition.hpp"
@@ -121,7 +122,9 @@ bool cut_anywhere(const DistributedRows& mine, MPI_Comm comm) {
 // balanced (repartition.hpp).
 std::vector<int32_t> choose_parts(const CsrMatrix& c, const RowMigration& plan, int P) {
   std::vector<int32_t> kept = kept_parts(plan), metis = partition_rows(c, P).owner;
-  return kept_split_balanced(plan) && cut_weight(c, kept) <= cut_weight(c, metis) ? kept : metis;
+  if (kept_split_balanced(plan) && cut_weight(c, kept) <= cut_weight(c, metis)) return kept;
+  match_parts_to_ranks(metis, plan);
+  return metis;
 }
 
 }  // namespace
@@ -235,6 +238,24 @@ bool RowMigration::keeps_every_row() const {
     for (int64_t b = first_block[r]; b < first_block[r + 1]; ++b)
       if (part_of_block[size_t(b)] != int(r)) return false;
   return true;
+}
+
+void match_parts_to_ranks(std::vector<int32_t>& part, const RowMigration& plan) {
+  const size_t ranks = plan.old_offset.size() - 1;
+  std::vector<int64_t> overlap(ranks * ranks, 0);  // [part][rank]: rows
+  for (size_t r = 0; r < ranks; ++r)
+    for (int64_t b = plan.first_block[r]; b < plan.first_block[r + 1]; ++b)
+      overlap[size_t(part[size_t(b)]) * ranks + r] += plan.old_first_of_block[size_t(b) + 1] - plan.old_first_of_block[size_t(b)];
+  std::vector<size_t> pairs(ranks * ranks);
+  std::iota(pairs.begin(), pairs.end(), size_t(0));
+  std::stable_sort(pairs.begin(), pairs.end(), [&](size_t x, size_t y) { return overlap[x] > overlap[y]; });
+  std::vector<int32_t> rank_of(ranks, -1);
+  std::vector<bool> taken(ranks, false);
+  for (size_t k : pairs) {
+    const size_t q = k / ranks, r = k % ranks;
+    if (rank_of[q] < 0 && !taken[r]) rank_of[q] = int32_t(r), taken[r] = true;
+  }
+  for (int32_t& q : part) q = rank_of[size_t(q)];
 }
 
 MovedRows::MovedRows(DistributedRows rows)
