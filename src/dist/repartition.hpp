@@ -14,7 +14,8 @@
 // the parse's own split is one of the partitions the coarse graph can express), each coarse edge
 // weighted by the summed conductance between its two blocks. Each rank sends its blocks' coarse
 // edges to rank 0 (one MPI_Gatherv), which partitions the coarse graph with partition_rows
-// (dist/partition.hpp: METIS k-way, weighted) and broadcasts one part per block. The parse's
+// (dist/partition.hpp: METIS k-way, weighted), gives each part to the rank holding most of its
+// rows (match_parts_to_ranks) and broadcasts one part per block. The parse's
 // split is kept instead where its cut weighs no more than METIS's and its ranks' rows are within
 // METIS's balance (kBalance; where it cuts nothing, without the coarse graph or METIS at all): a
 // partitioner's heuristic may cut what the parse did not, and every coupling cut costs
