@@ -45,12 +45,9 @@ SplitRows split(MovedRows rows, std::vector<double>& b) {
   s.local.rows = s.cut.rows = n;
   if (rows.unmoved()) {
     DistributedRows own = std::move(rows).take_unmoved();
-    int32_t* col = own.rows.col.data();
-    const auto entries = std::ptrdiff_t(own.rows.col.size());
-    bool cut = false;
-#pragma omp parallel for schedule(static) reduction(|| : cut)
-    for (std::ptrdiff_t k = 0; k < entries; ++k) cut = cut || !local(col[k]);
-    if (!cut) {
+    if (!couples_elsewhere(own)) {
+      int32_t* col = own.rows.col.data();
+      const auto entries = std::ptrdiff_t(own.rows.col.size());
 #pragma omp parallel for schedule(static)
       for (std::ptrdiff_t k = 0; k < entries; ++k) col[k] -= first;
       s.local = std::move(own.rows);

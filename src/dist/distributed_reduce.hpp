@@ -11,7 +11,8 @@
 //   2. owned_rows.hpp: each rank's rows of reduce()'s G and b, bit for bit, stamped from every
 //      rank's elements through one all-to-all; the floating check.
 //   3. The partition (repartition.hpp): the rows move from the parse's ranks to METIS's parts of
-//      a coarse graph gathered on rank 0, renumbered so each rank's are again one contiguous run.
+//      a coarse graph gathered on rank 0, renumbered so each rank's are again one contiguous run;
+//      or they stay, where the parse's split is balanced and cuts no more.
 //   4. Chain elimination on each rank's rows with every row coupled to another rank pinned, so
 //      eliminated unknowns couple only to their rank's rows and are recovered there.
 //   5. The RankBlock of the kept rows: global kept numbering by an MPI_Exscan, the halo's new

@@ -109,11 +109,7 @@ bool kept_split_balanced(const RowMigration& plan) {
 
 // Collective: whether any rank's rows couple to another rank's.
 bool cut_anywhere(const DistributedRows& mine, MPI_Comm comm) {
-  const int64_t first = mine.first_row, last = first + mine.rows.rows;
-  int cut = 0;
-#pragma omp parallel for schedule(static) reduction(max : cut)
-  for (int64_t k = 0; k < mine.rows.nnz(); ++k) cut = std::max(cut, mine.rows.col[size_t(k)] < first || mine.rows.col[size_t(k)] >= last ? 1 : 0);
-  int anywhere = 0;
+  int cut = couples_elsewhere(mine) ? 1 : 0, anywhere = 0;
   MPI_Allreduce(&cut, &anywhere, 1, MPI_INT, MPI_MAX, comm);
   return anywhere != 0;
 }
@@ -225,6 +221,14 @@ void move_runs(const T* src, const std::vector<Run>& runs, const std::vector<int
 }
 
 }  // namespace
+
+bool couples_elsewhere(const DistributedRows& rows) {
+  const int64_t first = rows.first_row, last = first + rows.rows.rows;
+  bool cut = false;
+#pragma omp parallel for schedule(static) reduction(|| : cut)
+  for (int64_t k = 0; k < rows.rows.nnz(); ++k) cut = cut || rows.rows.col[size_t(k)] < first || rows.rows.col[size_t(k)] >= last;
+  return cut;
+}
 
 int64_t RowMigration::rows_leaving(int r) const {
   int64_t leaving = 0;

@@ -54,6 +54,10 @@ struct DistributedRows {
   std::vector<double> b;
 };
 
+// Whether any entry of `rows` lies in another rank's column (outside [first_row, first_row +
+// rows.rows)). All threads; local.
+bool couples_elsewhere(const DistributedRows& rows);
+
 // How balanced the kept parse split must be: its largest rank's rows at most this many times the
 // average (METIS's own default tolerance, partition.hpp).
 inline constexpr double kBalance = 1.03;
