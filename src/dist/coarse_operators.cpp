@@ -176,13 +176,14 @@ CoarseOperators build_coarse_operators(const RankBlock& block, const std::vector
   op.rest_transposed = transpose(R, unknowns);
   for (auto& k : op.rest_transposed.col) k = op.rest_rows[k];
 
-  // Positions: own unknowns, then the others rest reaches, ascending.
+  // Positions: own unknowns, then the others rest reaches, ascending, each once (-1: not yet
+  // seen, -2: reached, numbered below).
   std::vector<int32_t> position(static_cast<size_t>(unknowns), -1);
   op.read.resize(size_t(count));
   for (int32_t p = 0; p < count; ++p) op.read[p] = first + p, position[first + p] = p;
   std::vector<int32_t> reached;
   for (const int32_t c : R.col)
-    if (position[c] < 0) position[c] = -2, reached.push_back(c);
+    if (position[c] == -1) position[c] = -2, reached.push_back(c);
   std::sort(reached.begin(), reached.end());
   for (const int32_t c : reached) position[c] = static_cast<int32_t>(op.read.size()), op.read.push_back(c);
   for (int32_t k = 0; k < R.rows; ++k) {
