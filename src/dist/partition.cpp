@@ -31,7 +31,7 @@ std::vector<int32_t> assign_owners(const CsrMatrix& G, int32_t parts) {
     for (int32_t k = G.ptr[i]; k < G.ptr[i + 1]; ++k)
       if (G.col[k] != i) {
         adjncy.push_back(G.col[k]);
-        adjwgt.push_back(static_cast<idx_t>(std::clamp(std::lround(std::fabs(G.val[k]) / weakest), 1L, 1000L)));
+        adjwgt.push_back(static_cast<idx_t>(coupling_weight(G.val[k], weakest)));
       }
     xadj[i + 1] = static_cast<idx_t>(adjncy.size());
   }

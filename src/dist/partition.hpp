@@ -21,6 +21,8 @@
 // Because G is symmetric, q needs rank r's row i exactly when row i touches a row of q, so each
 // rank derives both its receive ranges and its send lists from its own rows alone; the two
 // sides agree (tests/test_dist_partition.cpp checks it).
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -47,6 +49,14 @@ struct Partition {
 // everything on rank 0, original order. Deterministic: the same G and parts, the same partition.
 // Requires 1 <= parts <= G.rows.
 Partition partition_rows(const CsrMatrix& G, int32_t parts);
+
+// A coupling's edge weight for the partitioners (METIS above, PT-Scotch in
+// dist/scotch_partition.hpp): its conductance g in units of `weakest`, the system's weakest
+// nonzero off-diagonal entry, rounded, within [1, kMaxCouplingWeight].
+inline constexpr long kMaxCouplingWeight = 1000;
+inline long coupling_weight(double g, double weakest) {
+  return std::clamp(std::lround(std::fabs(g) / weakest), 1L, kMaxCouplingWeight);
+}
 
 // What a rank needs of another: `rank`, and the ranges and lists below.
 struct Neighbor {
