@@ -83,6 +83,30 @@ else()
   message(STATUS "pgsim: METIS not found, the distributed system is split into row ranges")
 endif()
 
+# PT-Scotch (Debian's libptscotch-dev) is optional and used only with MPI: where the parse's split
+# of a distributed run cuts couplings, every rank partitions its own rows of the row graph at once
+# (src/dist/scotch_partition.hpp), no rank gathering it. Without it, the repartition runs METIS (or
+# row ranges, above) on blocks of consecutive rows gathered on rank 0 (src/dist/repartition.hpp).
+# Debian's headers are in include/scotch; libptscotch needs libscotch beside it.
+option(PGSIM_ENABLE_PTSCOTCH "Partition the distributed row graph with PT-Scotch when it is found" ON)
+if(PGSIM_HAVE_MPI AND PGSIM_ENABLE_PTSCOTCH)
+  find_path(PTSCOTCH_INCLUDE_DIR ptscotch.h PATH_SUFFIXES scotch)
+  find_library(PTSCOTCH_LIBRARY ptscotch)
+  find_library(PTSCOTCHERR_LIBRARY ptscotcherr)
+  find_library(SCOTCH_LIBRARY scotch)
+  if(PTSCOTCH_INCLUDE_DIR AND PTSCOTCH_LIBRARY AND PTSCOTCHERR_LIBRARY AND SCOTCH_LIBRARY)
+    add_library(pgsim_ptscotch INTERFACE)
+    target_include_directories(pgsim_ptscotch INTERFACE ${PTSCOTCH_INCLUDE_DIR})
+    target_link_libraries(pgsim_ptscotch INTERFACE ${PTSCOTCH_LIBRARY} ${PTSCOTCHERR_LIBRARY} ${SCOTCH_LIBRARY} MPI::MPI_CXX)
+    set(PGSIM_HAVE_PTSCOTCH ON)
+  endif()
+endif()
+if(PGSIM_HAVE_PTSCOTCH)
+  message(STATUS "pgsim: PT-Scotch found (${PTSCOTCH_LIBRARY}), the distributed repartition partitions the row graph with it (not METIS)")
+elseif(PGSIM_HAVE_MPI)
+  message(STATUS "pgsim: PT-Scotch not found or PGSIM_ENABLE_PTSCOTCH=OFF, the distributed repartition partitions blocks of rows on rank 0")
+endif()
+
 # NCCL (NVIDIA's collectives, shipped with the CUDA toolkit or its own package) is optional and
 # used only with both CUDA and MPI: under mpirun with --backend gpu each rank solves on its own
 # GPU, halo exchange and inner products through NCCL (src/gpu/nccl_comm.hpp). Without it a
