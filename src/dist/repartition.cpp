@@ -10,6 +10,9 @@
 
 #include "dist/partition.hpp"
 #include "dist/record_exchange.hpp"
+#ifdef PGSIM_HAVE_PTSCOTCH
+#include "dist/scotch_partition.hpp"
+#endif
 #include "mna/prefix_sum.hpp"
 #include "mna/touched_vector.hpp"
 
@@ -18,11 +21,6 @@ namespace {
 
 // Coarse vertices per rank: enough for METIS to find a good cut, few enough to gather on one rank.
 constexpr int64_t kBlocksPerRank = 4096;
-
-struct CoarseEdge {
-  int64_t from, to;
-  double weight;  // summed |G_ij| over the rows of block `from` and the columns of block `to`
-};
 
 int comm_size(MPI_Comm comm) {
   int p = 1;
@@ -35,6 +33,12 @@ int comm_rank(MPI_Comm comm) {
   MPI_Comm_rank(comm, &r);
   return r;
 }
+
+#ifndef PGSIM_HAVE_PTSCOTCH
+struct CoarseEdge {
+  int64_t from, to;
+  double weight;  // summed |G_ij| over the rows of block `from` and the columns of block `to`
+};
 
 // The coarse edges of this rank's rows: per block, its entries' column blocks sorted and summed.
 std::vector<CoarseEdge> coarse_edges(const DistributedRows& mine, const RowMigration& plan, int me) {
@@ -92,6 +96,8 @@ double cut_weight(const CsrMatrix& c, const std::vector<int32_t>& part) {
   return cut;
 }
 
+#endif  // PGSIM_HAVE_PTSCOTCH
+
 // Each block on the rank that holds it: the parse's split.
 std::vector<int32_t> kept_parts(const RowMigration& plan) {
   std::vector<int32_t> kept(size_t(plan.first_block.back()));
@@ -114,6 +120,44 @@ bool cut_anywhere(const DistributedRows& mine, MPI_Comm comm) {
   return anywhere != 0;
 }
 
+// Each rank's rows cut into blocks of block_rows from its first (the rank's last block may be
+// shorter).
+void cut_into_blocks(RowMigration& plan, int P) {
+  const auto parts = static_cast<size_t>(P);
+  plan.block_rows = std::max<int64_t>(1, (plan.global_rows + P * kBlocksPerRank - 1) / (P * kBlocksPerRank));
+  plan.first_block.assign(parts + 1, 0);
+  for (size_t r = 0; r < parts; ++r) {
+    const int64_t rows = plan.old_offset[r + 1] - plan.old_offset[r];
+    plan.first_block[r + 1] = plan.first_block[r] + (rows + plan.block_rows - 1) / plan.block_rows;
+  }
+  const int64_t blocks = plan.first_block[parts];
+  plan.old_first_of_block.resize(size_t(blocks) + 1);
+  for (size_t r = 0; r < parts; ++r)
+    for (int64_t b = plan.first_block[r]; b < plan.first_block[r + 1]; ++b)
+      plan.old_first_of_block[size_t(b)] = plan.old_offset[r] + (b - plan.first_block[r]) * plan.block_rows;
+  plan.old_first_of_block[size_t(blocks)] = plan.global_rows;
+}
+
+#ifdef PGSIM_HAVE_PTSCOTCH
+// The blocks of a partition of the rows (`part`, one per row of `mine`): each rank's runs of
+// consecutive rows of one part, every rank's gathered on every rank, each to its part.
+void runs_of_parts(RowMigration& plan, const DistributedRows& mine, const std::vector<int32_t>& part, MPI_Comm comm) {
+  plan.block_rows = 0;
+  std::vector<int64_t> firsts;
+  std::vector<int32_t> parts;
+  for (int32_t i = 0; i < mine.rows.rows; ++i)
+    if (i == 0 || part[size_t(i)] != part[size_t(i) - 1]) {
+      firsts.push_back(mine.first_row + i);
+      parts.push_back(part[size_t(i)]);
+    }
+  std::vector<int> counts;
+  plan.old_first_of_block = all_gather(firsts, comm, &counts);
+  plan.old_first_of_block.push_back(plan.global_rows);
+  plan.part_of_block = all_gather(parts, comm);
+  plan.first_block.assign(counts.size() + 1, 0);
+  for (size_t r = 0; r < counts.size(); ++r) plan.first_block[r + 1] = plan.first_block[r] + counts[r];
+}
+#else
 // Rank 0: METIS's parts for the blocks, or the parse's split where it cuts no more and is
 // balanced (repartition.hpp).
 std::vector<int32_t> choose_parts(const CsrMatrix& c, const RowMigration& plan, int P) {
@@ -122,47 +166,45 @@ std::vector<int32_t> choose_parts(const CsrMatrix& c, const RowMigration& plan, 
   match_parts_to_ranks(metis, plan);
   return metis;
 }
+#endif
 
 }  // namespace
 
 RowMigration plan_migration(const DistributedRows& mine, MPI_Comm comm) {
-  const int P = comm_size(comm), me = comm_rank(comm);
+  const int P = comm_size(comm);
   RowMigration plan;
   plan.global_rows = mine.global_rows;
   if (plan.global_rows < 1) throw std::invalid_argument("repartition: no rows");
+  if (plan.global_rows < P) throw std::invalid_argument("repartition: fewer rows than ranks");
   const auto parts = static_cast<size_t>(P);
   plan.old_offset.assign(parts + 1, 0);
   const int64_t my_rows = mine.rows.rows;
   MPI_Allgather(&my_rows, 1, MPI_INT64_T, plan.old_offset.data() + 1, 1, MPI_INT64_T, comm);
   for (size_t r = 0; r < parts; ++r) plan.old_offset[r + 1] += plan.old_offset[r];
 
-  // Each rank's rows cut into blocks from its first.
-  plan.block_rows = std::max<int64_t>(1, (plan.global_rows + P * kBlocksPerRank - 1) / (P * kBlocksPerRank));
-  plan.first_block.assign(parts + 1, 0);
-  for (size_t r = 0; r < parts; ++r) {
-    const int64_t rows = plan.old_offset[r + 1] - plan.old_offset[r];
-    plan.first_block[r + 1] = plan.first_block[r] + (rows + plan.block_rows - 1) / plan.block_rows;
-  }
-  const int64_t blocks = plan.first_block[parts];
-  if (blocks < P) throw std::invalid_argument("repartition: fewer rows than ranks");
-  plan.old_first_of_block.resize(size_t(blocks) + 1);
-  for (size_t r = 0; r < parts; ++r)
-    for (int64_t b = plan.first_block[r]; b < plan.first_block[r + 1]; ++b)
-      plan.old_first_of_block[size_t(b)] = plan.old_offset[r] + (b - plan.first_block[r]) * plan.block_rows;
-  plan.old_first_of_block[size_t(blocks)] = plan.global_rows;
-  const auto rows_of_block = [&](int64_t b) { return plan.old_first_of_block[size_t(b) + 1] - plan.old_first_of_block[size_t(b)]; };
-
   if (kept_split_balanced(plan) && !cut_anywhere(mine, comm)) {
     // No partition cuts less: kept without the coarse graph (on pgsim-gen's grids at P = 2 its
     // edges, their gather and METIS took 0.115 s of 34.9M rows on 16 threads a rank).
+    cut_into_blocks(plan, P);
     plan.part_of_block = kept_parts(plan);
   } else {
+#ifdef PGSIM_HAVE_PTSCOTCH
+    // The rows' own graph partitioned by all ranks at once; its parts given to the ranks.
+    runs_of_parts(plan, mine, scotch_partition(mine, P, comm), comm);
+    match_parts_to_ranks(plan.part_of_block, plan);
+#else
     // The coarse edges, gathered on rank 0.
+    const int me = comm_rank(comm);
+    cut_into_blocks(plan, P);
+    const int64_t blocks = plan.first_block[parts];
     std::vector<CoarseEdge> gathered = gather_to(0, coarse_edges(mine, plan, me), comm);
     plan.part_of_block.resize(static_cast<size_t>(blocks));
     if (me == 0) plan.part_of_block = choose_parts(coarse_matrix(std::move(gathered), blocks), plan, P);
     MPI_Bcast(plan.part_of_block.data(), record_count(size_t(blocks)), MPI_INT32_T, 0, comm);
+#endif
   }
+  const int64_t blocks = plan.first_block[parts];
+  const auto rows_of_block = [&](int64_t b) { return plan.old_first_of_block[size_t(b) + 1] - plan.old_first_of_block[size_t(b)]; };
 
   // New numbering: by part, then old order; every rank computes it alike.
   plan.new_offset.assign(parts + 1, 0);

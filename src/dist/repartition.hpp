@@ -29,6 +29,13 @@
 // the row lengths, the entries' values, their columns and b), and after the solve the values go
 // back the same way reversed.
 //
+// With PT-Scotch (a build with PGSIM_HAVE_PTSCOTCH), where the parse's split is not kept without
+// a graph (it cuts couplings, or is out of balance), the rows themselves are partitioned, every
+// rank its own at once (dist/scotch_partition.hpp), and the blocks are each rank's runs of
+// consecutive rows of one part (any length; every rank gathers every block's first row and part),
+// Scotch's parts matched to the ranks as METIS's are: no coarse graph, no step on rank 0 alone,
+// and no comparison with the parse's split (why and what it gained: dist/scotch_partition.hpp).
+//
 // Cost: the coarse graph has about global_rows / block_rows vertices (a few thousand per rank);
 // each row crosses the network at most once each way. The rows that stay on their rank are not
 // copied at all: they stay in the arrays they were assembled in (MovedRows), which the next step
@@ -63,7 +70,7 @@ bool couples_elsewhere(const DistributedRows& rows);
 inline constexpr double kBalance = 1.03;
 
 struct RowMigration {
-  int64_t block_rows = 1;                 // rows per coarse vertex (each rank's last block may be shorter)
+  int64_t block_rows = 1;                 // rows per block (each rank's last may be shorter); 0: any (runs of one part)
   int64_t global_rows = 0;
   std::vector<int64_t> old_offset;        // per rank + 1: the rows each rank held before
   std::vector<int64_t> new_offset;        // per rank + 1: after
@@ -78,8 +85,10 @@ struct RowMigration {
   bool keeps_every_row() const;
 
   int64_t block_of(int64_t old_row) const {
-    const auto r = std::upper_bound(old_offset.begin(), old_offset.end(), old_row) - old_offset.begin() - 1;
-    return first_block[static_cast<size_t>(r)] + (old_row - old_offset[static_cast<size_t>(r)]) / block_rows;
+    const auto r = static_cast<size_t>(std::upper_bound(old_offset.begin(), old_offset.end(), old_row) - old_offset.begin() - 1);
+    if (block_rows > 0) return first_block[r] + (old_row - old_offset[r]) / block_rows;
+    const auto from = old_first_of_block.begin() + first_block[r], to = old_first_of_block.begin() + first_block[r + 1];
+    return std::upper_bound(from, to, old_row) - old_first_of_block.begin() - 1;
   }
   int64_t new_index(int64_t old_row) const {
     const auto blk = static_cast<size_t>(block_of(old_row));
@@ -88,8 +97,9 @@ struct RowMigration {
 };
 
 // Collective. The coarse graph of `mine` and every rank's, partitioned into the communicator's
-// size (or the parse's split kept, as above). Deterministic. Requires global_rows >= 1; ranks may
-// hold no rows.
+// size (or the parse's split kept, or with PT-Scotch the rows' graph, as above). Deterministic:
+// the same rows on the same ranks, the same plan. Requires global_rows >= the communicator's
+// size; ranks may hold no rows.
 RowMigration plan_migration(const DistributedRows& mine, MPI_Comm comm);
 
 // Renames the parts of part_of_block (one per block of `plan`, in [0, ranks)) so that each goes
