@@ -3,10 +3,13 @@
 // among the ranks unevenly and across the nets (as byte ranges of a netlist fall). Checked:
 //   - every row arrives once, at its new index, with its entries (columns renumbered) and b;
 //   - the ranks' new shares are balanced (within 10% of rows / P);
-//   - at 2 ranks, METIS on the coarse graph separates the nets: no row couples to another rank,
-//     and only the rows of the net a rank does not keep move (METIS's parts matched to ranks);
+//   - at 2 ranks, the partitioner (METIS on the coarse graph, or in a build with PT-Scotch the
+//     rows' own graph) separates the nets: no row couples to another rank, and only the rows of
+//     the net a rank does not keep move (the parts matched to ranks);
 //   - return_values brings every row's value back to its first owner;
-//   - the plan is the same when made again.
+//   - the plan (its blocks and their parts) is the same when made again.
+// With PT-Scotch, scotch_partition alone: the same parts when called again after Scotch's own
+// random generator was moved on, and balanced parts.
 // match_parts_to_ranks, on a plan made by hand: parts named in any order go to the ranks holding
 // most of their rows.
 // At 2 ranks, also two larger nets split evenly at their boundary (as the parse splits
@@ -21,6 +24,11 @@
 
 #include "dist/repartition.hpp"
 #include "grid_system.hpp"
+#ifdef PGSIM_HAVE_PTSCOTCH
+#include <ptscotch.h>
+
+#include "dist/scotch_partition.hpp"
+#endif
 
 using namespace pgsim;
 using namespace pgsim::dist;
@@ -61,15 +69,11 @@ test::GridSystem two_nets(int32_t nx, int32_t ny) {
   return s;
 }
 
-// Migrates `full`, first split among the ranks at `cut` (per rank + 1), and checks the above;
-// `kept`: the plan must keep every row where it is; `moving` >= 0: the rows that must move, over
-// all ranks.
-void check_split(const test::GridSystem& full, const std::vector<int64_t>& cut, bool kept, int64_t moving, int rank,
-                 int ranks) {
-  const int64_t n = full.G.rows;
+// Rank `rank`'s rows of `full`, first split among the ranks at `cut` (per rank + 1).
+DistributedRows rows_of(const test::GridSystem& full, const std::vector<int64_t>& cut, int rank) {
   DistributedRows mine;
   mine.first_row = cut[rank];
-  mine.global_rows = n;
+  mine.global_rows = full.G.rows;
   mine.rows.rows = static_cast<int32_t>(cut[rank + 1] - cut[rank]);
   for (int64_t i = cut[rank]; i < cut[rank + 1]; ++i) {
     for (int32_t k = full.G.ptr[i]; k < full.G.ptr[i + 1]; ++k) {
@@ -79,9 +83,19 @@ void check_split(const test::GridSystem& full, const std::vector<int64_t>& cut, 
     mine.rows.ptr.push_back(static_cast<int32_t>(mine.rows.col.size()));
     mine.b.push_back(full.b[i]);
   }
+  return mine;
+}
 
-  const RowMigration plan = plan_migration(mine, MPI_COMM_WORLD);
-  check(plan_migration(mine, MPI_COMM_WORLD).part_of_block == plan.part_of_block, "the same plan again", 0, 0);
+// Migrates `full`, first split among the ranks at `cut`, and checks the above; `kept`: the plan
+// must keep every row where it is; `moving` >= 0: the rows that must move, over all ranks.
+void check_split(const test::GridSystem& full, const std::vector<int64_t>& cut, bool kept, int64_t moving, int rank,
+                 int ranks) {
+  const int64_t n = full.G.rows;
+  const DistributedRows mine = rows_of(full, cut, rank);
+
+  const RowMigration plan = plan_migration(mine, MPI_COMM_WORLD), again = plan_migration(mine, MPI_COMM_WORLD);
+  check(again.old_first_of_block == plan.old_first_of_block && again.part_of_block == plan.part_of_block,
+        "the same plan again", 0, 0);
   if (kept) {
     check(plan.keeps_every_row(), "the parse's split kept", 0, 0);
     check(plan.rows_leaving(rank) == 0, "rows leaving a kept split", plan.rows_leaving(rank), 0);
@@ -156,6 +170,26 @@ void check_part_matching() {
   for (size_t b = 0; b < part.size(); ++b) check(part[b] == expected[b], "part matched to its rank", part[b], expected[b]);
 }
 
+#ifdef PGSIM_HAVE_PTSCOTCH
+// scotch_partition on `mine` (dist/scotch_partition.hpp): the same parts again after Scotch's
+// global random generator was reseeded and drawn from (as another caller of Scotch would leave
+// it: each call seeds a generator of its own), each part within kBalance of the rows' share.
+void check_scotch(const DistributedRows& mine, int rank, int ranks) {
+  const std::vector<int32_t> parts = scotch_partition(mine, ranks, MPI_COMM_WORLD);
+  SCOTCH_randomSeed(SCOTCH_Num(12345 + rank));
+  SCOTCH_randomVal(1000);
+  check(scotch_partition(mine, ranks, MPI_COMM_WORLD) == parts, "PT-Scotch: the same parts again", 0, 0);
+  std::vector<int64_t> rows(static_cast<size_t>(ranks), 0);
+  for (int32_t p : parts) {
+    check(p >= 0 && p < ranks, "PT-Scotch: a part in range", p, ranks);
+    if (p >= 0 && p < ranks) ++rows[size_t(p)];
+  }
+  MPI_Allreduce(MPI_IN_PLACE, rows.data(), ranks, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+  const double share = double(mine.global_rows) / ranks;
+  for (int64_t r : rows) check(double(r) <= kBalance * share + 1, "PT-Scotch: a part within the balance", r, int64_t(share));
+}
+#endif
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -173,6 +207,9 @@ int main(int argc, char** argv) {
     cut[ranks] = n;
     // At 2 ranks rank 0 holds a net and some of the other's rows: those alone move.
     check_split(full, cut, false, ranks == 2 ? cut[1] - n / 2 : -1, rank, ranks);
+#ifdef PGSIM_HAVE_PTSCOTCH
+    check_scotch(rows_of(full, cut, rank), rank, ranks);
+#endif
   }
   if (ranks == 2) {
     // 2 x 8,282 rows: 3 rows a block (2 x 4096 blocks at most), the nets' boundary at row 8,282
