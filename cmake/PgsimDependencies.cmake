@@ -87,17 +87,18 @@ endif()
 # of a distributed run cuts couplings, every rank partitions its own rows of the row graph at once
 # (src/dist/scotch_partition.hpp), no rank gathering it. Without it, the repartition runs METIS (or
 # row ranges, above) on blocks of consecutive rows gathered on rank 0 (src/dist/repartition.hpp).
-# Debian's headers are in include/scotch; libptscotch needs libscotch beside it.
+# Debian's headers are in include/scotch (ptscotch.h includes scotch.h, of libscotch-dev).
+# libptscotch holds the sequential Scotch too: libscotch is not linked (Scotch refuses both in one
+# process). Its error handler is named: ptscotcherr prints and returns (ptscotcherrexit would exit).
 option(PGSIM_ENABLE_PTSCOTCH "Partition the distributed row graph with PT-Scotch when it is found" ON)
 if(PGSIM_HAVE_MPI AND PGSIM_ENABLE_PTSCOTCH)
   find_path(PTSCOTCH_INCLUDE_DIR ptscotch.h PATH_SUFFIXES scotch)
   find_library(PTSCOTCH_LIBRARY ptscotch)
   find_library(PTSCOTCHERR_LIBRARY ptscotcherr)
-  find_library(SCOTCH_LIBRARY scotch)
-  if(PTSCOTCH_INCLUDE_DIR AND PTSCOTCH_LIBRARY AND PTSCOTCHERR_LIBRARY AND SCOTCH_LIBRARY)
+  if(PTSCOTCH_INCLUDE_DIR AND PTSCOTCH_LIBRARY AND PTSCOTCHERR_LIBRARY)
     add_library(pgsim_ptscotch INTERFACE)
     target_include_directories(pgsim_ptscotch INTERFACE ${PTSCOTCH_INCLUDE_DIR})
-    target_link_libraries(pgsim_ptscotch INTERFACE ${PTSCOTCH_LIBRARY} ${PTSCOTCHERR_LIBRARY} ${SCOTCH_LIBRARY} MPI::MPI_CXX)
+    target_link_libraries(pgsim_ptscotch INTERFACE ${PTSCOTCH_LIBRARY} ${PTSCOTCHERR_LIBRARY} MPI::MPI_CXX)
     set(PGSIM_HAVE_PTSCOTCH ON)
   endif()
 endif()
