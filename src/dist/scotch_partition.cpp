@@ -93,7 +93,7 @@ void agree_on(int status, const char* call, MPI_Comm comm) {
 }  // namespace
 
 std::vector<int32_t> scotch_partition(const DistributedRows& mine, int parts, MPI_Comm comm) {
-  if (parts < 1) throw std::invalid_argument("scotch_partition: no parts");  // which Scotch does not refuse
+  if (parts < 1) throw std::invalid_argument("scotch_partition: no parts");
   int rank = 0, ranks = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &ranks);

@@ -7,7 +7,7 @@
 // Why the rows and not blocks of them: blocks of consecutive rows are pieces of one wire, which
 // vias tie to other layers' pieces, and a partition of such blocks finds no thin cut. On the
 // 1M-node pgsim-gen grid at P = 4 and 8 (CPU), METIS on blocks took 125 and 260 PCG iterations,
-// PT-Scotch on the rows 39 and 39 (docs/distributed.md).
+// PT-Scotch on the rows 38 and 39 (docs/distributed.md).
 //
 // Contract.
 //   In: `mine`, this rank's rows of a symmetric matrix (global columns, the diagonal included or
@@ -25,13 +25,14 @@
 //     COMMON_RANDOM_FIXED_SEED, and moves on from call to call). Not across P, nor across Scotch
 //     versions.
 //   Threads: one per rank. Debian's Scotch is built with threads: by default it would start a
-//     thread per core of the host in every rank, each bound to a core (every rank's to the same
-//     cores) beside the rank's OpenMP team, and its threads call MPI, which needs
-//     MPI_THREAD_MULTIPLE (pgsim's MPI_Init asks for no thread support).
+//     thread per core of the host in every rank, each bound to a core, beside the rank's OpenMP
+//     team, and its threads call MPI, which needs MPI_THREAD_MULTIPLE (pgsim's MPI_Init asks for
+//     no thread support).
 //   Errors: a failure of any Scotch call on any rank (Scotch prints its own message on that
 //     rank's standard error), or a graph of more arcs than SCOTCH_Num counts, throws the same
 //     std::runtime_error on every rank (dist/collective_error.hpp), naming the call; as does
-//     std::bad_alloc on any rank. No rank is left waiting.
+//     std::bad_alloc on any rank. No rank is left waiting. parts < 1: std::invalid_argument (on
+//     every rank, as `parts` is the same everywhere; Scotch itself does not refuse 0).
 #include <mpi.h>
 
 #include <cstdint>
