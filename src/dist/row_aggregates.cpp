@@ -66,10 +66,17 @@ AggregateGraph contract(const View& g, MPI_Comm comm) {
 
   // The other ranks' vertices that g's edges reach, ascending, and their aggregates.
   std::vector<int64_t> asked;
-  for (int32_t i = 0; i < g.n; ++i)
-    g.visit(i, [&](int64_t j, int64_t) {
-      if (!g.local(j)) asked.push_back(j);
-    });
+#pragma omp parallel
+  {
+    std::vector<int64_t> mine_asked;  // any order: sorted below
+#pragma omp for schedule(static, 4096) nowait
+    for (int32_t i = 0; i < g.n; ++i)
+      g.visit(i, [&](int64_t j, int64_t) {
+        if (!g.local(j)) mine_asked.push_back(j);
+      });
+#pragma omp critical
+    asked.insert(asked.end(), mine_asked.begin(), mine_asked.end());
+  }
   std::sort(asked.begin(), asked.end());
   asked.erase(std::unique(asked.begin(), asked.end()), asked.end());
   const std::vector<int64_t> firsts = all_gather(std::vector<int64_t>{g.first}, comm);
