@@ -1,6 +1,7 @@
 #include "dist/scotch_partition.hpp"
 
 #include <ptscotch.h>
+#include <spdlog/spdlog.h>
 
 #include <cstddef>
 #include <limits>
@@ -9,6 +10,8 @@
 
 #include "dist/collective_error.hpp"
 #include "dist/row_aggregates.hpp"
+#include "dist/step_log.hpp"
+#include "mna/stopwatch.hpp"
 
 namespace pgsim::dist {
 namespace {
@@ -78,7 +81,9 @@ std::vector<int32_t> scotch_partition(const DistributedRows& mine, int parts, MP
   int rank = 0, ranks = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &ranks);
+  Stopwatch watch;  // -v: the aggregation and Scotch's partition (dist/step_log.hpp)
   const AggregateGraph aggregates = aggregate_rows(mine, kAggregateRounds, comm);
+  const double aggregated = watch.lap();
   LocalGraph g;
   int fits = 1;
   agree_on_failure(comm, [&] { fits = scotch_graph(aggregates, g); });
@@ -118,6 +123,8 @@ std::vector<int32_t> scotch_partition(const DistributedRows& mine, int parts, MP
   agree_on(status, "SCOTCH_strat*", comm);
   std::vector<SCOTCH_Num> part(size_t(n) + 1);  // never empty: a rank without rows passes a valid pointer
   agree_on(SCOTCH_dgraphPart(&s.bound, SCOTCH_Num(parts), &s.strategy, part.data()), "SCOTCH_dgraphPart", comm);
+  log_step(comm, fmt::format("PT-Scotch on rank {}: {} rows in {} aggregates ({} arcs) in {:.3f} s, parts {:.3f} s", rank,
+                             mine.rows.rows, n, my_arcs, aggregated, watch.lap()));
   std::vector<int32_t> row_part(size_t(mine.rows.rows));
 #pragma omp parallel for schedule(static, 65536)
   for (std::ptrdiff_t i = 0; i < std::ptrdiff_t(row_part.size()); ++i)
