@@ -8,6 +8,10 @@
 //     the net a rank does not keep move (the parts matched to ranks);
 //   - return_values brings every row's value back to its first owner;
 //   - the plan (its blocks and their parts) is the same when made again.
+// aggregate_rows (src/dist/row_aggregates.hpp), two rounds: every row in one aggregate, each
+// aggregate connected through its own rank's couplings and weighted by its rows, the aggregates'
+// edges those of the rows between them with their weights summed, at most a quarter as many
+// aggregates as rows, and the same aggregates when made again.
 // With PT-Scotch, scotch_partition alone: the same parts when called again after Scotch's own
 // random generator was moved on, and balanced parts.
 // match_parts_to_ranks, on a plan made by hand: parts named in any order go to the ranks holding
@@ -18,11 +22,17 @@
 // Prints one line per failed check and "repartition checks passed" at the end; exit 1 on a failure.
 #include <mpi.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
+#include <utility>
 #include <vector>
 
+#include "dist/partition.hpp"
+#include "dist/record_exchange.hpp"
 #include "dist/repartition.hpp"
+#include "dist/row_aggregates.hpp"
 #include "grid_system.hpp"
 #ifdef PGSIM_HAVE_PTSCOTCH
 #include <ptscotch.h>
@@ -170,6 +180,68 @@ void check_part_matching() {
   for (size_t b = 0; b < part.size(); ++b) check(part[b] == expected[b], "part matched to its rank", part[b], expected[b]);
 }
 
+// aggregate_rows on `mine`, a share of `full` (see the header comment).
+void check_aggregates(const test::GridSystem& full, const DistributedRows& mine) {
+  const AggregateGraph g = aggregate_rows(mine, 2, MPI_COMM_WORLD);
+  const AggregateGraph again = aggregate_rows(mine, 2, MPI_COMM_WORLD);
+  check(again.aggregate_of_row == g.aggregate_of_row && again.adjacent == g.adjacent && again.weight == g.weight,
+        "aggregates: the same when made again", 0, 0);
+  const CsrMatrix& m = mine.rows;
+  const int32_t n = m.rows;
+  const int64_t first = mine.first_row;
+  std::vector<std::vector<int32_t>> members(size_t(g.aggregates()));
+  for (int32_t i = 0; i < n; ++i) {
+    const int32_t a = g.aggregate_of_row[size_t(i)];
+    check(a >= 0 && a < g.aggregates(), "aggregates: a row's aggregate in range", a, g.aggregates());
+    if (a >= 0 && a < g.aggregates()) members[size_t(a)].push_back(i);
+  }
+  // Each aggregate non-empty, weighted by its rows, connected through couplings among its rows.
+  std::vector<int32_t> seen(size_t(n), -1);
+  for (int32_t a = 0; a < g.aggregates(); ++a) {
+    const std::vector<int32_t>& rows = members[size_t(a)];
+    check(!rows.empty() && g.rows[size_t(a)] == int64_t(rows.size()), "aggregates: weight = rows", g.rows[size_t(a)],
+          static_cast<long long>(rows.size()));
+    if (rows.empty()) continue;
+    std::vector<int32_t> front{rows[0]};
+    seen[size_t(rows[0])] = a;
+    size_t reached = 1;
+    while (!front.empty()) {
+      const int32_t i = front.back();
+      front.pop_back();
+      for (int32_t k = m.ptr[size_t(i)]; k < m.ptr[size_t(i) + 1]; ++k) {
+        const int64_t j = m.col[size_t(k)] - first;
+        if (j < 0 || j >= n || seen[size_t(j)] == a || g.aggregate_of_row[size_t(j)] != a) continue;
+        seen[size_t(j)] = a, ++reached, front.push_back(int32_t(j));
+      }
+    }
+    check(reached == rows.size(), "aggregates: connected", static_cast<long long>(reached),
+          static_cast<long long>(rows.size()));
+  }
+  // Every row's global aggregate (ranks hold consecutive rows in rank order), then this rank's
+  // aggregates' edges recomputed from its rows.
+  std::vector<int64_t> global(static_cast<size_t>(n));
+  for (int32_t i = 0; i < n; ++i) global[size_t(i)] = g.first + g.aggregate_of_row[size_t(i)];
+  const std::vector<int64_t> all = all_gather(global, MPI_COMM_WORLD);
+  double weakest = HUGE_VAL;
+  for (int32_t i = 0; i < full.G.rows; ++i)
+    for (int32_t k = full.G.ptr[size_t(i)]; k < full.G.ptr[size_t(i) + 1]; ++k)
+      if (full.G.col[size_t(k)] != i && full.G.val[size_t(k)] != 0) weakest = std::min(weakest, std::fabs(full.G.val[size_t(k)]));
+  std::map<std::pair<int64_t, int64_t>, int64_t> want;
+  for (int32_t i = 0; i < n; ++i)
+    for (int32_t k = m.ptr[size_t(i)]; k < m.ptr[size_t(i) + 1]; ++k) {
+      const int64_t a = all[size_t(first + i)], b = all[size_t(m.col[size_t(k)])];
+      if (a != b) want[{a, b}] += coupling_weight(m.val[size_t(k)], weakest);
+    }
+  std::map<std::pair<int64_t, int64_t>, int64_t> got;
+  for (int32_t a = 0; a < g.aggregates(); ++a)
+    for (int64_t e = g.ptr[size_t(a)]; e < g.ptr[size_t(a) + 1]; ++e) got[{g.first + a, g.adjacent[size_t(e)]}] = g.weight[size_t(e)];
+  check(got == want, "aggregates: their edges and summed weights", static_cast<long long>(got.size()),
+        static_cast<long long>(want.size()));
+  int64_t counts[2] = {g.aggregates(), n};
+  MPI_Allreduce(MPI_IN_PLACE, counts, 2, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+  check(4 * counts[0] <= counts[1], "aggregates: at most a quarter of the rows", counts[0], counts[1]);
+}
+
 #ifdef PGSIM_HAVE_PTSCOTCH
 // scotch_partition on `mine` (dist/scotch_partition.hpp): the same parts again after Scotch's
 // global random generator was reseeded and drawn from (as another caller of Scotch would leave
@@ -207,6 +279,7 @@ int main(int argc, char** argv) {
     cut[ranks] = n;
     // At 2 ranks rank 0 holds a net and some of the other's rows: those alone move.
     check_split(full, cut, false, ranks == 2 ? cut[1] - n / 2 : -1, rank, ranks);
+    check_aggregates(full, rows_of(full, cut, rank));
 #ifdef PGSIM_HAVE_PTSCOTCH
     check_scotch(rows_of(full, cut, rank), rank, ranks);
 #endif
