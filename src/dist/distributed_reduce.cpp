@@ -6,6 +6,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "dist/node_subset.hpp"
 #include "dist/record_exchange.hpp"
 #include "dist/step_log.hpp"
 #include "mna/host_memory.hpp"
@@ -241,25 +242,26 @@ std::vector<double> owned_voltages(const RankSystem& sys, const std::vector<doub
 
   // Every owned node's unknown (looked up in parallel), and the unknowns of other ranks that some
   // take their voltage from, ascending (so grouped by owner): asked of their owners in one
-  // all-to-all, answered in another.
+  // all-to-all, answered in another. Those unknowns are marked in a bitmap over all unknowns on
+  // all threads, which lists them ascending, once each, and places each answer by its rank
+  // (where a net spans ranks, millions of nodes: at 50M nodes on 4 ranks a sort of them and a
+  // binary search each took 0.65-0.77 s, against 0.07-0.09 s where each net lies on one rank).
   const auto nodes = std::ptrdiff_t(sys.owned_nodes);
   std::vector<int32_t> unknown;  // arrays of a node each: pages faulted in by all threads (touched_vector.hpp)
   size_for_overwrite(unknown, sys.owned_nodes);
 #pragma omp parallel for schedule(static, 4096)
   for (std::ptrdiff_t i = 0; i < nodes; ++i) unknown[size_t(i)] = sn.unknown_of(sys.first_node + uint32_t(i));
   const auto elsewhere = [&](int32_t u) { return u >= 0 && (u < first || u - first >= n); };
-  std::vector<int32_t> remote;  // collected per thread (any order: sorted next)
-#pragma omp parallel
+  NodeSubset remote_set(0, uint32_t(sys.unknown_begin.back()));
+#pragma omp parallel for schedule(static, 65536)
+  for (std::ptrdiff_t i = 0; i < nodes; ++i)
+    if (elsewhere(unknown[size_t(i)])) remote_set.mark(uint32_t(unknown[size_t(i)]));
+  remote_set.rank();
+  std::vector<int32_t> remote;
   {
-    std::vector<int32_t> mine;
-#pragma omp for schedule(static, 65536) nowait
-    for (std::ptrdiff_t i = 0; i < nodes; ++i)
-      if (elsewhere(unknown[size_t(i)])) mine.push_back(unknown[size_t(i)]);
-#pragma omp critical
-    remote.insert(remote.end(), mine.begin(), mine.end());
+    const std::vector<uint32_t> members = remote_set.members();
+    remote.assign(members.begin(), members.end());
   }
-  std::sort(remote.begin(), remote.end());
-  remote.erase(std::unique(remote.begin(), remote.end()), remote.end());
   const auto ranks = sys.unknown_begin.size() - 1;
   std::vector<int> counts(ranks, 0), asked_counts;
   for (int32_t u : remote) ++counts[size_t(owner_of_row(sys.unknown_begin, u))];
@@ -275,7 +277,7 @@ std::vector<double> owned_voltages(const RankSystem& sys, const std::vector<doub
   for (std::ptrdiff_t i = 0; i < nodes; ++i) {
     const int32_t u = unknown[size_t(i)];
     double xu = 0.0;
-    if (elsewhere(u)) xu = values[size_t(std::lower_bound(remote.begin(), remote.end(), u) - remote.begin())];
+    if (elsewhere(u)) xu = values[remote_set.count_below(uint32_t(u))];
     else if (u >= 0) xu = x[size_t(u - first)];
     v[size_t(i)] = sn.offset_of(sys.first_node + uint32_t(i)) + xu;
   }
