@@ -9,8 +9,9 @@
 // the 1M-node pgsim-gen grid at P = 4 and 8 (CPU), METIS on blocks took 125 and 260 PCG
 // iterations, PT-Scotch on the rows 38 and 39 (docs/distributed.md). Scotch is handed each rank's
 // rows contracted into connected aggregates of its own rows (dist/row_aggregates.hpp, two rounds:
-// about 8 to 16 rows each), which is Scotch's own first coarsening done without exchanges: on the
-// 5M-node grid at P = 4, 47 iterations against the rows' 48, Scotch in 0.7 s against 3.6 s.
+// 4 to 16 rows each on pgsim-gen's grids), which is Scotch's own first coarsening done without
+// exchanges: on the 5M-node grid at P = 4, 47 iterations against the rows' 48, Scotch in 0.7 s
+// against 3.6 s.
 //
 // Contract.
 //   In: `mine`, this rank's rows of a symmetric matrix (global columns, the diagonal included or
