@@ -257,19 +257,10 @@ std::vector<double> owned_voltages(const RankSystem& sys, const std::vector<doub
   for (std::ptrdiff_t i = 0; i < nodes; ++i)
     if (elsewhere(unknown[size_t(i)])) remote_set.mark(uint32_t(unknown[size_t(i)]));
   remote_set.rank();
-  std::vector<int32_t> remote;
-  {
-    const std::vector<uint32_t> members = remote_set.members();
-    remote.assign(members.begin(), members.end());
-  }
-  const auto ranks = sys.unknown_begin.size() - 1;
-  std::vector<int> counts(ranks, 0), asked_counts;
-  for (int32_t u : remote) ++counts[size_t(owner_of_row(sys.unknown_begin, u))];
-  const std::vector<int32_t> asked = all_to_all(remote, counts, comm, asked_counts);
-  std::vector<double> answers(asked.size());
-  for (size_t i = 0; i < asked.size(); ++i) answers[i] = x[size_t(asked[i] - first)];
-  std::vector<int> answered_counts;
-  const std::vector<double> values = all_to_all(answers, asked_counts, comm, answered_counts);
+  const std::vector<uint32_t> remote = remote_set.members();
+  std::vector<int> counts(sys.unknown_begin.size() - 1, 0);
+  for (uint32_t u : remote) ++counts[size_t(owner_of_row(sys.unknown_begin, u))];
+  const std::vector<double> values = ask_owners(remote, counts, [&](uint32_t u) { return x[u - uint32_t(first)]; }, comm);
 
   std::vector<double> v;
   size_for_overwrite(v, sys.owned_nodes);

@@ -501,24 +501,25 @@ std::vector<LabelPair> label_cut_edges(RowComponents& parts, const std::vector<i
   std::sort(edges.begin(), edges.end(), [](const CutEdge& a, const CutEdge& b) { return a.other < b.other; });
   const size_t ranks = unknown_begin.size() - 1;
   std::vector<int32_t> asked(edges.size());
-  std::vector<int> counts(ranks, 0), recv_counts, back_counts;
+  std::vector<int> counts(ranks, 0);
   for (size_t k = 0; k < edges.size(); ++k) {
     asked[k] = edges[k].other;
     ++counts[size_t(owner_of_row(unknown_begin, edges[k].other))];
   }
-  const std::vector<int32_t> asking = all_to_all(asked, counts, comm, recv_counts);
-  // The rows asked are this rank's cut rows: G is symmetric, so a coupling the other way made each one.
+  // The rows asked are this rank's cut rows: G is symmetric, so a coupling the other way made each
+  // one. A row that is none comes back as kNotCut.
+  constexpr int32_t kNotCut = INT32_MIN;
   std::vector<CutRow> rows = parts.cut_rows;
   std::sort(rows.begin(), rows.end(), [](const CutRow& a, const CutRow& b) { return a.row < b.row; });
-  std::vector<int32_t> answers(asking.size());
-  for (size_t k = 0; k < asking.size(); ++k) {
-    const auto it = std::lower_bound(rows.begin(), rows.end(), asking[k], [](const CutRow& c, int32_t row) { return c.row < row; });
-    if (it == rows.end() || it->row != asking[k]) throw std::logic_error("reduce: G is not symmetric across ranks");
-    answers[k] = it->label;
-  }
-  const std::vector<int32_t> other_label = all_to_all(answers, recv_counts, comm, back_counts);
+  const std::vector<int32_t> other_label = ask_owners(asked, counts, [&](int32_t row) {
+    const auto it = std::lower_bound(rows.begin(), rows.end(), row, [](const CutRow& c, int32_t r) { return c.row < r; });
+    return it == rows.end() || it->row != row ? kNotCut : it->label;
+  }, comm);
   std::vector<LabelPair> pairs(edges.size());
-  for (size_t k = 0; k < edges.size(); ++k) pairs[k] = {edges[k].label, other_label[k]};
+  for (size_t k = 0; k < edges.size(); ++k) {
+    if (other_label[k] == kNotCut) throw std::logic_error("reduce: G is not symmetric across ranks");
+    pairs[k] = {edges[k].label, other_label[k]};
+  }
   std::sort(pairs.begin(), pairs.end(), [](const LabelPair& a, const LabelPair& b) {
     return a.label != b.label ? a.label < b.label : a.other < b.other;
   });

@@ -5,11 +5,13 @@
 // MB in one exchange); a count beyond that is a std::length_error, never a wrapped int.
 #include <mpi.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace pgsim::dist {
@@ -144,6 +146,20 @@ std::vector<T> all_to_all(const std::vector<T, SendAlloc>& send, const std::vect
   std::vector<T> received;
   all_to_all(send, send_counts, comm, recv_counts, received);
   return received;
+}
+
+// Questions answered by the ranks that know the answers: `asked` grouped by that rank (counts[q]
+// for rank q), each answered there by answer(question) on all threads (it must not throw), the
+// answers back in `asked`'s order. Collective: one all-to-all there, one back.
+template <class Q, class Answer>
+auto ask_owners(const std::vector<Q>& asked, const std::vector<int>& counts, Answer answer, MPI_Comm comm) {
+  using A = decltype(answer(std::declval<const Q&>()));
+  std::vector<int> recv_counts, back_counts;
+  const std::vector<Q> questions = all_to_all(asked, counts, comm, recv_counts);
+  std::vector<A> replies(questions.size());
+#pragma omp parallel for schedule(static, 4096)
+  for (std::ptrdiff_t i = 0; i < std::ptrdiff_t(questions.size()); ++i) replies[size_t(i)] = answer(questions[size_t(i)]);
+  return all_to_all(replies, recv_counts, comm, back_counts);
 }
 
 // strings[i], for every i, from the rank that knows it: each rank passes the same number of

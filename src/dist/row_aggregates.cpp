@@ -80,12 +80,10 @@ AggregateGraph contract(const View& g, MPI_Comm comm) {
   std::sort(asked.begin(), asked.end());
   asked.erase(std::unique(asked.begin(), asked.end()), asked.end());
   const std::vector<int64_t> firsts = all_gather(std::vector<int64_t>{g.first}, comm);
-  std::vector<int> counts(firsts.size(), 0), recv_counts, back_counts;
+  std::vector<int> counts(firsts.size(), 0);
   for (int64_t j : asked) ++counts[size_t(std::upper_bound(firsts.begin(), firsts.end(), j) - firsts.begin() - 1)];
-  const std::vector<int64_t> asking = all_to_all(asked, counts, comm, recv_counts);
-  std::vector<int64_t> replies(asking.size());
-  for (size_t k = 0; k < asking.size(); ++k) replies[k] = out.first + agg[size_t(asking[k] - g.first)];
-  const std::vector<int64_t> answer = all_to_all(replies, recv_counts, comm, back_counts);
+  const std::vector<int64_t> answer =
+      ask_owners(asked, counts, [&](int64_t j) { return out.first + agg[size_t(j - g.first)]; }, comm);
   const auto aggregate_of = [&](int64_t j) {
     if (g.local(j)) return out.first + agg[size_t(j - g.first)];
     return answer[size_t(std::lower_bound(asked.begin(), asked.end(), j) - asked.begin())];

@@ -493,12 +493,8 @@ SuperNodes::SuperNodes(const RankNetlist& nl, MPI_Comm comm) : range_first_(nl.f
   asked_set.rank();
   {
     const std::vector<uint32_t> asked = asked_set.members();
-    std::vector<int> counts = owner.counts(asked, [](uint32_t v) { return v; }), recv_counts, back_counts;
-    const std::vector<uint32_t> asking = all_to_all(asked, counts, comm, recv_counts);
-    std::vector<int32_t> replies(asking.size());
-#pragma omp parallel for schedule(static, 4096)
-    for (std::ptrdiff_t i = 0; i < std::ptrdiff_t(asking.size()); ++i) replies[size_t(i)] = unknowns_before(asking[size_t(i)]);
-    const std::vector<int32_t> unknown = all_to_all(replies, recv_counts, comm, back_counts);
+    const std::vector<int32_t> unknown = ask_owners(asked, owner.counts(asked, [](uint32_t v) { return v; }),
+                                                    [&](uint32_t v) { return unknowns_before(v); }, comm);
 #pragma omp parallel for schedule(static, 4096)
     for (std::ptrdiff_t k = 0; k < remotes; ++k) {
       const NodeAnswer& x = *answers.data(remote[size_t(k)]);
