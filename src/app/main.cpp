@@ -88,6 +88,14 @@ int run_pipeline(const pgsim::Options& opt, const pgsim::dist::MpiSession& mpi,
 
 int main(int argc, char** argv) {
   using namespace pgsim;
+  // Before any CUDA call (the warm-up below begins the context): one hardware work queue per GPU
+  // instead of CUDA's default of eight, which makes the context quicker to create (README,
+  // "Choosing the back end"; it is most of a mid-size GPU run's start). One queue takes work in
+  // the order it is issued, so a stream's wait also holds back what other streams issue after it;
+  // pgsim's one overlap that matters, the halo exchange's NCCL kernel beside the interior product
+  // (gpu/halo_spmv.cu), is issued just before that product, with no wait between them. A user's
+  // own setting stands.
+  ::setenv("CUDA_DEVICE_MAX_CONNECTIONS", "1", 0);
   // The logger first: a GPU warm-up begun below logs from its own thread (app/backend.hpp).
   auto logger = spdlog::stderr_color_mt("pgsim");
   spdlog::set_default_logger(logger);
