@@ -19,8 +19,8 @@ namespace pgsim {
 namespace {
 
 constexpr int kMaxLinks = 40;  // the kernel's own limit on a chain of symbolic links
-// A temporary's write-back to disk is started every this many bytes, while the rest is still
-// being formatted, rather than all of it by commit()'s fsync.
+// A temporary's write-back to disk is started every this many bytes (TemporaryWrites), while the
+// rest is still being formatted, rather than all of it by commit()'s fsync.
 constexpr uint64_t kWriteBackBytes = uint64_t(32) << 20;
 
 [[noreturn]] void fail(const std::string& path, const std::string& why) {
@@ -167,34 +167,29 @@ OutputFile::~OutputFile() {
   if (!temp_.empty()) ::unlink(temp_.c_str());
 }
 
-namespace {
-
-// Starts the write-back of the pages of [offset, offset + n) and returns at once; only a hint
-// (an error here would show again at fsync), so its result is not checked.
-void start_write_back(int fd, uint64_t offset, uint64_t n) {
-  ::sync_file_range(fd, off64_t(offset), off64_t(n), SYNC_FILE_RANGE_WRITE);
-}
-
-}  // namespace
-
-void OutputFile::WriteBack::wrote(int fd, uint64_t offset, uint64_t n) {
-  to = offset + n;
-  if (to - from >= kWriteBackBytes) {
-    start_write_back(fd, from, to - from);
-    from = to;
+void TemporaryWrites::write(int fd, std::string_view bytes, int64_t offset, const std::string& path) {
+  {
+    const std::lock_guard<std::mutex> one_at_a_time(mutex_);
+    write_all(fd, bytes, offset, path);
+    unstarted_ += bytes.size();
+    if (unstarted_ < kWriteBackBytes) return;
+    unstarted_ = 0;
   }
+  // The write-back of every dirty page of the file (0, 0: to its end), beside the next writes;
+  // only a hint (an error here would show again at fsync), so its result is not checked.
+  ::sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
 }
 
 void OutputFile::write(std::string_view bytes) {
-  write_all(fd_, bytes, -1, path_);
-  if (!temp_.empty()) write_back_.wrote(fd_, written_, bytes.size());
-  written_ += bytes.size();
+  if (temp_.empty())
+    write_all(fd_, bytes, -1, path_);
+  else
+    writes_.write(fd_, bytes, -1, path_);
 }
 
 void OutputFile::write_at(uint64_t offset, std::string_view bytes) {
   if (temp_.empty()) throw std::logic_error("OutputFile::write_at: not a regular file");
-  write_all(fd_, bytes, int64_t(offset), path_);
-  start_write_back(fd_, offset, bytes.size());
+  writes_.write(fd_, bytes, int64_t(offset), path_);
 }
 
 OutputFilePart::OutputFilePart(std::string path, const std::string& temporary) : path_(std::move(path)) {
@@ -208,8 +203,7 @@ OutputFilePart::~OutputFilePart() {
 }
 
 void OutputFilePart::write_at(uint64_t offset, std::string_view bytes) {
-  write_all(fd_, bytes, int64_t(offset), path_);
-  start_write_back(fd_, offset, bytes.size());
+  writes_.write(fd_, bytes, int64_t(offset), path_);
 }
 
 void OutputFilePart::flush() {

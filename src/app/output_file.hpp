@@ -17,10 +17,29 @@
 // Every failure is a SystemError "cannot write 'PATH': reason", write errors included (ENOSPC
 // of /dev/full, EPIPE of a pipe whose reader left: SIGPIPE is expected to be ignored).
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <string_view>
 
 namespace pgsim {
+
+// The writes into a regular temporary, from one thread (OutputFile::write) or from several at
+// once (write_at), one at a time, with its write-back to disk started every kWriteBackBytes (32
+// MB) of them, so that the commit's fsync waits for the last ones only.
+// One at a time: the kernel copies a file's writes one at a time anyway (ext4 holds the inode's
+// lock across the copy), and threads that met there spun on that lock. Waiting on a mutex
+// instead, they leave their cores to the threads still formatting: writing the 50M-node grid's
+// voltages file on 32 threads of the 2-GPU machine took 7.7 s of CPU against 13.5-15 s, in the
+// same or less time (benchmarks/dist/README.md, session 18).
+class TemporaryWrites {
+ public:
+  // `bytes` at `offset` of fd, or at its file position where offset < 0 (path: for messages).
+  void write(int fd, std::string_view bytes, int64_t offset, const std::string& path);
+
+ private:
+  std::mutex mutex_;
+  uint64_t unstarted_ = 0;  // bytes written since the last write-back start
+};
 
 class OutputFile {
  public:
@@ -38,8 +57,8 @@ class OutputFile {
   // temporary (a regular target), which they open as OutputFileParts, or empty when the output
   // is written directly (a device, a FIFO, standard output: then only this process writes).
   const std::string& temporary() const { return temp_; }
-  // Writes at `offset` of the temporary (a regular target only) and starts the range's write-back
-  // to disk. Several threads may write disjoint ranges at once (no other call meanwhile).
+  // Writes at `offset` of the temporary (a regular target only; TemporaryWrites). Several threads
+  // may write disjoint ranges at once (no other call meanwhile).
   void write_at(uint64_t offset, std::string_view bytes);
 
  private:
@@ -48,14 +67,7 @@ class OutputFile {
   std::string temp_;    // the temporary beside target_; empty when written directly
   int fd_ = -1;
   bool owns_fd_ = true;  // false for standard output and the other inherited descriptors
-  // The temporary's bytes written so far (by write()), and the run of them whose write-back to
-  // disk has not been started (it is started every kWriteBackBytes, so commit()'s fsync waits for
-  // the last ones only).
-  uint64_t written_ = 0;
-  struct WriteBack {
-    uint64_t from = 0, to = 0;
-    void wrote(int fd, uint64_t offset, uint64_t n);
-  } write_back_;
+  TemporaryWrites writes_;  // a regular target's (into temp_)
 };
 
 // Another process's OutputFile temporary (OutputFile::temporary()), opened to write a part of
@@ -76,6 +88,7 @@ class OutputFilePart {
  private:
   std::string path_;
   int fd_ = -1;
+  TemporaryWrites writes_;
 };
 
 // Throws the SystemError that opening `path` as an OutputFile would, now rather than after a
