@@ -28,9 +28,11 @@ namespace pgsim {
 // MB) of them, so that the commit's fsync waits for the last ones only.
 // One at a time: the kernel copies a file's writes one at a time anyway (ext4 holds the inode's
 // lock across the copy), and threads that met there spun on that lock. Waiting on a mutex
-// instead, they leave their cores to the threads still formatting: writing the 50M-node grid's
-// voltages file on 32 threads of the 2-GPU machine took 7.7 s of CPU against 13.5-15 s, in the
-// same or less time (benchmarks/dist/README.md, session 18).
+// instead, they leave their cores to the threads still formatting: the 50M-node grid's voltages
+// file (1.59 GB) on 32 threads of the 2-GPU machine took 7.0 s of CPU against 11.8 s, in 0.78
+// against 0.75 s (bench_write; benchmarks/dist/README.md, session 18). The wall time is the
+// kernel's (16 threads took as long as 32): the copies one at a time, and the write-back to
+// disk that the commit's fsync waits for.
 class TemporaryWrites {
  public:
   // `bytes` at `offset` of fd, or at its file position where offset < 0 (path: for messages).
