@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -20,10 +21,7 @@ std::vector<int32_t> assign_owners(const CsrMatrix& G, int32_t parts) {
 #ifdef PGSIM_HAVE_METIS
   // Edge weights: the conductance in units of the weakest one, capped, so that the cut avoids
   // strong couplings (what block Jacobi drops) and not merely many edges.
-  double weakest = 0;
-  for (int32_t i = 0; i < G.rows; ++i)
-    for (int32_t k = G.ptr[i]; k < G.ptr[i + 1]; ++k)
-      if (G.col[k] != i && G.val[k] != 0 && (weakest == 0 || std::fabs(G.val[k]) < weakest)) weakest = std::fabs(G.val[k]);
+  const double weakest = weakest_coupling(G);
   std::vector<idx_t> xadj(n + 1, 0), adjncy, adjwgt;
   adjncy.reserve(static_cast<size_t>(G.nnz()));
   adjwgt.reserve(static_cast<size_t>(G.nnz()));
@@ -51,6 +49,15 @@ std::vector<int32_t> assign_owners(const CsrMatrix& G, int32_t parts) {
 }
 
 }  // namespace
+
+double weakest_coupling(const CsrMatrix& rows, int64_t first) {
+  double weakest = std::numeric_limits<double>::infinity();
+#pragma omp parallel for schedule(static, 4096) reduction(min : weakest)
+  for (int32_t i = 0; i < rows.rows; ++i)
+    for (int32_t k = rows.ptr[size_t(i)]; k < rows.ptr[size_t(i) + 1]; ++k)
+      if (rows.col[size_t(k)] != first + i && rows.val[size_t(k)] != 0) weakest = std::min(weakest, std::fabs(rows.val[size_t(k)]));
+  return weakest;
+}
 
 Partition partition_rows(const CsrMatrix& G, int32_t parts) {
   if (parts < 1 || parts > G.rows)

@@ -57,6 +57,10 @@ inline constexpr long kMaxCouplingWeight = 1000;
 inline long coupling_weight(double g, double weakest) {
   return std::clamp(std::lround(std::fabs(g) / weakest), 1L, kMaxCouplingWeight);
 }
+// That `weakest`: the smallest nonzero |entry| off the diagonal of `rows`, whose row i has its
+// diagonal in column first + i (a whole matrix: 0; a rank's rows with global columns: its first
+// row); +infinity where there is none. All threads.
+double weakest_coupling(const CsrMatrix& rows, int64_t first = 0);
 
 // What a rank needs of another: `rank`, and the ranges and lists below.
 struct Neighbor {

@@ -3,8 +3,6 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <cmath>
-#include <limits>
 #include <utility>
 
 #include "dist/partition.hpp"
@@ -149,11 +147,7 @@ AggregateGraph contract(const View& g, MPI_Comm comm) {
 AggregateGraph aggregate_rows(const DistributedRows& mine, int rounds, MPI_Comm comm) {
   const CsrMatrix& m = mine.rows;
   const int64_t first = mine.first_row;
-  double weakest = std::numeric_limits<double>::infinity();
-#pragma omp parallel for schedule(static, 4096) reduction(min : weakest)
-  for (int32_t i = 0; i < m.rows; ++i)
-    for (int32_t k = m.ptr[size_t(i)]; k < m.ptr[size_t(i) + 1]; ++k)
-      if (m.col[size_t(k)] != first + i && m.val[size_t(k)] != 0) weakest = std::min(weakest, std::fabs(m.val[size_t(k)]));
+  double weakest = weakest_coupling(m, first);
   MPI_Allreduce(MPI_IN_PLACE, &weakest, 1, MPI_DOUBLE, MPI_MIN, comm);
 
   // Round 1 reads the rows themselves (a vertex per row, weight 1, no diagonal).
