@@ -174,9 +174,10 @@ TEST_CASE("mpirun -np 4 on a pgsim-gen grid: the repartition's cut keeps the ite
           "[dist][mpi]") {
   // pgsim-gen's 100k-node grid (39,603 PCG unknowns) on 4 ranks: the parse's byte ranges cut both
   // nets. At --tol 1e-12 one process takes 33 iterations; PT-Scotch's partition of the rows'
-  // aggregates 34 (halos of 229-274 rows; of the rows themselves, 34 too, halos of 165-238); METIS on blocks of consecutive rows, a build without PT-Scotch, 57
-  // (halos of 262-293): the blocks, pieces of wires, leave METIS no thin cut (dist/repartition.hpp),
-  // so the bound holds for PT-Scotch's plan only. Both plans are deterministic: a second run
+  // aggregates 34 (halos of 229-274 rows; of the rows themselves, 34 too, halos of 165-238);
+  // METIS on blocks of consecutive rows, a build without PT-Scotch, 57 (halos of 262-293): the
+  // blocks, pieces of wires, leave METIS no thin cut (dist/repartition.hpp), so the bound holds
+  // for PT-Scotch's plan only. Both plans are deterministic: a second run
   // writes the same bytes.
   skip_without_mpirun();
   test::TempDir dir;

@@ -37,8 +37,9 @@
 //   Errors: a failure of any Scotch call on any rank (Scotch prints its own message on that
 //     rank's standard error), or an aggregates' graph that SCOTCH_Num cannot count, throws the same
 //     std::runtime_error on every rank (dist/collective_error.hpp), naming the call; as does
-//     std::bad_alloc on any rank after the aggregation. No rank is left waiting. parts < 1: std::invalid_argument (on
-//     every rank, as `parts` is the same everywhere; Scotch itself does not refuse 0).
+//     std::bad_alloc on any rank after the aggregation. No rank is left waiting. parts < 1:
+//     std::invalid_argument (on every rank, as `parts` is the same everywhere; Scotch itself does
+//     not refuse 0).
 #include <mpi.h>
 
 #include <cstdint>
