@@ -18,11 +18,15 @@
 //     writes made-up voltages of FILE's nodes to OUT (distributed) and, on rank 0, the same
 //     values through write_voltages to SERIAL; a failure prints "rank R: write: WHAT", exit 2.
 //   dist_parse_check exchange
-//     exchange_bytes (dist/byte_exchange.hpp) of random sizes, in messages of 1, 7 and the
-//     default bytes at most: every byte arrives where it belongs; with OwnShare::kLeft, the own
-//     share's place is left as it was and ReceivedView reads every byte where it is.
+//     exchange_bytes (dist/byte_exchange.hpp) of random sizes, in messages (and direct reads) of
+//     1, 7 and the default bytes at most (then shares of up to 5 MB), with SameHost::kDirectReads
+//     and kMessages: every byte arrives where it belongs; with OwnShare::kLeft, the own share's
+//     place is left as it was and ReceivedView reads every byte where it is. host_peers
+//     (dist/direct_reads.hpp) gives every rank's process id, and rank 0 prints whether the ranks
+//     read each other directly.
 #include <mpi.h>
 #include <omp.h>
+#include <unistd.h>
 #include <spdlog/spdlog.h>
 
 #include <cmath>
@@ -36,6 +40,7 @@
 #include "app/distributed_voltages.hpp"
 #include "app/voltage_file.hpp"
 #include "dist/byte_exchange.hpp"
+#include "dist/direct_reads.hpp"
 #include "dist/distributed_parse.hpp"
 #include "parser/netlist_input.hpp"
 
@@ -210,41 +215,55 @@ int run_write(char** argv) {
 }
 
 void run_exchange() {
+  const HostPeers& peers = host_peers(MPI_COMM_WORLD);
+  std::vector<int64_t> pids(size_t(ranks), 0);
+  const int64_t pid = getpid();
+  MPI_Allgather(&pid, 1, MPI_INT64_T, pids.data(), 1, MPI_INT64_T, MPI_COMM_WORLD);
+  for (int q = 0; q < ranks; ++q)
+    if (peers.pid[size_t(q)] != pids[size_t(q)])
+      fail("host_peers: rank %d's process id %lld, not %lld", q, (long long)peers.pid[size_t(q)], (long long)pids[size_t(q)]);
+  if (!peers.local[size_t(rank)]) fail("host_peers: this rank is not on its own host");
+  if (rank == 0) std::printf("direct reads between ranks of one host: %s\n", peers.readable ? "yes" : "no");
   std::mt19937_64 rng(777);
-  for (uint64_t max_message : {uint64_t(1), uint64_t(7), kMaxMessageBytes}) {
-    // sizes[p][q]: bytes from p to q, the same table on every rank; byte i of p's data for q is (p, q, i) hashed.
-    std::vector<std::vector<uint64_t>> sizes(ranks, std::vector<uint64_t>(ranks));
-    for (auto& row : sizes)
-      for (uint64_t& s : row) s = rng() % 4 == 0 ? 0 : rng() % 3000;
-    const auto byte = [](int p, int q, uint64_t i) { return char((p * 131 + q * 17 + i * 7) % 251); };
-    std::vector<uint64_t> send_counts(sizes[rank]);
-    std::string send;
-    for (int q = 0; q < ranks; ++q)
-      for (uint64_t i = 0; i < sizes[rank][q]; ++i) send += byte(rank, q, i);
-    const std::vector<uint64_t> recv_counts = exchange_counts(send_counts, MPI_COMM_WORLD);
-    uint64_t total = 0;
-    for (int p = 0; p < ranks; ++p) {
-      if (recv_counts[p] != sizes[p][rank]) fail("exchange_counts: %llu from %d, expected %llu", (unsigned long long)recv_counts[p], p, (unsigned long long)sizes[p][rank]);
-      total += recv_counts[p];
-    }
-    for (OwnShare own : {OwnShare::kCopied, OwnShare::kLeft}) {
-      // A byte no sender writes ((p * 131 + q * 17 + i * 7) % 251 < 251): with kLeft, the own share's place keeps it.
-      const char unwritten = char(251);
-      std::string recv(total, unwritten);
-      exchange_bytes(send.data(), send_counts, recv.data(), recv_counts, MPI_COMM_WORLD, own, max_message);
-      const ReceivedView<char> view(send.data(), send_counts, recv.data(), recv_counts, rank);
-      const char* name = own == OwnShare::kLeft ? "left" : "copied";
-      uint64_t at = 0;
-      for (int p = 0; p < ranks; ++p)
-        for (uint64_t i = 0; i < sizes[p][rank]; ++i, ++at) {
-          const char want = own == OwnShare::kLeft && p == rank ? unwritten : byte(p, rank, i);
-          if (recv[at] != want || view[at] != byte(p, rank, i)) {
-            fail("exchange_bytes (messages of %llu, own share %s): byte %llu from rank %d", (unsigned long long)max_message,
-                 name, (unsigned long long)i, p);
-            p = ranks;
-            break;
+  for (SameHost same_host : {SameHost::kDirectReads, SameHost::kMessages}) {
+    for (uint64_t max_message : {uint64_t(1), uint64_t(7), kMaxMessageBytes}) {
+      // sizes[p][q]: bytes from p to q, the same table on every rank; byte i of p's data for q is (p, q, i) hashed.
+      // With the default size, shares of several MB: direct reads of several pieces (1 MB) each.
+      const uint64_t largest = max_message == kMaxMessageBytes ? 5000000 : 3000;
+      std::vector<std::vector<uint64_t>> sizes(ranks, std::vector<uint64_t>(ranks));
+      for (auto& row : sizes)
+        for (uint64_t& s : row) s = rng() % 4 == 0 ? 0 : rng() % largest;
+      const auto byte = [](int p, int q, uint64_t i) { return char((p * 131 + q * 17 + i * 7) % 251); };
+      std::vector<uint64_t> send_counts(sizes[rank]);
+      std::string send;
+      for (int q = 0; q < ranks; ++q)
+        for (uint64_t i = 0; i < sizes[rank][q]; ++i) send += byte(rank, q, i);
+      const std::vector<uint64_t> recv_counts = exchange_counts(send_counts, MPI_COMM_WORLD);
+      uint64_t total = 0;
+      for (int p = 0; p < ranks; ++p) {
+        if (recv_counts[p] != sizes[p][rank]) fail("exchange_counts: %llu from %d, expected %llu", (unsigned long long)recv_counts[p], p, (unsigned long long)sizes[p][rank]);
+        total += recv_counts[p];
+      }
+      for (OwnShare own : {OwnShare::kCopied, OwnShare::kLeft}) {
+        // A byte no sender writes ((p * 131 + q * 17 + i * 7) % 251 < 251): with kLeft, the own share's place keeps it.
+        const char unwritten = char(251);
+        std::string recv(total, unwritten);
+        exchange_bytes(send.data(), send_counts, recv.data(), recv_counts, MPI_COMM_WORLD, own, max_message, same_host);
+        const ReceivedView<char> view(send.data(), send_counts, recv.data(), recv_counts, rank);
+        const char* name = own == OwnShare::kLeft ? "left" : "copied";
+        const char* how = same_host == SameHost::kDirectReads ? "direct reads" : "messages";
+        uint64_t at = 0;
+        for (int p = 0; p < ranks; ++p)
+          for (uint64_t i = 0; i < sizes[p][rank]; ++i, ++at) {
+            const char want = own == OwnShare::kLeft && p == rank ? unwritten : byte(p, rank, i);
+            if (recv[at] != want || view[at] != byte(p, rank, i)) {
+              fail("exchange_bytes (%s of %llu, own share %s): byte %llu from rank %d", how, (unsigned long long)max_message,
+                   name, (unsigned long long)i, p);
+              p = ranks;
+              break;
+            }
           }
-        }
+      }
     }
   }
 }

@@ -227,7 +227,7 @@ TEST_CASE("distributed voltages file: the bytes of write_voltages, or no file an
   }
 }
 
-TEST_CASE("exchange_bytes: 64-bit counts in messages of any size", "[dist][mpi]") {
+TEST_CASE("exchange_bytes: 64-bit counts, in messages or direct reads of any size", "[dist][mpi]") {
   skip_without_mpirun();
   test::TempDir dir;
   for (int ranks : {1, 2, 3}) require_passed(check(ranks, "exchange", dir), "exchange");

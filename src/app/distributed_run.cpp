@@ -25,6 +25,7 @@
 #include "app/solve_error.hpp"
 #include "app/thread_budget.hpp"
 #include "dist/collective_error.hpp"
+#include "dist/direct_reads.hpp"
 #include "dist/distributed_parse.hpp"
 #include "dist/distributed_reduce.hpp"
 #include "dist/distributed_solve.hpp"
@@ -160,6 +161,12 @@ RunReport run_distributed(const Options& opt, const dist::MpiSession& mpi, Distr
   });
 
   const dist::HostRanks host = dist::host_ranks(MPI_COMM_WORLD);
+  if (mpi.size() > 1) {  // collective; -v: how the exchanges between ranks of one host go (dist/direct_reads.hpp)
+    const bool direct = dist::host_peers(MPI_COMM_WORLD).readable;
+    if (mpi.is_root() && host.size > 1)
+      spdlog::debug("exchanges between ranks of one host: {}", direct ? "read by the receiver on all its threads"
+                                                                      : "MPI messages (the kernel refused direct reads)");
+  }
   if (opt.threads == 0 && std::getenv("OMP_NUM_THREADS") == nullptr) default_rank_threads(mpi, host);
   // With --backend gpu each rank's CUDA context is created beside the parse, as one process's is
   // (app/backend.hpp), on the device its solve will take (its place among its host's ranks,

@@ -2,7 +2,10 @@
 // All-to-all exchanges of any size. MPI's counts and displacements are int: 50M node names of one
 // rank, or a voltages file's worth of text, overflow them. Here counts and offsets are 64-bit and
 // the data travels as point-to-point messages of at most `max_message` bytes each (a pair with
-// more sends several, in order), posted at once and waited for together.
+// more sends several, in order), posted at once and waited for together; except between two
+// ranks of one host that may read each other's memory (dist/direct_reads.hpp), where the receiver
+// reads its share from the sender's buffer on all its threads (5x MPI's one-thread copy on the
+// 2-GPU machine).
 #include <mpi.h>
 
 #include <cstdint>
@@ -26,12 +29,19 @@ std::vector<uint64_t> exchange_counts(const std::vector<uint64_t>& send_counts, 
 // copy would move on one thread.
 enum class OwnShare { kCopied, kLeft };
 
+// How the bytes between two ranks of one host travel: kDirectReads, read by the receiver where the
+// ranks may read each other (as MPI messages where they may not); kMessages, MPI messages always.
+enum class SameHost { kDirectReads, kMessages };
+
 // `send` holds the bytes for rank 0, then those for rank 1, ... (send_counts[q] each); `recv`
 // receives those from rank 0, then from rank 1, ... (recv_counts[q] each, as exchange_counts
-// gives). Collective. `max_message` (at most INT_MAX) exists for tests, which set it tiny.
+// gives). Collective; `same_host` must be the same on every rank. `max_message` (at most
+// INT_MAX; also the most bytes one direct read moves) exists for tests, which set it tiny. A
+// direct read that fails (the kernel refusing what host_peers found allowed) is not an error:
+// every rank then exchanges again through messages.
 void exchange_bytes(const char* send, const std::vector<uint64_t>& send_counts, char* recv,
                     const std::vector<uint64_t>& recv_counts, MPI_Comm comm, OwnShare own = OwnShare::kCopied,
-                    uint64_t max_message = kMaxMessageBytes);
+                    uint64_t max_message = kMaxMessageBytes, SameHost same_host = SameHost::kDirectReads);
 
 // Writes zeros over [data, data + count) on all threads: a fresh buffer that MPI receives into
 // is paged in there rather than by MPI's one thread (what std::vector's resize does, serially).

@@ -14,6 +14,8 @@
 #include <utility>
 #include <vector>
 
+#include "dist/byte_exchange.hpp"
+
 namespace pgsim::dist {
 
 // The MPI type of one T, freed with the object.
@@ -115,28 +117,26 @@ std::vector<T> gather_to(int root, const std::vector<T>& mine, MPI_Comm comm) {
 // (parser/default_init.hpp): one received into a FillVector is not zeroed first, so it can become
 // an array of its own (a CsrMatrix's) without a copy.
 //
-// This rank's own records (most of them where the ranks hold neighbouring parts) do not go
-// through MPI, which copies them on one thread: they are copied on all threads.
+// The records travel as exchange_bytes' bytes (dist/byte_exchange.hpp): this rank's own records
+// (most of them where the ranks hold neighbouring parts) are copied on all threads, and those of
+// a rank on the same host are read on all threads where the ranks may read each other, not
+// copied by MPI on one thread.
 template <class T, class SendAlloc, class RecvAlloc>
 void all_to_all(const std::vector<T, SendAlloc>& send, const std::vector<int>& send_counts, MPI_Comm comm,
                 std::vector<int>& recv_counts, std::vector<T, RecvAlloc>& received) {
-  const RecordType<T> type;
-  int me = 0;
-  MPI_Comm_rank(comm, &me);
+  static_assert(std::is_trivially_copyable_v<T>, "records travel as bytes");
   recv_counts.assign(send_counts.size(), 0);
   MPI_Alltoall(send_counts.data(), 1, MPI_INT, recv_counts.data(), 1, MPI_INT, comm);
-  const std::vector<int> sdispls = displacements(send_counts), rdispls = displacements(recv_counts);
+  const std::vector<int> rdispls = displacements(recv_counts);
   std::vector<T, RecvAlloc>().swap(received);
   received.resize(size_t(rdispls.back()) + size_t(recv_counts.back()));
-  std::vector<int> others_send(send_counts), others_recv(recv_counts);
-  others_send[size_t(me)] = others_recv[size_t(me)] = 0;
-  MPI_Alltoallv(send.data(), others_send.data(), sdispls.data(), type.get(), received.data(), others_recv.data(),
-                rdispls.data(), type.get(), comm);
-  const T* from = send.data() + sdispls[size_t(me)];
-  T* to = received.data() + rdispls[size_t(me)];
-  const auto own = std::ptrdiff_t(send_counts[size_t(me)]);
-#pragma omp parallel for schedule(static)
-  for (std::ptrdiff_t i = 0; i < own; ++i) to[i] = from[i];
+  std::vector<uint64_t> send_bytes(send_counts.size()), recv_bytes(recv_counts.size());
+  for (size_t q = 0; q < send_counts.size(); ++q) {
+    send_bytes[q] = uint64_t(send_counts[q]) * sizeof(T);
+    recv_bytes[q] = uint64_t(recv_counts[q]) * sizeof(T);
+  }
+  exchange_bytes(reinterpret_cast<const char*>(send.data()), send_bytes, reinterpret_cast<char*>(received.data()),
+                 recv_bytes, comm);
 }
 
 // The same, the records received returned as a std::vector.
