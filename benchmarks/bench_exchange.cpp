@@ -1,10 +1,9 @@
 // An exchange between the ranks of one host, both ways (dist/byte_exchange.hpp): each rank sends
 // MB megabytes to every other rank through exchange_bytes, read by the receivers on all their
 // threads (SameHost::kDirectReads, where the kernel lets them: dist/direct_reads.hpp) and as MPI
-// messages (SameHost::kMessages), alternating, REPEAT times each. The receive buffer is paged in
-// first, as the distributed parse's exchanges page theirs (touch_on_all_threads). Rank 0 prints
-// each round's seconds (the slowest rank's, from a barrier to the exchange's end) and the median
-// of each way, in GB/s per rank received. Reproduce (benchmarks/dist/README.md):
+// messages (SameHost::kMessages), alternating, REPEAT times each, into one receive buffer (paged
+// in by the first round). Rank 0 prints each round's seconds (the slowest rank's, from a barrier
+// to the exchange's end) and the median of each way, in GB/s per rank received. Reproduce (benchmarks/dist/README.md):
 //   mpirun -np 2 --bind-to none -x OMP_NUM_THREADS=15 build/benchmarks/bench_exchange [MB] [REPEAT]
 #include <mpi.h>
 #include <omp.h>
@@ -33,7 +32,6 @@ int main(int argc, char** argv) {
   FillVector<char> send(share * uint64_t(ranks)), recv(share * uint64_t(ranks));
 #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < int64_t(send.size()); ++i) send[size_t(i)] = char(i * 7 + rank);
-  touch_on_all_threads(recv.data(), recv.size());
   const bool direct = host_peers(MPI_COMM_WORLD).readable;
   if (rank == 0)
     std::printf("%d ranks, %d threads each, %llu MB to each other rank; direct reads %s\n", ranks, omp_get_max_threads(),

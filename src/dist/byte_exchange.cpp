@@ -27,19 +27,20 @@ void copy_on_all_threads(char* dst, const char* src, uint64_t bytes, uint64_t pi
   }
 }
 
+// Writes zeros over [data, data + count) on all threads (exchange_bytes' header says why).
+void touch_on_all_threads(char* data, uint64_t count) {
+  const auto n = static_cast<int64_t>(count);
+  constexpr int64_t kPiece = int64_t(1) << 20;
+#pragma omp parallel for schedule(static) if (n > kPiece)
+  for (int64_t b = 0; b < n; b += kPiece) std::memset(data + b, 0, size_t(std::min(kPiece, n - b)));
+}
+
 }  // namespace
 
 std::vector<uint64_t> exchange_counts(const std::vector<uint64_t>& send_counts, MPI_Comm comm) {
   std::vector<uint64_t> recv_counts(send_counts.size());
   MPI_Alltoall(send_counts.data(), 1, MPI_UINT64_T, recv_counts.data(), 1, MPI_UINT64_T, comm);
   return recv_counts;
-}
-
-void touch_on_all_threads(char* data, uint64_t count) {
-  const auto n = static_cast<int64_t>(count);
-  constexpr int64_t kPiece = int64_t(1) << 20;
-#pragma omp parallel for schedule(static) if (n > kPiece)
-  for (int64_t b = 0; b < n; b += kPiece) std::memset(data + b, 0, size_t(std::min(kPiece, n - b)));
 }
 
 void exchange_bytes(const char* send, const std::vector<uint64_t>& send_counts, char* recv,
@@ -75,9 +76,11 @@ void exchange_bytes(const char* send, const std::vector<uint64_t>& send_counts, 
     }
   };
   for (int q = 0; q < size; ++q)
-    if (q != rank && !reads(q))
+    if (q != rank && !reads(q)) {
+      touch_on_all_threads(recv + recv_at[q], recv_counts[q]);
       post([&](char* p, int n, int peer, MPI_Request* r) { MPI_Irecv(p, n, MPI_BYTE, peer, kTag, comm, r); },
            recv + recv_at[q], recv_counts[q], q);
+    }
   for (int q = 0; q < size; ++q)
     if (q != rank && !reads(q))
       post([&](char* p, int n, int peer, MPI_Request* r) { MPI_Isend(p, n, MPI_BYTE, peer, kTag, comm, r); },

@@ -39,32 +39,25 @@ enum class SameHost { kDirectReads, kMessages };
 // INT_MAX; also the most bytes one direct read moves) exists for tests, which set it tiny. A
 // direct read that fails (the kernel refusing what host_peers found allowed) is not an error:
 // every rank then exchanges again through messages.
+// The places of `recv` that messages fill are paged in (zeroed) on all threads first: in a fresh
+// buffer MPI's one thread would fault them in (what std::vector's resize does, serially); direct
+// reads fault theirs in on all threads as they go.
 void exchange_bytes(const char* send, const std::vector<uint64_t>& send_counts, char* recv,
                     const std::vector<uint64_t>& recv_counts, MPI_Comm comm, OwnShare own = OwnShare::kCopied,
                     uint64_t max_message = kMaxMessageBytes, SameHost same_host = SameHost::kDirectReads);
 
-// Writes zeros over [data, data + count) on all threads: a fresh buffer that MPI receives into
-// is paged in there rather than by MPI's one thread (what std::vector's resize does, serially).
-void touch_on_all_threads(char* data, uint64_t count);
-
-// The same for arrays of a trivially copyable T; counts in elements. The result's places that MPI
-// writes are zeroed on all threads first (touch_on_all_threads); with OwnShare::kLeft, this rank's
-// own share's place is left unwritten (read it through ReceivedView). A rank that cannot allocate
-// the result fails every rank (collective_error.hpp).
+// The same for arrays of a trivially copyable T; counts in elements. With OwnShare::kLeft, this
+// rank's own share's place in the result is left unwritten (read it through ReceivedView). A rank
+// that cannot allocate the result fails every rank (collective_error.hpp).
 template <class T, class SendVector>
 FillVector<T> exchange(const SendVector& send, const std::vector<uint64_t>& send_counts,
                        const std::vector<uint64_t>& recv_counts, MPI_Comm comm, OwnShare own = OwnShare::kCopied) {
-  int rank = 0;
-  MPI_Comm_rank(comm, &rank);
   std::vector<uint64_t> send_bytes(send_counts), recv_bytes(recv_counts);
   uint64_t total = 0;
   for (uint64_t& c : send_bytes) c *= sizeof(T);
   for (uint64_t& c : recv_bytes) total += c, c *= sizeof(T);
   FillVector<T> recv;
   agree_on_failure(comm, [&] { recv.resize(total); });
-  char* at = reinterpret_cast<char*>(recv.data());
-  for (size_t q = 0; q < recv_bytes.size(); at += recv_bytes[q], ++q)
-    if (own == OwnShare::kCopied || int(q) != rank) touch_on_all_threads(at, recv_bytes[q]);
   exchange_bytes(reinterpret_cast<const char*>(send.data()), send_bytes, reinterpret_cast<char*>(recv.data()), recv_bytes,
                  comm, own);
   return recv;

@@ -277,9 +277,6 @@ FillVector<uint32_t> names_to_owners(Outgoing& out, const std::vector<uint64_t>&
     uint64_t bytes = 0;
     for (uint64_t c : in_bytes) bytes += c;
     records.resize(bytes);
-    char* at = records.data();
-    for (int q = 0; q < ranks; at += in_bytes[q], ++q)
-      if (q != rank) touch_on_all_threads(at, in_bytes[q]);
   });
   exchange_bytes(out.records.data(), out.bytes, records.data(), in_bytes, comm, OwnShare::kLeft);
   decltype(out.records)().swap(out.records);
@@ -472,12 +469,7 @@ NameTable balance_owned(const NameTable& seen, uint32_t seen_first, uint32_t tot
   for (uint64_t c : in_names) count += c;
   const char* const sent = n > 0 ? seen[0].data() : nullptr;
   FillVector<char> arena;
-  agree_on_failure(comm, [&] {
-    arena.resize(total);
-    char* at = arena.data();
-    for (int q = 0; q < ranks; at += in_bytes[q], ++q)
-      if (q != rank) touch_on_all_threads(at, in_bytes[q]);
-  });
+  agree_on_failure(comm, [&] { arena.resize(total); });
   exchange_bytes(sent, bytes, arena.data(), in_bytes, comm, OwnShare::kLeft);
   const ReceivedView<char> text(sent, bytes, arena.data(), in_bytes, rank);
 
