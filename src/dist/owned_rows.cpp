@@ -102,7 +102,7 @@ struct RowContributions {
   int32_t first_row = 0;
   FillVector<uint32_t> extra;  // row u's: extra[extra_ptr[u] .. extra_ptr[u + 1]), ascending
   FillVector<int32_t> extra_ptr;
-  std::vector<Contribution> received;
+  FillVector<Contribution> received;    // not zeroed first: the exchange writes it on all threads
   size_t lower = 0;                      // received from lower ranks: received[0 .. lower)
   FillVector<int32_t> received_ptr;      // empty when none was received
   FillVector<uint32_t> received_order;   // row u's: received[received_order[received_ptr[u] .. received_ptr[u + 1])], ascending
@@ -263,7 +263,7 @@ RowContributions exchange_contributions(const RankNetlist& nl, const SuperNodes&
   times.contributions = times.watch.lap();
   times.sent = send.size();
   std::vector<int> recv_counts;
-  rc.received = all_to_all(send, send_counts, comm, recv_counts);
+  all_to_all(send, send_counts, comm, recv_counts, rc.received);
   FillVector<Contribution>().swap(send);
   for (int q = 0; q < nl.rank; ++q) rc.lower += size_t(recv_counts[size_t(q)]);
   times.exchange = times.watch.lap();
