@@ -4,8 +4,8 @@
 // the data travels as point-to-point messages of at most `max_message` bytes each (a pair with
 // more sends several, in order), posted at once and waited for together; except between two
 // ranks of one host that may read each other's memory (dist/direct_reads.hpp), where the receiver
-// reads its share from the sender's buffer on all its threads (5x MPI's one-thread copy on the
-// 2-GPU machine).
+// reads its share from the sender's buffer on all its threads (6.3-7.6x MPI's one-thread copy on
+// the 2-GPU machine: benchmarks/bench_exchange).
 #include <mpi.h>
 
 #include <cstdint>

@@ -4,9 +4,10 @@
 // between the ranks of one host.
 //
 // Why: MPI's shared-memory transports copy a message on one thread. On the 2-GPU machine (32
-// cores) 256 MB went from one rank to the other at 3.1 GB/s through OpenMPI's default transport,
-// and at 16.8 GB/s read by the receiver on 15 threads (a scratch benchmark, session 19); the
-// distributed parse and reduction of a 50M-node grid exchange several hundred MB a step.
+// cores) 256 MB went from one rank to the other at 2.8-3.9 GB/s through OpenMPI's default
+// transport, and at 20.6-24.4 GB/s read by the receiver on 15 threads (benchmarks/bench_exchange,
+// three calls in session 19: benchmarks/dist/README.md); the distributed parse and reduction of
+// a 50M-node grid exchange several hundred MB a step.
 //
 // When: the kernel must let each rank read the others (same user, and no Yama ptrace_scope,
 // container seccomp profile or missing capability refusing it), and the ranks must see each

@@ -1,8 +1,9 @@
 #pragma once
-// Moving arrays of plain records (trivially copyable structs) between the ranks with MPI's
-// collectives. Counts are in records, through a contiguous MPI type of the record's size, so
-// an int count reaches 2^31 records rather than 2^31 bytes (a 50M-node input sends hundreds of
-// MB in one exchange); a count beyond that is a std::length_error, never a wrapped int.
+// Moving arrays of plain records (trivially copyable structs) between the ranks: with MPI's
+// collectives, and all_to_all through exchange_bytes (dist/byte_exchange.hpp). Counts are in
+// records (through a contiguous MPI type of the record's size for the collectives), so an int
+// count reaches 2^31 records rather than 2^31 bytes (a 50M-node input sends hundreds of MB in one
+// exchange); a count beyond that is a std::length_error, never a wrapped int.
 #include <mpi.h>
 
 #include <cstddef>
