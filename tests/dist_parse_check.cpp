@@ -23,7 +23,8 @@
 //     and kMessages: every byte arrives where it belongs; with OwnShare::kLeft, the own share's
 //     place is left as it was and ReceivedView reads every byte where it is. host_peers
 //     (dist/direct_reads.hpp) gives every rank's process id, and rank 0 prints whether the ranks
-//     read each other directly.
+//     read each other directly. Then the same on a communicator where the last rank counts as
+//     refused by the kernel: no rank reads directly there, and every byte still arrives.
 #include <mpi.h>
 #include <omp.h>
 #include <unistd.h>
@@ -214,6 +215,9 @@ int run_write(char** argv) {
   return 0;
 }
 
+// exchange_bytes' cases on comm (the same sizes and bytes on every call: rng's seed).
+void check_exchanges(MPI_Comm comm);
+
 void run_exchange() {
   const HostPeers& peers = host_peers(MPI_COMM_WORLD);
   std::vector<int64_t> pids(size_t(ranks), 0);
@@ -224,6 +228,16 @@ void run_exchange() {
       fail("host_peers: rank %d's process id %lld, not %lld", q, (long long)peers.pid[size_t(q)], (long long)pids[size_t(q)]);
   if (!peers.local[size_t(rank)]) fail("host_peers: this rank is not on its own host");
   if (rank == 0) std::printf("direct reads between ranks of one host: %s\n", peers.readable ? "yes" : "no");
+  check_exchanges(MPI_COMM_WORLD);
+  // One rank refused: no rank reads directly, and the exchanges go through messages.
+  MPI_Comm refused;
+  MPI_Comm_dup(MPI_COMM_WORLD, &refused);
+  if (host_peers(refused, rank != ranks - 1).readable) fail("host_peers: direct reads with rank %d refused", ranks - 1);
+  check_exchanges(refused);
+  MPI_Comm_free(&refused);
+}
+
+void check_exchanges(MPI_Comm comm) {
   std::mt19937_64 rng(777);
   for (SameHost same_host : {SameHost::kDirectReads, SameHost::kMessages}) {
     for (uint64_t max_message : {uint64_t(1), uint64_t(7), kMaxMessageBytes}) {
@@ -238,7 +252,7 @@ void run_exchange() {
       std::string send;
       for (int q = 0; q < ranks; ++q)
         for (uint64_t i = 0; i < sizes[rank][q]; ++i) send += byte(rank, q, i);
-      const std::vector<uint64_t> recv_counts = exchange_counts(send_counts, MPI_COMM_WORLD);
+      const std::vector<uint64_t> recv_counts = exchange_counts(send_counts, comm);
       uint64_t total = 0;
       for (int p = 0; p < ranks; ++p) {
         if (recv_counts[p] != sizes[p][rank]) fail("exchange_counts: %llu from %d, expected %llu", (unsigned long long)recv_counts[p], p, (unsigned long long)sizes[p][rank]);
@@ -248,7 +262,7 @@ void run_exchange() {
         // A byte no sender writes ((p * 131 + q * 17 + i * 7) % 251 < 251): with kLeft, the own share's place keeps it.
         const char unwritten = char(251);
         std::string recv(total, unwritten);
-        exchange_bytes(send.data(), send_counts, recv.data(), recv_counts, MPI_COMM_WORLD, own, max_message, same_host);
+        exchange_bytes(send.data(), send_counts, recv.data(), recv_counts, comm, own, max_message, same_host);
         const ReceivedView<char> view(send.data(), send_counts, recv.data(), recv_counts, rank);
         const char* name = own == OwnShare::kLeft ? "left" : "copied";
         const char* how = same_host == SameHost::kDirectReads ? "direct reads" : "messages";

@@ -45,7 +45,7 @@ bool read_range(pid_t pid, uint64_t from, char* to, uint64_t bytes) {
 
 }  // namespace
 
-const HostPeers& host_peers(MPI_Comm comm) {
+const HostPeers& host_peers(MPI_Comm comm, bool may_read) {
   void* value = nullptr;
   int found = 0;
   MPI_Comm_get_attr(comm, cached_key(), &value, &found);
@@ -75,7 +75,7 @@ const HostPeers& host_peers(MPI_Comm comm) {
   peers.local.resize(size_t(ranks));
   // [0]: every peer of this host read back its token (the same process, and the kernel lets it);
   // [1]: this rank has a peer on its host.
-  int checks[2] = {1, 0};
+  int checks[2] = {may_read ? 1 : 0, 0};
   for (int q = 0; q < ranks; ++q) {
     const Card& c = cards[size_t(q)];
     peers.pid[size_t(q)] = pid_t(c.pid);
@@ -83,7 +83,8 @@ const HostPeers& host_peers(MPI_Comm comm) {
     if (q == rank || c.leader != leader) continue;
     checks[1] = 1;
     uint64_t seen = 0;
-    if (!read_range(pid_t(c.pid), c.token_at, reinterpret_cast<char*>(&seen), sizeof seen) || seen != c.token) checks[0] = 0;
+    if (may_read && (!read_range(pid_t(c.pid), c.token_at, reinterpret_cast<char*>(&seen), sizeof seen) || seen != c.token))
+      checks[0] = 0;
   }
   int all[2] = {0, 0};
   MPI_Allreduce(&checks[0], &all[0], 1, MPI_INT, MPI_LAND, comm);

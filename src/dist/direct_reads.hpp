@@ -33,7 +33,8 @@ struct HostPeers {
 
 // Collective over comm on its first call for comm (the check above, a few collectives); cached
 // as an attribute of comm after that, and local. The reference lives as long as comm.
-const HostPeers& host_peers(MPI_Comm comm);
+// `may_read` false (tests) makes this rank count as one the kernel refuses, on that first call.
+const HostPeers& host_peers(MPI_Comm comm, bool may_read = true);
 
 // One read of `bytes` bytes at address `remote` of process `pid` into `local`.
 struct DirectRead {
