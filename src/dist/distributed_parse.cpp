@@ -43,8 +43,9 @@ uint64_t first_cut_at_or_after(const std::string& path, uint64_t target, uint64_
 }
 
 // Counts of a per-thread counting sort of a rank's names by owner and shard (group_by_owner):
-// names and bytes, [thread][owner * shards + shard]. The threads' vectors are their own: the
-// counts of several threads in one array would share cache lines (mna/per_thread.hpp says why).
+// names and bytes, [thread][owner * shards + shard], then where each thread writes. A vector per
+// thread: the counts of several threads in one array would share cache lines at their ends
+// (mna/per_thread.hpp says why).
 struct Buckets {
   std::vector<std::vector<uint64_t>> names, bytes;
   Buckets(int threads, size_t slots) : names(threads, std::vector<uint64_t>(slots, 0)), bytes(threads, std::vector<uint64_t>(slots, 0)) {}
@@ -108,7 +109,8 @@ Outgoing group_by_owner(const NameTable& local, int rank, int ranks, int shard_b
     {
       const int t = omp_get_thread_num();
       const auto [b, e] = block(t);
-      std::vector<uint64_t> names(slots, 0), bytes(slots, 0);
+      uint64_t* names = counts.names[t].data();
+      uint64_t* bytes = counts.bytes[t].data();
       for (uint32_t i = b; i < e; ++i) {
         const uint64_t h = NameTable::hash(local[i]);
         const size_t slot = size_t(h % uint64_t(ranks)) * shards + shard_of(h, shard_bits);
@@ -116,8 +118,6 @@ Outgoing group_by_owner(const NameTable& local, int rank, int ranks, int shard_b
         ++names[slot];
         bytes[slot] += 4 + local[i].size();
       }
-      counts.names[t] = std::move(names);
-      counts.bytes[t] = std::move(bytes);
     }
   }
   // Where each thread's names of each slot go: owners in order, shards in order within each owner,
@@ -144,8 +144,8 @@ Outgoing group_by_owner(const NameTable& local, int rank, int ranks, int shard_b
     {
       const int t = omp_get_thread_num();
       const auto [b, e] = block(t);
-      std::vector<uint64_t>& names = counts.names[t];  // the thread's own cursors
-      std::vector<uint64_t>& bytes = counts.bytes[t];
+      uint64_t* names = counts.names[t].data();  // the thread's own cursors
+      uint64_t* bytes = counts.bytes[t].data();
       for (uint32_t i = b; i < e; ++i) {
         const size_t slot = out.order[i];
         const std::string_view name = local[i];
