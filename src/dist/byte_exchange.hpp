@@ -46,20 +46,26 @@ void exchange_bytes(const char* send, const std::vector<uint64_t>& send_counts, 
                     const std::vector<uint64_t>& recv_counts, MPI_Comm comm, OwnShare own = OwnShare::kCopied,
                     uint64_t max_message = kMaxMessageBytes, SameHost same_host = SameHost::kDirectReads);
 
+// Counts of T elements (any integer type) as exchange_bytes' byte counts.
+template <class T, class Count>
+std::vector<uint64_t> byte_counts(const std::vector<Count>& counts) {
+  std::vector<uint64_t> bytes(counts.size());
+  for (size_t q = 0; q < counts.size(); ++q) bytes[q] = uint64_t(counts[q]) * sizeof(T);
+  return bytes;
+}
+
 // The same for arrays of a trivially copyable T; counts in elements. With OwnShare::kLeft, this
 // rank's own share's place in the result is left unwritten (read it through ReceivedView). A rank
 // that cannot allocate the result fails every rank (collective_error.hpp).
 template <class T, class SendVector>
 FillVector<T> exchange(const SendVector& send, const std::vector<uint64_t>& send_counts,
                        const std::vector<uint64_t>& recv_counts, MPI_Comm comm, OwnShare own = OwnShare::kCopied) {
-  std::vector<uint64_t> send_bytes(send_counts), recv_bytes(recv_counts);
   uint64_t total = 0;
-  for (uint64_t& c : send_bytes) c *= sizeof(T);
-  for (uint64_t& c : recv_bytes) total += c, c *= sizeof(T);
+  for (uint64_t c : recv_counts) total += c;
   FillVector<T> recv;
   agree_on_failure(comm, [&] { recv.resize(total); });
-  exchange_bytes(reinterpret_cast<const char*>(send.data()), send_bytes, reinterpret_cast<char*>(recv.data()), recv_bytes,
-                 comm, own);
+  exchange_bytes(reinterpret_cast<const char*>(send.data()), byte_counts<T>(send_counts),
+                 reinterpret_cast<char*>(recv.data()), byte_counts<T>(recv_counts), comm, own);
   return recv;
 }
 

@@ -131,13 +131,8 @@ void all_to_all(const std::vector<T, SendAlloc>& send, const std::vector<int>& s
   const std::vector<int> rdispls = displacements(recv_counts);
   std::vector<T, RecvAlloc>().swap(received);
   received.resize(size_t(rdispls.back()) + size_t(recv_counts.back()));
-  std::vector<uint64_t> send_bytes(send_counts.size()), recv_bytes(recv_counts.size());
-  for (size_t q = 0; q < send_counts.size(); ++q) {
-    send_bytes[q] = uint64_t(send_counts[q]) * sizeof(T);
-    recv_bytes[q] = uint64_t(recv_counts[q]) * sizeof(T);
-  }
-  exchange_bytes(reinterpret_cast<const char*>(send.data()), send_bytes, reinterpret_cast<char*>(received.data()),
-                 recv_bytes, comm);
+  exchange_bytes(reinterpret_cast<const char*>(send.data()), byte_counts<T>(send_counts),
+                 reinterpret_cast<char*>(received.data()), byte_counts<T>(recv_counts), comm);
 }
 
 // The same, the records received returned as a std::vector.
