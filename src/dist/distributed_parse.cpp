@@ -42,13 +42,15 @@ uint64_t first_cut_at_or_after(const std::string& path, uint64_t target, uint64_
   }
 }
 
-// Counts of a per-thread counting sort of a rank's names by owner and shard (group_by_owner):
-// names and bytes, [thread][owner * shards + shard], then where each thread writes. A vector per
-// thread: the counts of several threads in one array would share cache lines at their ends
-// (mna/per_thread.hpp says why).
+// Counts of a per-thread counting sort by destination rank: [thread][rank], and of each thread's
+// names for each rank by the owner's shard (first_appearances): [thread][rank * shards + shard].
+// The small [thread][rank] vectors' heap blocks share cache lines between threads, so a thread
+// counts in vectors of its own and stores them here once (mna/per_thread.hpp says why).
 struct Buckets {
-  std::vector<std::vector<uint64_t>> names, bytes;
-  Buckets(int threads, size_t slots) : names(threads, std::vector<uint64_t>(slots, 0)), bytes(threads, std::vector<uint64_t>(slots, 0)) {}
+  std::vector<std::vector<uint64_t>> names, bytes, shards;
+  Buckets(int threads, int ranks, size_t shard_count)
+      : names(threads, std::vector<uint64_t>(ranks, 0)), bytes(threads, std::vector<uint64_t>(ranks, 0)),
+        shards(threads, std::vector<uint64_t>(ranks * shard_count, 0)) {}
 };
 
 // The shards an owner matches its received names in (first_appearances): about 4096 names a
@@ -75,12 +77,13 @@ struct Numbering {
   uint64_t bytes_out = 0, bytes_in = 0;  // -v: the names' bytes sent to and received from other ranks
 };
 
-// Names this rank sends to their owners: [uint32 size][bytes] records, grouped by owner, and
-// within each owner's group by the owner's shard (the high bits of the name's hash, which the
-// owner matches its names in: first_appearances), in local order within each shard. order[i] is
-// local name i's place in that order (i >= 1). pieces[2 (q shards + s) + k] is for k = 0
-// and 1 the names and bytes of owner q's shard s: the owner finds every shard's records without
-// reading the others', and matches a shard's names reading its senders' runs of them in order.
+// Names this rank sends to their owners: [uint32 size][bytes] records, grouped by owner, in local
+// order within each group. order[i] is local name i's place in that order (i >= 1). Each owner's
+// group is `threads` pieces, one per thread's block of local names: pieces[stride (q threads + t)
+// + k], stride = 2 + shards, is for k = 0 and 1 the names and bytes of thread t's piece for owner
+// q, so that the owner can find the records' starts on all threads (a record's start is known
+// only from the one before it), and for k = 2 + s its names in the owner's shard s, so that the
+// owner places them by shard without hashing them first (it hashes each name once, not twice).
 // The records for this rank itself do not travel (OwnShare::kLeft): they are in `own`, and their
 // place in `records` is never written (nor paged in), so that `records` can be freed as soon as
 // the others' shares are sent while `own` is read.
@@ -89,88 +92,90 @@ struct Outgoing {
   FillVector<uint32_t> order;
   std::vector<uint64_t> names, bytes;  // per owner
   std::vector<uint64_t> pieces;
-  int shard_bits = 8;
+  int threads = 1, shard_bits = 8;
 };
 
 Outgoing group_by_owner(const NameTable& local, int rank, int ranks, int shard_bits) {
   const uint32_t n = local.size();
   const int threads = std::max(1, omp_get_max_threads());
-  const size_t shards = size_t(1) << shard_bits, slots = size_t(ranks) * shards;
-  // A name's slot (owner * shards + shard) is kept in order[] between the passes: fewer than
-  // 2^32 of them, as an owner has about 4096 names a shard (shard_bits_for) and fewer than 2^32 names.
-  if (slots > UINT32_MAX) throw std::logic_error("group_by_owner: too many owners and shards");
+  const size_t shards = size_t(1) << shard_bits, stride = 2 + shards;
   Outgoing out;
+  out.threads = threads;
   out.shard_bits = shard_bits;
   out.order.resize(n);
-  Buckets counts(threads, slots);
+  Buckets counts(threads, ranks, shards);
   const auto block = [&](int t) { return std::pair<uint32_t, uint32_t>(uint32_t(1 + uint64_t(n - 1) * t / threads), uint32_t(1 + uint64_t(n - 1) * (t + 1) / threads)); };
   if (n > 0) {
 #pragma omp parallel num_threads(threads)
     {
       const int t = omp_get_thread_num();
       const auto [b, e] = block(t);
-      uint64_t* names = counts.names[t].data();
-      uint64_t* bytes = counts.bytes[t].data();
+      uint64_t* by_shard = counts.shards[t].data();
+      std::vector<uint64_t> names(size_t(ranks), 0), bytes(size_t(ranks), 0);
       for (uint32_t i = b; i < e; ++i) {
         const uint64_t h = NameTable::hash(local[i]);
-        const size_t slot = size_t(h % uint64_t(ranks)) * shards + shard_of(h, shard_bits);
-        out.order[i] = static_cast<uint32_t>(slot);  // for now
-        ++names[slot];
-        bytes[slot] += 4 + local[i].size();
+        const auto q = static_cast<uint32_t>(h % uint64_t(ranks));
+        out.order[i] = q;  // the owner, for now
+        ++names[q];
+        bytes[q] += 4 + local[i].size();
+        ++by_shard[q * shards + shard_of(h, shard_bits)];
       }
+      counts.names[t] = std::move(names);
+      counts.bytes[t] = std::move(bytes);
     }
   }
-  // Where each thread's names of each slot go: owners in order, shards in order within each owner,
-  // threads in order within each shard.
+  // Where each thread's names for each owner go: owners in order, threads in order within each.
   out.names.assign(ranks, 0);
   out.bytes.assign(ranks, 0);
-  out.pieces.assign(2 * slots, 0);
+  out.pieces.assign(stride * ranks * threads, 0);
   uint64_t name_at = 0, byte_at = 0;
-  for (size_t slot = 0; slot < slots; ++slot) {
-    const size_t q = slot / shards;
+  for (int q = 0; q < ranks; ++q)
     for (int t = 0; t < threads; ++t) {
-      const uint64_t names = counts.names[t][slot], bytes = counts.bytes[t][slot];
-      counts.names[t][slot] = name_at, counts.bytes[t][slot] = byte_at;
-      out.names[q] += names, out.bytes[q] += bytes, name_at += names, byte_at += bytes;
-      out.pieces[2 * slot] += names, out.pieces[2 * slot + 1] += bytes;
+      const uint64_t names = counts.names[t][q], bytes = counts.bytes[t][q];
+      uint64_t* piece = &out.pieces[stride * (size_t(q) * threads + t)];
+      piece[0] = names;
+      piece[1] = bytes;
+      std::copy_n(&counts.shards[t][q * shards], shards, piece + 2);
+      counts.names[t][q] = name_at, counts.bytes[t][q] = byte_at;
+      name_at += names, byte_at += bytes;
+      out.names[q] += names, out.bytes[q] += bytes;
     }
-  }
   out.records.resize(byte_at);
   out.own.resize(out.bytes[rank]);
-  uint64_t own_at = 0;  // where the own share's place begins
-  for (int q = 0; q < rank; ++q) own_at += out.bytes[q];
+  const uint64_t own_at = counts.bytes[0][rank];  // where the own share's place begins
   if (n > 0) {
 #pragma omp parallel num_threads(threads)
     {
       const int t = omp_get_thread_num();
       const auto [b, e] = block(t);
-      uint64_t* names = counts.names[t].data();  // the thread's own cursors
-      uint64_t* bytes = counts.bytes[t].data();
+      std::vector<uint64_t> names = counts.names[t], bytes = counts.bytes[t];  // the thread's own cursors (Buckets)
       for (uint32_t i = b; i < e; ++i) {
-        const size_t slot = out.order[i];
+        const uint32_t q = out.order[i];
         const std::string_view name = local[i];
         const auto size = static_cast<uint32_t>(name.size());
-        char* p = slot / shards == size_t(rank) ? out.own.data() + (bytes[slot] - own_at) : out.records.data() + bytes[slot];
+        char* p = q == uint32_t(rank) ? out.own.data() + (bytes[q] - own_at) : out.records.data() + bytes[q];
         std::memcpy(p, &size, 4);
         std::memcpy(p + 4, name.data(), size);
-        bytes[slot] += 4 + size;
-        out.order[i] = static_cast<uint32_t>(names[slot]++);
+        bytes[q] += 4 + size;
+        out.order[i] = static_cast<uint32_t>(names[q]++);
       }
     }
   }
   return out;
 }
 
-// A sender's run of records in one shard of this owner: `names` of them from `data` on, the
-// first the `first`-th name received (senders in rank order).
-struct Run {
+// A run of received records (a sender thread's piece): `names` of them from `data` on, the first
+// the `first`-th name received (senders in rank order); shard_counts[s]: how many of them are in
+// shard s (the sender's counts, Outgoing).
+struct Piece {
   const char* data;
   uint64_t names, first;
+  const uint64_t* shard_counts;
 };
 
 // A received name as its owner matches it: bits 16 to 47 of its hash (its tag: the table's slot,
 // and a first test of equality), its index among the names received, and its record ([uint32
-// size][bytes]).
+// size][bytes]). 16 bytes: the entries are the largest array of the step.
 struct Entry {
   uint32_t tag, index;
   const char* record;
@@ -186,43 +191,64 @@ std::string_view name_of(const char* record) {
 // of the first received name equal to it (ASCII case ignored): itself when it is the first
 // appearance in file order, since ranks hold the file in order and send each name once.
 //
-// How: shard by shard on all threads (runs[q * shards + s]: sender q's names in shard s, as its
-// sender grouped them), each shard's names read from its senders' runs in rank order into a
-// thread's own entries (each name hashed once) and matched in a table small enough for the cache
-// (about 4096 names a shard). A shard's runs, entries and table are all that its matching reads,
-// and first[] is written run by run.
-FillVector<uint32_t> first_appearances(const std::vector<Run>& runs, int ranks, uint64_t count, int shard_bits) {
+// How: the names are sorted by shard (high hash bits, shard_bits of them; a stable counting sort,
+// each piece placed on all threads after the pieces before it, from the counts its sender made
+// while it hashed the name to find its owner), each as an Entry (tag and record), so that
+// matching a shard's names reads its own entries in order and a table small enough for the
+// cache (about 4096 names a shard); a name is hashed once here. Apart from the text of names
+// that match (a name seen on several ranks), only first[] is written out of order.
+FillVector<uint32_t> first_appearances(const std::vector<Piece>& pieces, uint64_t count, int shard_bits) {
   const size_t shards = size_t(1) << shard_bits;
+  // Calls f(index, record, hash) for each of piece j's names, in order.
+  const auto walk = [&](size_t j, auto&& f) {
+    const char* record = pieces[j].data;
+    for (uint64_t k = pieces[j].first, e = k + pieces[j].names; k < e; ++k) {
+      const std::string_view name = name_of(record);
+      f(k, record, NameTable::hash(name));
+      record = name.data() + name.size();
+    }
+  };
+  const auto piece_count = static_cast<int64_t>(pieces.size());
+  std::vector<uint64_t> next(pieces.size() * shards, 0);  // [piece][shard]: where it writes
+  std::vector<uint64_t> shard_begin(shards + 1, 0);
+  uint64_t place = 0;
+  for (size_t s = 0; s < shards; ++s) {
+    shard_begin[s] = place;
+    for (size_t j = 0; j < pieces.size(); ++j) {
+      next[j * shards + s] = place;
+      place += pieces[j].shard_counts[s];
+    }
+  }
+  shard_begin[shards] = place;
+  if (place != count) throw std::logic_error("first_appearances: shard counts and names disagree");
+  FillVector<Entry> entries(count);
+#pragma omp parallel for schedule(dynamic, 1)
+  for (int64_t j = 0; j < piece_count; ++j) {
+    uint64_t* mine = &next[size_t(j) * shards];
+    walk(size_t(j), [&](uint64_t k, const char* record, uint64_t h) { entries[mine[shard_of(h, shard_bits)]++] = {uint32_t(h >> 16), uint32_t(k), record};
+    });
+  }
   FillVector<uint32_t> first(count);
 #pragma omp parallel
   {
-    std::vector<Entry> entries;  // the shard's names
-    std::vector<uint32_t> table;  // an entry's place in entries + 1; 0: empty
+    std::vector<uint32_t> table;  // an entry's place in its shard + 1; 0: empty
 #pragma omp for schedule(dynamic, 16)
     for (int64_t s = 0; s < int64_t(shards); ++s) {
-      entries.clear();
-      for (int q = 0; q < ranks; ++q) {
-        const Run& run = runs[size_t(q) * shards + size_t(s)];
-        const char* record = run.data;
-        for (uint64_t k = run.first, e = k + run.names; k < e; ++k) {
-          const std::string_view name = name_of(record);
-          entries.push_back({uint32_t(NameTable::hash(name) >> 16), uint32_t(k), record});
-          record = name.data() + name.size();
-        }
-      }
+      const Entry* shard = entries.data() + shard_begin[s];
+      const uint64_t size = shard_begin[s + 1] - shard_begin[s];
       size_t slots = 16;
-      while (slots < 2 * entries.size()) slots *= 2;
+      while (slots < 2 * size) slots *= 2;
       table.assign(slots, 0);
       const size_t mask = slots - 1;
-      for (size_t j = 0; j < entries.size(); ++j) {
-        const Entry& x = entries[j];
+      for (uint64_t j = 0; j < size; ++j) {
+        const Entry& x = shard[j];
         for (size_t slot = x.tag & mask;; slot = (slot + 1) & mask) {
           if (table[slot] == 0) {
             table[slot] = static_cast<uint32_t>(j + 1);
             first[x.index] = x.index;
             break;
           }
-          const Entry& y = entries[table[slot] - 1];
+          const Entry& y = shard[table[slot] - 1];
           if (y.tag == x.tag && NameTable::same(name_of(y.record), name_of(x.record))) {
             first[x.index] = y.index;
             break;
@@ -242,9 +268,10 @@ FillVector<uint32_t> names_to_owners(Outgoing& out, const std::vector<uint64_t>&
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &ranks);
   const std::vector<uint64_t> in_bytes = exchange_counts(out.bytes, comm);
-  const uint64_t slots = uint64_t(ranks) << out.shard_bits;
-  const std::vector<uint64_t> piece_counts(ranks, 2 << out.shard_bits);  // each owner's shards' names and bytes
-  const FillVector<uint64_t> in_pieces = exchange<uint64_t>(out.pieces, piece_counts, piece_counts, comm);
+  const uint64_t stride = 2 + (uint64_t(1) << out.shard_bits);
+  const std::vector<uint64_t> piece_counts(ranks, stride * uint64_t(out.threads));
+  const std::vector<uint64_t> in_piece_counts = exchange_counts(piece_counts, comm);  // senders' threads may differ
+  const FillVector<uint64_t> in_pieces = exchange<uint64_t>(out.pieces, piece_counts, in_piece_counts, comm);
   FillVector<char> records;
   agree_on_failure(comm, [&] {
     uint64_t bytes = 0;
@@ -256,17 +283,15 @@ FillVector<uint32_t> names_to_owners(Outgoing& out, const std::vector<uint64_t>&
   numbering.seconds[1] = watch.lap();
   for (int q = 0; q < ranks; ++q)
     if (q != rank) numbering.bytes_out += out.bytes[q], numbering.bytes_in += in_bytes[q];
-  // Each sender's runs, shard by shard: in_pieces[2 (q shards + s) + k] is sender q's names (k = 0)
-  // and bytes (k = 1) in shard s.
-  const size_t shards = size_t(1) << out.shard_bits;
-  std::vector<Run> runs(slots);
-  uint64_t name_at = 0, byte_at = 0;
+  // The pieces in rank order: senders' threads in order within each rank.
+  std::vector<Piece> pieces;
+  uint64_t name_at = 0, byte_at = 0, piece = 0;
   for (int q = 0; q < ranks; ++q) {
     const char* data = q == rank ? out.own.data() : records.data() + byte_at;
     uint64_t in_rank = 0;
-    for (size_t sh = 0; sh < shards; ++sh) {
-      const uint64_t* p = &in_pieces[2 * (size_t(q) * shards + sh)];
-      runs[size_t(q) * shards + sh] = {data, p[0], name_at};
+    for (const uint64_t end = piece + in_piece_counts[q] / stride; piece < end; ++piece) {
+      const uint64_t* p = &in_pieces[stride * piece];
+      pieces.push_back({data, p[0], name_at, p + 2});
       data += p[1], name_at += p[0], in_rank += p[0];
     }
     if (in_rank != in_names[q]) throw std::logic_error("names_to_owners: pieces and counts disagree");
@@ -274,7 +299,7 @@ FillVector<uint32_t> names_to_owners(Outgoing& out, const std::vector<uint64_t>&
   }
   if (name_at != received) throw std::logic_error("names_to_owners: pieces and counts disagree");
   FillVector<uint32_t> first;
-  agree_on_failure(comm, [&] { first = first_appearances(runs, ranks, received, out.shard_bits); });
+  agree_on_failure(comm, [&] { first = first_appearances(pieces, received, out.shard_bits); });
   return first;
 }
 
