@@ -22,20 +22,29 @@ TEST_CASE("threads_for gives one thread per grain of work, within 1 and the cap"
   CHECK(threads_for(1000000, kNodesPerThread, 16) == 16);
 }
 
-TEST_CASE("an MPI rank's default threads: its share of the host's cores less one, within the cores it may use", "[threads]") {
-  // The 2-GPU machine: 32 cores, 2 ranks.
-  CHECK(rank_threads(32, 2, 32).threads == 15);  // mpirun --bind-to none: every core allowed
-  CHECK(rank_threads(32, 2, 32).share == 15);
-  CHECK(!rank_threads(32, 2, 32).bound_below_share());
-  CHECK(rank_threads(32, 2, 16).threads == 15);  // --map-by slot:PE=16
-  CHECK(rank_threads(32, 2, 1).threads == 1);    // OpenMPI's default binding at -np 2: a core each
-  CHECK(rank_threads(32, 2, 1).bound_below_share());
-  CHECK(rank_threads(32, 1, 32).threads == 32);  // one rank on its host keeps every core
-  CHECK(rank_threads(16, 1, 8).threads == 8);
-  CHECK(rank_threads(2, 2, 2).threads == 1);     // the CI machine: never below one
-  CHECK(rank_threads(2, 4, 2).threads == 1);
-  CHECK(rank_threads(64, 4, 64).threads == 15);
-  CHECK(rank_threads(0, 0, 0).threads == 1);     // nonsense counts give one thread
+TEST_CASE("an MPI rank's default threads: its share of the host's cores (less one on the CPU back end), within the cores it may use", "[threads]") {
+  // The 2-GPU machine: 32 cores, 2 ranks. The CPU back end leaves a core for the rank's other threads.
+  CHECK(rank_threads(32, 2, 32, true).threads == 15);  // mpirun --bind-to none: every core allowed
+  CHECK(rank_threads(32, 2, 32, true).share == 15);
+  CHECK(!rank_threads(32, 2, 32, true).bound_below_share());
+  CHECK(rank_threads(32, 2, 16, true).threads == 15);  // --map-by slot:PE=16
+  CHECK(rank_threads(32, 2, 1, true).threads == 1);    // OpenMPI's default binding at -np 2: a core each
+  CHECK(rank_threads(32, 2, 1, true).bound_below_share());
+  CHECK(rank_threads(32, 1, 32, true).threads == 32);  // one rank on its host keeps every core
+  CHECK(rank_threads(16, 1, 8, true).threads == 8);
+  CHECK(rank_threads(2, 2, 2, true).threads == 1);     // the CI machine: never below one
+  CHECK(rank_threads(2, 4, 2, true).threads == 1);
+  CHECK(rank_threads(64, 4, 64, true).threads == 15);
+  CHECK(rank_threads(0, 0, 0, true).threads == 1);     // nonsense counts give one thread
+  // A GPU rank keeps its whole share.
+  CHECK(rank_threads(32, 2, 32, false).threads == 16);
+  CHECK(rank_threads(32, 2, 32, false).share == 16);
+  CHECK(!rank_threads(32, 2, 32, false).bound_below_share());
+  CHECK(rank_threads(32, 2, 16, false).threads == 16);  // --map-by slot:PE=16: exactly its share
+  CHECK(rank_threads(32, 2, 15, false).bound_below_share());
+  CHECK(rank_threads(64, 4, 64, false).threads == 16);
+  CHECK(rank_threads(2, 2, 2, false).threads == 1);
+  CHECK(rank_threads(0, 0, 0, false).threads == 1);
 }
 
 TEST_CASE("a core another thread keeps busy is left to it, within the cap", "[threads]") {

@@ -121,11 +121,11 @@ struct KeptGpu {
 }
 
 // Sets this rank's OpenMP threads to its share of its host's cores (app/thread_budget.hpp
-// rank_threads); where the launcher bound the ranks to fewer cores than that, rank 0 says how to
-// give them their share (collective).
-void default_rank_threads(const dist::MpiSession& mpi, const dist::HostRanks& host) {
+// rank_threads; a GPU rank's whole share, `gpu`); where the launcher bound the ranks to fewer
+// cores than that, rank 0 says how to give them their share (collective).
+void default_rank_threads(const dist::MpiSession& mpi, const dist::HostRanks& host, bool gpu) {
   const int host_cores = int(sysconf(_SC_NPROCESSORS_ONLN));
-  const RankThreads t = rank_threads(host_cores, host.size, omp_get_num_procs());
+  const RankThreads t = rank_threads(host_cores, host.size, omp_get_num_procs(), !gpu);
   omp_set_num_threads(t.threads);
   int least[2] = {t.bound_below_share() ? t.threads : INT_MAX, t.threads};  // a bound rank's threads; any rank's
   MPI_Allreduce(MPI_IN_PLACE, least, 2, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
@@ -167,12 +167,12 @@ RunReport run_distributed(const Options& opt, const dist::MpiSession& mpi, Distr
       spdlog::debug("exchanges between ranks of one host: {}", direct ? "read by the receiver on all its threads"
                                                                       : "MPI messages (the kernel refused direct reads)");
   }
-  if (opt.threads == 0 && std::getenv("OMP_NUM_THREADS") == nullptr) default_rank_threads(mpi, host);
+  const bool gpu = opt.backend == "gpu";
+  if (opt.threads == 0 && std::getenv("OMP_NUM_THREADS") == nullptr) default_rank_threads(mpi, host, gpu);
   // With --backend gpu each rank's CUDA context is created beside the parse, as one process's is
   // (app/backend.hpp), on the device its solve will take (its place among its host's ranks,
   // gpu/nccl_comm.hpp): begun before MPI_Init where the launcher named that place (main.cpp). The
   // parse leaves that thread a core while it works (app/thread_budget.hpp).
-  const bool gpu = opt.backend == "gpu";
   std::optional<GpuContextWarmUp> own_warm_up;
   const bool early_fits = gpu && early != nullptr && early->device() == host.rank;
   const GpuContextWarmUp& warm_up = early_fits ? *early : own_warm_up.emplace(gpu, gpu ? host.rank : 0);

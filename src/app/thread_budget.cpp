@@ -15,10 +15,10 @@ int threads_for(uint64_t work, uint64_t per_thread, int cap) {
   return int(std::clamp<uint64_t>(wanted, 1, uint64_t(std::max(cap, 1))));
 }
 
-RankThreads rank_threads(int host_cores, int host_ranks, int allowed_cores) {
+RankThreads rank_threads(int host_cores, int host_ranks, int allowed_cores, bool spare_core) {
   const int cores = std::max(host_cores, 1), ranks = std::max(host_ranks, 1);
   int share = std::max(cores / ranks, 1);
-  if (ranks > 1 && share > 1) --share;  // the rank's own threads' core (the header says why)
+  if (spare_core && ranks > 1 && share > 1) --share;  // the rank's own threads' core (the header says why)
   return {std::clamp(allowed_cores, 1, share), share};
 }
 

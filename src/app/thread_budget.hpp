@@ -32,16 +32,20 @@ std::optional<uint64_t> netlist_text_bytes(const std::string& path);
 // OpenMPI's default binding (a core per rank at -np 2) each rank runs one thread, unbound each
 // takes every core of the host (2-GPU machine, 32 cores, 50M-node grid at -np 2 with --backend
 // gpu: 47.1 s with one thread a rank, 17.8 s with 32, against 9.6-11.1 s with 15;
-// benchmarks/dist/README.md). A rank's share is the host's cores over its ranks there, less one
-// core for the rank's threads that are not OpenMP's (MPI's, and NCCL's and CUDA's with --backend
-// gpu), which would otherwise stall the team at its barriers (one call: 9.6 s at 15 threads a
-// rank, 10.5 s at 16); never more than the cores the rank may run on.
+// benchmarks/dist/README.md). A rank's share is the host's cores over its ranks there, never more
+// than the cores the rank may run on. `spare_core`: less one core for the rank's threads that are
+// not OpenMP's, where they run beside the team's host work: the CPU back end, whose block CMG and
+// PCG are the host's (MPI's threads there; with the hierarchy built on the host, NCCL's too
+// stalled the team at its barriers: 9.6 s at 15 threads a rank, 10.5 s at 16, session 7). A GPU
+// rank (--backend gpu) builds its hierarchy and solves on its GPU, NCCL connecting its peers
+// meanwhile, and keeps its whole share: 16 threads a rank reached P = 2's file sooner than 15 in
+// 13 of 14 paired rounds (three calls, session 20).
 struct RankThreads {
   int threads;  // at least 1
   int share;    // the rank's share of its host's cores (at least 1)
   bool bound_below_share() const { return threads < share; }  // the launcher bound it to fewer cores
 };
-RankThreads rank_threads(int host_cores, int host_ranks, int allowed_cores);
+RankThreads rank_threads(int host_cores, int host_ranks, int allowed_cores, bool spare_core);
 
 // Sets omp_set_num_threads for the lifetime of the object and puts the previous count back at
 // the end (run() may be called again, by tests, with another input).
