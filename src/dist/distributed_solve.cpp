@@ -5,6 +5,7 @@
 
 #include <array>
 #include <optional>
+#include <string>
 #include <stdexcept>
 #include <utility>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "dist/coarse_problem.hpp"
 #include "dist/halo_backend.hpp"
 #include "dist/partition.hpp"
+#include "dist/step_log.hpp"
 #include "dist/two_level.hpp"
 #include "mna/host_memory.hpp"
 #include "mna/stopwatch.hpp"
@@ -91,8 +93,9 @@ BlockSolve solve_on_gpu(RankBlock& blk, const SolveControl& control, const Block
   const int device = backend.nccl->device();
   CmgOptions cmg = precond.cmg;
   cmg.coarsen_level0 = gpu::level0_coarsening_on(device);
+  std::string built_detail = "on the host, level 0 on its GPU";  // -v
   auto build = [&](const CsrMatrix& A) -> const CmgHierarchy& {
-    on_device = gpu::DeviceHierarchy::build(A, precond.cmg, device);
+    on_device = gpu::DeviceHierarchy::build(A, precond.cmg, device, &built_detail);
     if (on_device) return on_device->shape();
     h = build_cmg_hierarchy(A, cmg);
     return *h;
@@ -113,13 +116,17 @@ BlockSolve solve_on_gpu(RankBlock& blk, const SolveControl& control, const Block
       coarse = gpu::CoarseCorrectionData{problem.take_operators(), std::move(inverse_rows)};
     }
     const double inverted = watch.lap();
-    spdlog::debug("rank {} GPU setup: block CMG {:.3f} s ({}), coarse space {:.3f} s (with the wait for the "
-                  "slowest rank's CMG), coarse problem {:.3f} s ({} unknowns), the {} rows of its inverse this rank "
-                  "reads {:.3f} s", blk.rank, built, on_device ? "on its GPU" : "on the host, level 0 on its GPU", spaced,
-                  factored, s.coarse_unknowns, positions, inverted);
+    log_step(MPI_COMM_WORLD, fmt::format("GPU setup on rank {}: block CMG {:.3f} s ({}), coarse space {:.3f} s (with "
+                                         "the wait for the slowest rank's CMG), coarse problem {:.3f} s ({} unknowns), "
+                                         "the {} rows of its inverse this rank reads {:.3f} s",
+                                         blk.rank, built, built_detail, spaced, factored, s.coarse_unknowns, positions,
+                                         inverted));
     s.setup_seconds = built + spaced + factored + inverted;
   } else if (precond.name == "cmg") {
     build(blk.interior);
+    s.setup_seconds = watch.lap();
+    log_step(MPI_COMM_WORLD, fmt::format("GPU setup on rank {}: block CMG {:.3f} s ({})", blk.rank, s.setup_seconds,
+                                         built_detail));
   }
   const double host_setup_seconds = s.setup_seconds + watch.lap();
   gpu::GpuSolveSettings settings;
@@ -128,9 +135,11 @@ BlockSolve solve_on_gpu(RankBlock& blk, const SolveControl& control, const Block
   settings.profile = backend.profile;
   gpu::GpuBlockReport g = gpu::solve_block_on_gpu(blk, h ? &*h : nullptr, on_device ? &*on_device : nullptr,
                                                   coarse ? &*coarse : nullptr, control, settings, *backend.nccl);
-  spdlog::debug("rank {}: NCCL communicator made beside the parse and reduction in {:.3f} s, its peers connected beside "
-                "the setup in {:.3f} s; the upload waited {:.3f} s for it", blk.rank, backend.nccl->make_seconds(),
-                backend.nccl->connect_seconds(), g.communicator_wait_seconds);
+  log_step(MPI_COMM_WORLD, fmt::format("GPU solve on rank {}: upload {:.3f} s (of which {:.3f} s waiting for the NCCL "
+                                       "communicator), PCG {:.3f} s; the communicator made beside the parse and "
+                                       "reduction in {:.3f} s, its peers connected beside the setup in {:.3f} s",
+                                       blk.rank, g.upload_seconds, g.communicator_wait_seconds, g.solve_seconds,
+                                       backend.nccl->make_seconds(), backend.nccl->connect_seconds()));
   s.result = g.result;
   s.x = std::move(g.x);
   s.setup_seconds = host_setup_seconds;

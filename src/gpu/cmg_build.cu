@@ -6,6 +6,7 @@
 #include <cub/device/device_segmented_sort.cuh>
 #include <cuda_runtime.h>
 
+#include <cstdio>
 #include <stdexcept>
 #include <utility>
 
@@ -167,6 +168,15 @@ CsrMatrix download(const DeviceCsr& A) {
 }
 
 }  // namespace
+
+std::string DeviceBuildTimes::text(size_t levels) const {
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "in %.4f s: laplacian %.4f s, clustering %.4f s (%d rounds), galerkin %.4f s, renumber %.4f s, permute "
+                "%.4f s, coarse factor %.4f s (%zu levels)",
+                total, laplacian, clustering, rounds, galerkin, renumber, permute, coarse_factor, levels);
+  return line;
+}
 
 bool builds_on_device(const CmgOptions& options, int32_t rows) {
   return options.smoother == CmgSmoother::jacobi && int64_t(rows) + 1 > options.coarse_rows && options.max_levels > 1;

@@ -16,6 +16,7 @@
 // node grid's run, against 0.143 s on the host with level 0 coarsened on the device, and 0.24
 // against 0.87 s at 50M nodes.
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "cmg/builder.hpp"
@@ -52,6 +53,9 @@ struct DeviceBuildTimes {
   double coarse_factor = 0;  // the coarsest level to the host and factor_coarsest
   double total = 0;
   int rounds = 0;
+  // "in T s: laplacian ..., clustering ... (R rounds), ..., coarse factor ... (L levels)": -v's
+  // detail of a build of `levels` levels.
+  std::string text(size_t levels) const;
 };
 
 // Whether build_cmg_hierarchy_on_device makes the hierarchy for these options and a G of `rows`

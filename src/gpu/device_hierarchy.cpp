@@ -1,12 +1,15 @@
 #include "gpu/device_hierarchy.hpp"
 
+#include <cstdio>
 #include <stdexcept>
+#include <string>
 #include <utility>
 
 #include "gpu/cmg_build.hpp"
 #include "gpu/cuda_check.hpp"
 #include "gpu/gpu_failure.hpp"
 #include "gpu/host_staging.hpp"
+#include "mna/stopwatch.hpp"
 
 namespace pgsim::gpu {
 
@@ -15,15 +18,22 @@ DeviceHierarchy::DeviceHierarchy(DeviceHierarchy&&) noexcept = default;
 DeviceHierarchy& DeviceHierarchy::operator=(DeviceHierarchy&&) noexcept = default;
 DeviceHierarchy::~DeviceHierarchy() = default;
 
-std::optional<DeviceHierarchy> DeviceHierarchy::build(const CsrMatrix& A, const CmgOptions& options, int device) {
+std::optional<DeviceHierarchy> DeviceHierarchy::build(const CsrMatrix& A, const CmgOptions& options, int device,
+                                                      std::string* detail) {
   if (!builds_on_device(options, A.rows)) return std::nullopt;
   return as_gpu_failure([&] {
     PGSIM_CUDA(cudaSetDevice(device));
     DeviceHierarchy h;
+    Stopwatch watch;
+    DeviceBuildTimes built;
+    double staged = 0;
     {
       const DeviceCsr copy = staged_copy(A);
-      h.levels_ = std::make_unique<DeviceCmgHierarchy>(build_cmg_hierarchy_on_device(copy.view(), options));
+      PGSIM_CUDA(cudaDeviceSynchronize());  // timed apart from the build
+      staged = watch.lap();
+      h.levels_ = std::make_unique<DeviceCmgHierarchy>(build_cmg_hierarchy_on_device(copy.view(), options, &built));
     }
+    watch.lap();
     const DeviceCmgHierarchy& d = *h.levels_;
     h.shape_.n = d.n;
     h.shape_.level0_of_unknown = d.level0_of_unknown.download();
@@ -34,6 +44,13 @@ std::optional<DeviceHierarchy> DeviceHierarchy::build(const CsrMatrix& A, const 
       level.cluster_ptr = from.cluster_ptr.download();
       level.repeats = from.repeats;
       h.shape_.levels.push_back(std::move(level));
+    }
+    if (detail) {
+      char copies[2][32];
+      std::snprintf(copies[0], sizeof copies[0], "%.3f s", staged);
+      std::snprintf(copies[1], sizeof copies[1], "%.3f s", watch.lap());
+      *detail = std::string("its matrix copied up in ") + copies[0] + ", CMG built on the device " +
+                built.text(d.levels.size()) + ", its shape copied down in " + copies[1];
     }
     return std::optional<DeviceHierarchy>(std::move(h));
   });

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 
 #include "cmg/builder.hpp"
 #include "cmg/hierarchy.hpp"
@@ -20,7 +21,10 @@ class DeviceHierarchy {
   // build_cmg_hierarchy(A, options) made on `device` (made the calling thread's current device)
   // from a copy of A, bit for bit; nullopt where the device does not build this one (the
   // Gauss-Seidel smoother, a system that small: builds_on_device). GpuFailure on a CUDA failure.
-  static std::optional<DeviceHierarchy> build(const CsrMatrix& A, const CmgOptions& options, int device);
+  // detail (-v), where not null and the device built it: the seconds of A's copy up, of the build
+  // (its steps) and of the shape's copy down.
+  static std::optional<DeviceHierarchy> build(const CsrMatrix& A, const CmgOptions& options, int device,
+                                              std::string* detail = nullptr);
 
   DeviceHierarchy(DeviceHierarchy&&) noexcept;
   DeviceHierarchy& operator=(DeviceHierarchy&&) noexcept;

@@ -78,12 +78,7 @@ std::pair<double, std::string> build_hierarchy(const CsrMatrix& G, const DeviceS
     if (!view) throw std::logic_error("solve_on_gpu: an SpMV layout that keeps G as CSR has no CSR view");
     DeviceBuildTimes t;
     device = build_cmg_hierarchy_on_device(*view, cmg, &t);
-    std::snprintf(detail, sizeof detail,
-                  "CMG hierarchy built on the device in %.4f s: laplacian %.4f s, clustering %.4f s (%d rounds), "
-                  "galerkin %.4f s, renumber %.4f s, permute %.4f s, coarse factor %.4f s (%zu levels)",
-                  t.total, t.laplacian, t.clustering, t.rounds, t.galerkin, t.renumber, t.permute, t.coarse_factor,
-                  device->levels.size());
-    return {seconds_since(t0), detail};
+    return {seconds_since(t0), "CMG hierarchy built on the device " + t.text(device->levels.size())};
   }
   // Level 0 is coarsened from the system matrix's device copy, or from a copy of its own where
   // the SpMV layout does not keep G as CSR (seg).
