@@ -13,26 +13,29 @@ namespace pgsim::dist {
 namespace {
 
 constexpr int kTag = 1717;
-// The most bytes one direct read (or one thread's piece of the own share's copy) moves: small
+// The most bytes one direct read (or one thread's piece of a copy or of zeroing) moves: small
 // enough that a few hundred MB keep every thread busy.
 constexpr uint64_t kReadPiece = uint64_t(1) << 20;
 
-// dst[0, bytes) = src[0, bytes) on all threads, in pieces of at most `piece` bytes.
-void copy_on_all_threads(char* dst, const char* src, uint64_t bytes, uint64_t piece) {
+// f(at, length) over [0, bytes) in pieces of at most `piece` bytes, on all threads.
+template <class F>
+void on_all_threads(uint64_t bytes, uint64_t piece, F f) {
   const auto pieces = std::ptrdiff_t((bytes + piece - 1) / piece);
 #pragma omp parallel for schedule(static) if (pieces > 1)
   for (std::ptrdiff_t k = 0; k < pieces; ++k) {
     const uint64_t at = uint64_t(k) * piece;
-    std::memcpy(dst + at, src + at, size_t(std::min(piece, bytes - at)));
+    f(at, size_t(std::min(piece, bytes - at)));
   }
+}
+
+// dst[0, bytes) = src[0, bytes) on all threads, in pieces of at most `piece` bytes.
+void copy_on_all_threads(char* dst, const char* src, uint64_t bytes, uint64_t piece) {
+  on_all_threads(bytes, piece, [&](uint64_t at, size_t length) { std::memcpy(dst + at, src + at, length); });
 }
 
 // Writes zeros over [data, data + count) on all threads (exchange_bytes' header says why).
 void touch_on_all_threads(char* data, uint64_t count) {
-  const auto n = static_cast<int64_t>(count);
-  constexpr int64_t kPiece = int64_t(1) << 20;
-#pragma omp parallel for schedule(static) if (n > kPiece)
-  for (int64_t b = 0; b < n; b += kPiece) std::memset(data + b, 0, size_t(std::min(kPiece, n - b)));
+  on_all_threads(count, kReadPiece, [&](uint64_t at, size_t length) { std::memset(data + at, 0, length); });
 }
 
 }  // namespace
