@@ -1,6 +1,7 @@
 #include "dist/mpi_session.hpp"
 
 #include <cstdlib>
+#include <initializer_list>
 #include <string>
 
 #ifdef PGSIM_HAVE_MPI
@@ -19,13 +20,22 @@ int launcher_size() {
 
 }  // namespace
 
-int launched_local_rank() {
+LaunchedPlace launched_place() {
+  LaunchedPlace place;
 #ifdef PGSIM_HAVE_MPI
-  if (launcher_size() > 1)
-    for (const char* var : {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID"})
+  const auto first_of = [](std::initializer_list<const char*> vars) {
+    for (const char* var : vars)
       if (const char* v = std::getenv(var)) return std::atoi(v);
+    return -1;
+  };
+  if (launcher_size() > 1) {
+    place.size = launcher_size();
+    place.rank = first_of({"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"});
+    place.local_rank = first_of({"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID"});
+    place.local_size = first_of({"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS"});
+  }
 #endif
-  return -1;
+  return place;
 }
 
 MpiSession::MpiSession([[maybe_unused]] int* argc, [[maybe_unused]] char*** argv) {
