@@ -5,17 +5,12 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
-#include <optional>
 #include <random>
 #include <string>
 #include <vector>
 
-#include "app/early_range_read.hpp"
 #include "app/run.hpp"
 #include "gpu/gpu_parse.hpp"
-#ifdef PGSIM_HAVE_MPI
-#include "dist/distributed_parse.hpp"
-#endif
 #include "gpu_test_util.hpp"
 #include "mna/reduce.hpp"
 #include "parser/input_error.hpp"
@@ -284,63 +279,6 @@ TEST_CASE("GPU parse: a byte range of a file reads as parse_netlist_part reads i
   CHECK_FALSE(gpu::parse_netlist_part_on_gpu(path, cuts[1], cuts[1], {}, 0, empty, why));  // the CPU reads an empty range
   std::remove(path.c_str());
 }
-
-#ifdef PGSIM_HAVE_MPI
-TEST_CASE("GPU parse: a rank's range read before MPI_Init is the range its distributed parse reads", "[gpu][parse]") {
-  test::skip_without_gpu();
-  std::mt19937 rng(7);
-  const std::string text = random_plain_netlist(rng, 200000);
-  const std::string path = "gpu_parse_early.sp";
-  std::ofstream(path, std::ios::binary) << text;
-  const uint64_t size = text.size();
-  const auto cut = [&](int rank) { return dist::range_start(path, size, rank, 3); };
-  REQUIRE(cut(0) == 0);
-  REQUIRE(cut(3) == size);
-  Options opt;
-  opt.netlist = path;
-  opt.backend = "gpu";
-  opt.parse = "gpu";
-  ParseOptions dc;  // as run_distributed reads a range
-  dc.dc_names_only = true;
-  for (int rank = 0; rank < 3; ++rank) {
-    INFO("rank " << rank << " of 3: [" << cut(rank) << ", " << cut(rank + 1) << ")");
-    REQUIRE(cut(rank) < cut(rank + 1));
-    REQUIRE((cut(rank) == 0 || text[cut(rank) - 1] == '\n'));
-    EarlyRangeRead early(opt, rank, 3, 0, 2);
-    early.wait_for_context();
-    NetlistPart part;
-    REQUIRE(early.take(path, cut(rank), cut(rank + 1), 0, dc, part) == std::optional<bool>(true));
-    NetlistPart cpu = parse_netlist_part(path, cut(rank), cut(rank + 1));
-    keep_dc_names(cpu.netlist);
-    require_same(part.netlist, cpu.netlist);
-    REQUIRE(part.lines == cpu.lines);
-    REQUIRE(part.ended == cpu.ended);
-    REQUIRE(part.duplicates == cpu.duplicates);
-    NetlistPart again;
-    CHECK_FALSE(early.take(path, cut(rank), cut(rank + 1), 0, dc, again).has_value());  // taken once
-  }
-  NetlistPart part;
-  {
-    // The launcher's rank is not the range asked for (its word and MPI's disagree): nothing taken.
-    EarlyRangeRead early(opt, 1, 3, 0, 2);
-    CHECK_FALSE(early.take(path, cut(0), cut(1), 0, dc, part).has_value());
-  }
-  {
-    EarlyRangeRead early(opt, 0, 3, 0, 2);  // another device than the rank's
-    CHECK_FALSE(early.take(path, cut(0), cut(1), 1, dc, part).has_value());
-  }
-  {
-    ParseOptions all_names;  // other options than the early read's
-    EarlyRangeRead early(opt, 0, 3, 0, 2);
-    CHECK_FALSE(early.take(path, cut(0), cut(1), 0, all_names, part).has_value());
-  }
-  opt.parse = "cpu";
-  EarlyRangeRead none(opt, 0, 3, 0, 2);  // --parse cpu: nothing started
-  none.wait_for_context();
-  CHECK_FALSE(none.take(path, cut(0), cut(1), 0, dc, part).has_value());
-  std::remove(path.c_str());
-}
-#endif
 
 TEST_CASE("GPU parse: a file read through the pinned pieces is the text read", "[gpu][parse]") {
   test::skip_without_gpu();

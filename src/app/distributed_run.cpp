@@ -17,7 +17,6 @@
 
 #include "app/backend.hpp"
 #include "app/distributed_voltages.hpp"
-#include "app/early_range_read.hpp"
 #include "app/exit_codes.hpp"
 #include "app/output_file.hpp"
 #include "app/parked_names.hpp"
@@ -80,14 +79,12 @@ void check_distributed_options(const Options& opt, int ranks) {
 #ifdef PGSIM_HAVE_CUDA
 // Each rank's range read on its GPU (gpu/gpu_parse.hpp), device `device`, where --parse asks for
 // it by one process's rule for its whole file (app/backend.hpp gpu_parse_wanted; a GPU run makes
-// its context beside the parse), or taken from `early` where that read it before MPI_Init. Where
-// the reader declines or fails, the rank reads its range on the CPU. `on_gpu` is set where it did.
-dist::PartReader gpu_part_reader(const Options& opt, bool gpu_run, int device, EarlyRangeRead* early, bool& on_gpu) {
+// its context beside the parse). Where the reader declines or fails, the rank reads its range on
+// the CPU. `on_gpu` is set where it did.
+dist::PartReader gpu_part_reader(const Options& opt, bool gpu_run, int device, bool& on_gpu) {
   if (!gpu_parse_wanted(opt.parse, gpu_run, UINT64_MAX)) return {};  // no range is
-  return [parse = opt.parse, gpu_run, device, early, &on_gpu](const std::string& path, uint64_t begin, uint64_t end,
-                                                              const ParseOptions& options, NetlistPart& part) {
-    if (early)  // the range read before MPI_Init, where it is this one
-      if (const std::optional<bool> read = early->take(path, begin, end, device, options, part)) return on_gpu = *read;
+  return [parse = opt.parse, gpu_run, device, &on_gpu](const std::string& path, uint64_t begin, uint64_t end,
+                                                       const ParseOptions& options, NetlistPart& part) {
     if (!gpu_parse_wanted(parse, gpu_run, end - begin)) return false;
     std::string why;
     gpu::GpuParseTimes t;
@@ -145,7 +142,7 @@ void default_rank_threads(const dist::MpiSession& mpi, const dist::HostRanks& ho
 }  // namespace
 
 RunReport run_distributed(const Options& opt, const dist::MpiSession& mpi, DistributedRunData* data,
-                          const GpuContextWarmUp* early, [[maybe_unused]] EarlyRangeRead* early_read) {
+                          const GpuContextWarmUp* early) {
   DistributedRunData own;
   DistributedRunData& keep = data ? *data : own;
   RunReport rep;
@@ -204,7 +201,7 @@ RunReport run_distributed(const Options& opt, const dist::MpiSession& mpi, Distr
   dist::RankNetlist& netlist = keep.netlist;
   bool range_on_gpu = false;
 #ifdef PGSIM_HAVE_CUDA
-  const dist::PartReader read_part = gpu_part_reader(opt, gpu, host.rank, early_read, range_on_gpu);
+  const dist::PartReader read_part = gpu_part_reader(opt, gpu, host.rank, range_on_gpu);
 #else
   const dist::PartReader read_part;
 #endif

@@ -20,7 +20,6 @@
 #include <vector>
 
 #include "app/backend.hpp"
-#include "app/early_range_read.hpp"
 #include "app/options.hpp"
 #include "app/run.hpp"
 #include "dist/distributed_reduce.hpp"
@@ -46,9 +45,8 @@ struct DistributedRunData {
 // Every rank of a job of mpi.size() > 1. The report is complete on rank 0 (per_rank, levels,
 // times); the other ranks' reports hold what they computed themselves. `early`: a warm-up of this
 // rank's GPU begun before MPI_Init (main.cpp), used where it runs on the device the rank takes;
-// else the rank begins its own. `early_read`: the rank's range read on its GPU before MPI_Init
-// (app/early_range_read.hpp), taken where it is the range and device the rank's parse reads.
+// else the rank begins its own.
 RunReport run_distributed(const Options& options, const dist::MpiSession& mpi, DistributedRunData* data = nullptr,
-                          const GpuContextWarmUp* early = nullptr, EarlyRangeRead* early_read = nullptr);
+                          const GpuContextWarmUp* early = nullptr);
 
 }  // namespace pgsim

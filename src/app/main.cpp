@@ -3,7 +3,6 @@
 #include <spdlog/spdlog.h>
 
 #include <omp.h>
-#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <csignal>
@@ -15,7 +14,6 @@
 #include <optional>
 
 #include "app/backend.hpp"
-#include "app/early_range_read.hpp"
 #ifdef PGSIM_HAVE_MPI
 #include "app/distributed_run.hpp"
 #endif
@@ -24,7 +22,6 @@
 #include "app/run.hpp"
 #include "app/solve_error.hpp"
 #include "app/system_error.hpp"
-#include "app/thread_budget.hpp"
 #include "app/version.hpp"
 #include "cmg/builder.hpp"
 #include "dist/mpi_session.hpp"
@@ -37,8 +34,7 @@ namespace {
 // rank 0 reports: the other ranks' errors are the same (app/distributed_run.hpp), or were
 // logged where they happened before the job was ended.
 int run_pipeline(const pgsim::Options& opt, const pgsim::dist::MpiSession& mpi,
-                 [[maybe_unused]] const pgsim::GpuContextWarmUp* early,
-                 [[maybe_unused]] pgsim::EarlyRangeRead* early_read) {
+                 [[maybe_unused]] const pgsim::GpuContextWarmUp* early) {
   using namespace pgsim;
   const auto error = [&mpi](const std::string& text) {
     if (mpi.is_root()) spdlog::error("{}", text);
@@ -52,7 +48,7 @@ int run_pipeline(const pgsim::Options& opt, const pgsim::dist::MpiSession& mpi,
     static RunData* const kept = new RunData;
 #ifdef PGSIM_HAVE_MPI
     static DistributedRunData* const rank_kept = new DistributedRunData;  // a rank's, likewise
-    RunReport report = mpi.size() > 1 ? run_distributed(opt, mpi, rank_kept, early, early_read) : run(opt, kept);
+    RunReport report = mpi.size() > 1 ? run_distributed(opt, mpi, rank_kept, early) : run(opt, kept);
     if (!mpi.is_root()) return kExitOk;
 #else
     RunReport report = run(opt, kept);
@@ -196,23 +192,8 @@ int main(int argc, char** argv) {
     cli_error = std::current_exception();
   }
   std::optional<GpuContextWarmUp> rank_warm_up;  // its device: the launcher's word (dist/mpi_session.hpp)
-  std::optional<EarlyRangeRead> early_read;
-#ifdef PGSIM_HAVE_MPI
-  if (const dist::LaunchedPlace place = dist::launched_place(); !cli_error && opt.backend == "gpu" && place.local_rank >= 0) {
-    rank_warm_up.emplace(true, place.local_rank);
-    // The rank's range is read on its GPU from here, beside MPI_Init (app/early_range_read.hpp),
-    // with the threads run_distributed will give the rank (its host's share, or the user's).
-    const char* omp_threads = std::getenv("OMP_NUM_THREADS");
-    const int host_ranks = place.local_size > 0 ? place.local_size : place.size;
-    const int threads = opt.threads > 0 ? opt.threads
-                        : omp_threads   ? 0
-                                        : rank_threads(int(sysconf(_SC_NPROCESSORS_ONLN)), host_ranks, omp_get_num_procs(), false).threads;
-    early_read.emplace(opt, place.rank, place.size, place.local_rank, threads);
-    // MPI_Init once the context is made: beside it, Open MPI's UCX set up its CUDA transports and
-    // the context took half as long again (app/early_range_read.hpp); the read does not wait for MPI.
-    early_read->wait_for_context();
-  }
-#endif
+  if (const int local_rank = dist::launched_local_rank(); !cli_error && opt.backend == "gpu" && local_rank >= 0)
+    rank_warm_up.emplace(true, local_rank);
   dist::MpiSession mpi(&argc, &argv);
   if (cli_error) try {
       std::rethrow_exception(cli_error);
@@ -235,7 +216,7 @@ int main(int argc, char** argv) {
     spdlog::error("{}", mpi.launch_error());
     return kExitInput;
   }
-  const int code = run_pipeline(opt, mpi, rank_warm_up ? &*rank_warm_up : nullptr, early_read ? &*early_read : nullptr);
+  const int code = run_pipeline(opt, mpi, rank_warm_up ? &*rank_warm_up : nullptr);
   // Every output is in place (written, closed, renamed) and the tables are printed: leave
   // without tearing down what the process holds (the CUDA runtime's context and device memory,
   // pinned buffers, the run's data), which the kernel and the driver reclaim anyway. What the

@@ -603,13 +603,6 @@ std::optional<std::string> transient_place(const NetlistPart& part, uint32_t lin
 
 }  // namespace
 
-uint64_t range_start(const std::string& path, uint64_t size, int rank, int ranks) {
-  if (rank >= ranks) return size;
-  // rank * size / ranks without overflow.
-  const uint64_t r = uint64_t(rank), p = uint64_t(ranks);
-  return first_cut_at_or_after(path, size / p * r + size % p * r / p, size);
-}
-
 RankNetlist parse_distributed(const std::string& path, MPI_Comm comm, const ParseOptions& options,
                               const std::vector<uint64_t>& split_at, const PartReader& read_part) {
   int rank = 0, ranks = 1;
@@ -623,8 +616,10 @@ RankNetlist parse_distributed(const std::string& path, MPI_Comm comm, const Pars
   agree_on_failure(comm, [&] { size = FileRangeInput(path, 0, 0).file_size(); });
   MPI_Bcast(&size, 1, MPI_UINT64_T, 0, comm);
   agree_on_failure(comm, [&] {
-    begin = split_at.empty() ? range_start(path, size, rank, ranks)
-                             : first_cut_at_or_after(path, std::min(split_at[rank], size), size);
+    // r * size / P without overflow.
+    const uint64_t r = uint64_t(rank), p = uint64_t(ranks);
+    const uint64_t target = split_at.empty() ? size / p * r + size % p * r / p : std::min(split_at[rank], size);
+    begin = first_cut_at_or_after(path, target, size);
   });
   std::vector<uint64_t> starts(ranks);
   MPI_Allgather(&begin, 1, MPI_UINT64_T, starts.data(), 1, MPI_UINT64_T, comm);

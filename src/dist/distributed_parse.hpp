@@ -65,13 +65,6 @@ namespace pgsim::dist {
 using PartReader = std::function<bool(const std::string& path, uint64_t begin, uint64_t end,
                                       const ParseOptions& options, NetlistPart& part)>;
 
-// Where rank `rank` of `ranks` begins its range of the top file `path` of `size` bytes (step 1
-// above, without split_at): the first legal cut at or after rank * size / ranks; `size` for
-// rank = ranks, so that rank r's range is [range_start(r), range_start(r + 1)). Reads the file
-// around the cut (InputError where it cannot). No MPI call: app/early_range_read.hpp finds a
-// rank's range with it before MPI_Init.
-uint64_t range_start(const std::string& path, uint64_t size, int rank, int ranks);
-
 // Collective over `comm`. `options` applies to each rank's parse (block and chunk sizes, and
 // progress, called with the rank's bytes read and its range's size). `split_at` is for tests:
 // when not empty, one byte offset per rank, non-decreasing, the first 0: rank r's range

@@ -1,7 +1,6 @@
 #include "dist/mpi_session.hpp"
 
 #include <cstdlib>
-#include <initializer_list>
 #include <string>
 
 #ifdef PGSIM_HAVE_MPI
@@ -20,22 +19,13 @@ int launcher_size() {
 
 }  // namespace
 
-LaunchedPlace launched_place() {
-  LaunchedPlace place;
+int launched_local_rank() {
 #ifdef PGSIM_HAVE_MPI
-  const auto first_of = [](std::initializer_list<const char*> vars) {
-    for (const char* var : vars)
+  if (launcher_size() > 1)
+    for (const char* var : {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID"})
       if (const char* v = std::getenv(var)) return std::atoi(v);
-    return -1;
-  };
-  if (launcher_size() > 1) {
-    place.size = launcher_size();
-    place.rank = first_of({"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"});
-    place.local_rank = first_of({"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID"});
-    place.local_size = first_of({"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS"});
-  }
 #endif
-  return place;
+  return -1;
 }
 
 MpiSession::MpiSession([[maybe_unused]] int* argc, [[maybe_unused]] char*** argv) {

@@ -36,16 +36,11 @@ class MpiSession {
   std::string launch_error_;
 };
 
-// Before MPI_Init: this process's place in the job as the launcher announced it in the
-// environment (Open MPI, MPICH's Hydra, Slurm), when it started several processes and this build
-// can join them; each field -1 where it did not say. A rank's GPU work can begin from it while
-// MPI_Init runs (about a quarter of a second: main.cpp); what MPI then says (the rank, and the host's
-// ranks as dist/host_ranks.hpp counts them) remains what decides, so a caller that acts on these
-// checks them against it.
-struct LaunchedPlace {
-  int rank = -1, size = -1;              // in the job
-  int local_rank = -1, local_size = -1;  // among its host's processes
-};
-LaunchedPlace launched_place();
+// Before MPI_Init: this process's place among its host's processes, as the launcher announced it
+// in the environment (Open MPI, MPICH's Hydra, Slurm), when it started several processes and this
+// build can join them; else -1. A rank's GPU work can begin from it while MPI_Init runs (about a
+// quarter of a second); the host's ranks as MPI counts them (dist/host_ranks.hpp) remain what
+// decides the device.
+int launched_local_rank();
 
 }  // namespace pgsim::dist

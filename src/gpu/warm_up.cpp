@@ -38,16 +38,13 @@ void first_pinned() {
 
 }  // namespace
 
-bool make_context(int device) {
-  if (cudaSetDevice(device) == cudaSuccess && cudaFree(nullptr) == cudaSuccess) return true;
-  cudaGetLastError();
-  return false;
-}
-
 WarmUpTimes warm_up_device(int device) {
   WarmUpTimes t;
   Stopwatch step;
-  if (!make_context(device)) return t;  // no usable device: nothing more to do
+  if (cudaSetDevice(device) != cudaSuccess || cudaFree(nullptr) != cudaSuccess) {  // no usable device: nothing more to do
+    cudaGetLastError();
+    return t;
+  }
   t.context = step.lap();
   load_pcg_kernels();
   load_spmv_kernels();

@@ -11,11 +11,6 @@ struct WarmUpTimes {
   double pinned = 0;   // the first mapped pinned host allocation
 };
 
-// Makes `device` the calling thread's current device and creates its context (the process's
-// primary context: any other thread that makes it meanwhile waits for this one). False where no
-// usable device is there, the error cleared for the caller's own calls to report.
-bool make_context(int device);
-
 // Makes `device` the calling thread's current device, creates its context and does the steps of
 // WarmUpTimes once. Never throws: a failure is cleared and left for the solve's own calls to report.
 WarmUpTimes warm_up_device(int device);
