@@ -9,8 +9,11 @@
 //     value, name, file:line), that the owned names in rank order are the serial node names
 //     (each rank an equal share), that first_node and total_nodes agree, that bytes read add
 //     up, and (unless --no-warnings) that rank 0's warnings are the serial parse's.
-//     --small-chunks: each rank's parse in tiny blocks and chunks too. Prints "FAIL ..." per
-//     failed check; exit 1 on any.
+//     --small-chunks: each rank's parse in tiny blocks and chunks too. --gpu-ranks K (a build
+//     with CUDA): ranks below K read their ranges on a GPU (rank r on device r mod the devices),
+//     their node names left there (dist/node_names_on_device.hpp): with K = the ranks, the node
+//     ids are numbered on the GPUs; with fewer, the names come down for the host's numbering.
+//     Prints "FAIL ..." per failed check; exit 1 on any.
 //   dist_parse_check error FILE...
 //     parses each FILE: every rank prints "rank R: FILE: WHAT" for an error, "rank R: FILE: no
 //     error" otherwise; exit 2 when any failed.
@@ -30,9 +33,11 @@
 #include <unistd.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <random>
 #include <sstream>
 #include <string>
@@ -44,6 +49,11 @@
 #include "dist/direct_reads.hpp"
 #include "dist/distributed_parse.hpp"
 #include "parser/netlist_input.hpp"
+#ifdef PGSIM_HAVE_CUDA
+#include <cuda_runtime_api.h>
+
+#include "gpu/gpu_parse.hpp"
+#endif
 
 using namespace pgsim;
 using namespace pgsim::dist;
@@ -69,11 +79,11 @@ std::string describe(const std::vector<uint64_t>& at) {
 
 // One distributed parse of `path` checked against the serial `serial`.
 void check_parse(const std::string& path, const Netlist& serial, const std::vector<uint64_t>& at,
-                 const ParseOptions& options, bool warnings) {
-  const std::string config = describe(at) + (options.chunk_bytes ? " (small chunks)" : "");
+                 const ParseOptions& options, bool warnings, const PartReader& reader) {
+  const std::string config = describe(at) + (options.chunk_bytes ? " (small chunks)" : "") + (reader ? " (GPU reader)" : "");
   RankNetlist rn;
   try {
-    rn = parse_distributed(path, MPI_COMM_WORLD, options, at);
+    rn = parse_distributed(path, MPI_COMM_WORLD, options, at, reader);
   } catch (const std::exception& e) {
     fail("%s: threw %s", config.c_str(), e.what());
     return;
@@ -143,6 +153,7 @@ int run_parse(int argc, char** argv) {
   const std::string path = argv[2];
   int random = 0;
   bool small = false, warnings = true;
+  int gpu_ranks = 0;
   std::vector<std::vector<uint64_t>> configs = {{}};
   for (int i = 3; i < argc; ++i) {
     const std::string a = argv[i];
@@ -151,7 +162,28 @@ int run_parse(int argc, char** argv) {
     else if (a == "--small-chunks") small = true;
     else if (a == "--no-warnings") warnings = false;
     else if (a == "--no-default") configs.erase(configs.begin());
+    else if (a == "--gpu-ranks") gpu_ranks = std::stoi(argv[++i]);
   }
+  PartReader reader;
+#ifdef PGSIM_HAVE_CUDA
+  int devices = 0;
+  if (gpu_ranks > 0 && (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0)) {
+    fail("--gpu-ranks: no GPU");
+    return 1;
+  }
+  if (rank < gpu_ranks)
+    reader = [device = rank % std::max(devices, 1)](const std::string& file, uint64_t begin, uint64_t end,
+                                                     const ParseOptions& options, NetlistPart& part,
+                                                     std::unique_ptr<NodeNamesOnDevice>& names) {
+      std::string why;
+      return gpu::parse_netlist_part_on_gpu(file, begin, end, options, device, part, why, nullptr, &names);
+    };
+#else
+  if (gpu_ranks > 0) {
+    fail("--gpu-ranks: a build without CUDA");
+    return 1;
+  }
+#endif
   const Netlist serial = parse_netlist(path);
   const uint64_t size = FileRangeInput(path, 0, 0).file_size();
   // Random offsets, the same on every rank; some repeat (empty ranges), some at the ends.
@@ -167,12 +199,12 @@ int run_parse(int argc, char** argv) {
   }
   for (size_t k = 0; k < configs.size(); ++k) {
     if (!configs[k].empty() && configs[k].size() != size_t(ranks)) continue;
-    check_parse(path, serial, configs[k], {}, warnings);
+    check_parse(path, serial, configs[k], {}, warnings, reader);
     if (small) {
       ParseOptions tiny;
       tiny.block_bytes = 97;
       tiny.chunk_bytes = 13;
-      check_parse(path, serial, configs[k], tiny, warnings);
+      check_parse(path, serial, configs[k], tiny, warnings, reader);
     }
   }
   return 0;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <random>
 #include <string>
@@ -12,6 +13,7 @@
 #include "app/run.hpp"
 #include "gpu/gpu_parse.hpp"
 #include "gpu_test_util.hpp"
+#include "mpirun_util.hpp"
 #include "mna/reduce.hpp"
 #include "parser/input_error.hpp"
 #include "parser/netlist.hpp"
@@ -279,6 +281,36 @@ TEST_CASE("GPU parse: a byte range of a file reads as parse_netlist_part reads i
   CHECK_FALSE(gpu::parse_netlist_part_on_gpu(path, cuts[1], cuts[1], {}, 0, empty, why));  // the CPU reads an empty range
   std::remove(path.c_str());
 }
+
+#if defined(PGSIM_MPIRUN) && defined(PGSIM_PARSE_CHECK)
+// tests/dist_parse_check.cpp against the serial parse, with ranges read on the GPU (ranks share a
+// device where there are fewer). Every rank's read there: the node ids numbered on the GPUs
+// (dist/node_names_on_device.hpp); some ranks' (or an empty range, which the CPU reads): the names
+// brought down for the host's numbering. Random cuts give empty and uneven ranges.
+TEST_CASE("GPU parse under mpirun: node ids numbered on the GPUs are the serial parse's, 1 to 3 ranks",
+          "[gpu][parse][mpi]") {
+  test::skip_without_gpu();
+  test::skip_without_mpirun();
+  test::TempDir dir;
+  const std::string grid = dir.file("grid.sp");
+  REQUIRE(std::system(("\"" PGSIM_GEN_EXE "\" --nodes 30k --seed 5 -o " + grid + " >/dev/null").c_str()) == 0);
+  std::vector<std::string> netlists{grid};
+  if (std::filesystem::exists(PGSIM_SHARED_DATA "/ibmpg1.spice")) netlists.push_back(PGSIM_SHARED_DATA "/ibmpg1.spice");
+  const auto check = [&](int ranks, const std::string& args) {
+    const std::string log = dir.file("check.log");
+    const int code = test::run_command(test::mpirun(ranks, 2) + "\"" PGSIM_PARSE_CHECK "\" parse " + args, log);
+    const std::string output = test::read_text(log);
+    INFO(ranks << " ranks: " << args << "\n" << output);
+    REQUIRE(code == 0);
+    REQUIRE(output.find("parse checks passed") != std::string::npos);
+  };
+  for (const std::string& netlist : netlists)
+    for (int ranks = 1; ranks <= 3; ++ranks) {
+      check(ranks, netlist + " --random 3 --gpu-ranks " + std::to_string(ranks));
+      if (ranks > 1) check(ranks, netlist + " --random 1 --gpu-ranks 1");
+    }
+}
+#endif
 
 TEST_CASE("GPU parse: a file read through the pinned pieces is the text read", "[gpu][parse]") {
   test::skip_without_gpu();

@@ -79,17 +79,19 @@ void check_distributed_options(const Options& opt, int ranks) {
 #ifdef PGSIM_HAVE_CUDA
 // Each rank's range read on its GPU (gpu/gpu_parse.hpp), device `device`, where --parse asks for
 // it by one process's rule for its whole file (app/backend.hpp gpu_parse_wanted; a GPU run makes
-// its context beside the parse). Where the reader declines or fails, the rank reads its range on
-// the CPU. `on_gpu` is set where it did.
+// its context beside the parse), its node names left there (dist/node_names_on_device.hpp). Where
+// the reader declines or fails, the rank reads its range on the CPU. `on_gpu` is set where it did.
 dist::PartReader gpu_part_reader(const Options& opt, bool gpu_run, int device, bool& on_gpu) {
   if (!gpu_parse_wanted(opt.parse, gpu_run, UINT64_MAX)) return {};  // no range is
   return [parse = opt.parse, gpu_run, device, &on_gpu](const std::string& path, uint64_t begin, uint64_t end,
-                                                       const ParseOptions& options, NetlistPart& part) {
+                                                       const ParseOptions& options, NetlistPart& part,
+                                                       std::unique_ptr<dist::NodeNamesOnDevice>& names) {
     if (!gpu_parse_wanted(parse, gpu_run, end - begin)) return false;
     std::string why;
     gpu::GpuParseTimes t;
     try {
-      if (gpu::parse_netlist_part_on_gpu(path, begin, end, options, device, part, why, &t)) {
+      // The node names stay on the GPU, where the node ids are numbered if every rank's range is read there.
+      if (gpu::parse_netlist_part_on_gpu(path, begin, end, options, device, part, why, &t, &names)) {
         spdlog::debug("range [{}, {}) parsed on GPU {}: {}", begin, end, device, t.text());
         on_gpu = true;
         return true;

@@ -425,12 +425,6 @@ Numbering number_nodes(const NameTable& local, MPI_Comm comm) {
   return result;
 }
 
-// Rank q's first owned node id once ownership is balanced (6. of the header comment); q = ranks:
-// total_nodes.
-uint32_t balanced_first(int q, int ranks, uint32_t total_nodes) {
-  return static_cast<uint32_t>(1 + uint64_t(total_nodes - 1) * uint64_t(q) / uint64_t(ranks));
-}
-
 // 6. of the header comment: the names of ids [seen_first, seen_first + seen.size()) (this rank's
 // first appearances) go to the ranks owning them once balanced, and this rank's balanced names,
 // received from their first ranks (in rank order, so in id order), are returned. Each rank's
@@ -601,6 +595,26 @@ std::optional<std::string> transient_place(const NetlistPart& part, uint32_t lin
   return part.netlist.files[where.file] + ":" + std::to_string(where.file == 0 ? where.line + line_offset : where.line);
 }
 
+// What the numbering on the ranks' devices asks of them (node_names_on_device.hpp), over MPI.
+RankExchange rank_exchange(MPI_Comm comm) {
+  RankExchange x;
+  MPI_Comm_rank(comm, &x.rank);
+  MPI_Comm_size(comm, &x.ranks);
+  x.counts = [comm](const std::vector<uint64_t>& counts) { return exchange_counts(counts, comm); };
+  x.bytes = [comm](const char* send, const std::vector<uint64_t>& send_bytes, char* recv,
+                   const std::vector<uint64_t>& recv_bytes) {
+    exchange_bytes(send, send_bytes, recv, recv_bytes, comm, OwnShare::kLeft);
+  };
+  x.scan = [comm, rank = x.rank](uint64_t value, uint64_t& total) {
+    uint64_t before = 0;
+    MPI_Exscan(&value, &before, 1, MPI_UINT64_T, MPI_SUM, comm);
+    MPI_Allreduce(&value, &total, 1, MPI_UINT64_T, MPI_SUM, comm);
+    return rank == 0 ? 0 : before;  // MPI_Exscan leaves rank 0's result undefined
+  };
+  x.agree = [comm](const std::function<void()>& step) { agree_on_failure(comm, step); };
+  return x;
+}
+
 }  // namespace
 
 RankNetlist parse_distributed(const std::string& path, MPI_Comm comm, const ParseOptions& options,
@@ -627,9 +641,13 @@ RankNetlist parse_distributed(const std::string& path, MPI_Comm comm, const Pars
 
   Stopwatch watch;  // -v: the steps' times (dist/step_log.hpp)
   NetlistPart part;
+  std::unique_ptr<NodeNamesOnDevice> device_names;  // the part's node names, where its reader left them on its GPU
   std::exception_ptr failure;
   try {
-    if (!read_part || !read_part(path, begin, end, options, part)) part = parse_netlist_part(path, begin, end, options);
+    if (!read_part || !read_part(path, begin, end, options, part, device_names)) {
+      device_names.reset();
+      part = parse_netlist_part(path, begin, end, options);
+    }
   } catch (...) {
     failure = std::current_exception();
   }
@@ -643,6 +661,7 @@ RankNetlist parse_distributed(const std::string& path, MPI_Comm comm, const Pars
   if (!counts) {
     part = NetlistPart();
     part.netlist.files = {path};
+    device_names.reset();
   }
   // Lines before this range (uint32 wraps as the serial parse's count does).
   uint64_t lines = part.lines, before = 0;
@@ -670,10 +689,26 @@ RankNetlist parse_distributed(const std::string& path, MPI_Comm comm, const Pars
                                                            "one process only: run pgsim without mpirun"))
                                         : nullptr);
 
-  // 5. Global node ids; elements renumbered, their top-file lines the whole file's.
+  // 5. Global node ids (on the ranks' GPUs where every rank's names are there); elements
+  // renumbered, their top-file lines the whole file's.
   const double parsed = watch.lap();
-  const uint32_t local_names = part.netlist.node_names.size();
-  Numbering numbering = number_nodes(part.netlist.node_names, comm);
+  int on_devices = device_names != nullptr;
+  MPI_Allreduce(MPI_IN_PLACE, &on_devices, 1, MPI_INT, MPI_MIN, comm);
+  if (!on_devices && device_names) {
+    agree_on_failure(comm, [&] { device_names->download(part.netlist.node_names); });
+    device_names.reset();
+  }
+  const uint32_t local_names = on_devices ? device_names->count() + 1 : part.netlist.node_names.size();
+  NodeNumbering on_gpus;
+  Numbering numbering;
+  if (on_devices) {
+    on_gpus = device_names->number(rank_exchange(comm));
+    device_names.reset();
+    numbering.global = std::move(on_gpus.global);
+    numbering.total_nodes = on_gpus.total_nodes;
+  } else {
+    numbering = number_nodes(part.netlist.node_names, comm);
+  }
   const double numbered = watch.lap();
   part.netlist.node_names = NameTable();
   FillVector<Element>& el = part.netlist.elements;
@@ -686,10 +721,11 @@ RankNetlist parse_distributed(const std::string& path, MPI_Comm comm, const Pars
   }
   decltype(numbering.global)().swap(numbering.global);
   const double renumbered = watch.lap();
-  const uint32_t first_seen = numbering.owned.size();
+  const uint32_t first_seen = on_devices ? on_gpus.first_seen : numbering.owned.size();
   out.first_node = balanced_first(rank, ranks, numbering.total_nodes);
   out.total_nodes = numbering.total_nodes;
-  out.owned_names = balance_owned(numbering.owned, numbering.first_node, numbering.total_nodes, comm);
+  out.owned_names = on_devices ? std::move(on_gpus.owned)
+                               : balance_owned(numbering.owned, numbering.first_node, numbering.total_nodes, comm);
   numbering.owned = NameTable();
   out.elements = std::move(el);
   out.element_names = std::move(part.netlist.element_names);
@@ -697,16 +733,19 @@ RankNetlist parse_distributed(const std::string& path, MPI_Comm comm, const Pars
   out.names_thinned = part.netlist.names_thinned;
   out.files = std::move(part.netlist.files);
   out.bytes_read = part.netlist.bytes_read;
+  const std::string how =
+      on_devices ? on_gpus.detail
+                 : fmt::format("grouped by owner {:.3f} s, names to their owners {:.3f} s ({:.0f} MB out, {:.0f} MB in), "
+                               "first appearances {:.3f} s, flags back {:.3f} s, numbered {:.3f} s, ids through the owners "
+                               "{:.3f} s, own names kept {:.3f} s",
+                               numbering.seconds[0], numbering.seconds[1], double(numbering.bytes_out) / 1e6,
+                               double(numbering.bytes_in) / 1e6, numbering.seconds[2], numbering.seconds[3],
+                               numbering.seconds[4], numbering.seconds[5], numbering.seconds[6]);
   log_step(comm, fmt::format("distributed parse on rank {}: its range parsed {:.3f} s, checks and warnings {:.3f} s (with "
-                             "the wait for the slowest range), node ids {:.3f} s ({} names seen, {} first seen here; grouped by owner {:.3f} s, "
-                             "names to their owners {:.3f} s ({:.0f} MB out, {:.0f} MB in), first appearances {:.3f} s, flags back {:.3f} s, numbered "
-                             "{:.3f} s, ids through the owners {:.3f} s, own names kept {:.3f} s), "
+                             "the wait for the slowest range), node ids {:.3f} s ({} names seen, {} first seen here; {}), "
                              "elements renumbered {:.3f} s, ownership balanced {:.3f} s ({} nodes of its own); peak host "
                              "memory {:.0f} MB",
-                             rank, range_parsed, parsed, numbered, local_names, first_seen, numbering.seconds[0],
-                             numbering.seconds[1], double(numbering.bytes_out) / 1e6, double(numbering.bytes_in) / 1e6,
-                             numbering.seconds[2], numbering.seconds[3], numbering.seconds[4],
-                             numbering.seconds[5], numbering.seconds[6], renumbered, watch.lap(),
+                             rank, range_parsed, parsed, numbered, local_names, first_seen, how, renumbered, watch.lap(),
                              out.owned(), double(host_memory().peak) / 1e6));
   return out;
 }

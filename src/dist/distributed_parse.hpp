@@ -32,7 +32,8 @@
 //    back), by dist/byte_exchange.hpp (64-bit counts); a rank's share for itself stays where it
 //    is (OwnShare::kLeft), and every buffer is written on all threads, so that what runs on one
 //    thread is MPI's copying of other ranks' shares. "0" and "gnd" are ground, id 0, sent
-//    nowhere.
+//    nowhere. Where every rank's reader left its names on its GPU, this step and the next run
+//    there instead (dist/node_names_on_device.hpp), giving the same ids and names.
 // 6. Ownership balanced: rank r owns ids [1 + r (N - 1) / P, 1 + (r + 1) (N - 1) / P) of the N
 //    ids, and each rank sends the names of its first appearances to their owners (one slice of
 //    its table per owner, in id order). First appearances are far from balanced (pgsim-gen writes
@@ -51,9 +52,11 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "dist/node_names_on_device.hpp"
 #include "dist/rank_netlist.hpp"
 #include "parser/netlist.hpp"
 #include "parser/netlist_part.hpp"
@@ -62,8 +65,12 @@ namespace pgsim::dist {
 
 // Reads a rank's range [begin, end) into `part` as parse_netlist_part would, where it can (the
 // GPU reader, gpu/gpu_parse.hpp); false leaves the range to parse_netlist_part. Must not throw.
+// It may leave the part's node names on its device (`names`; the part's table then holds ground
+// alone): step 5 numbers them there where every rank's are (dist/node_names_on_device.hpp), else
+// brings them to the host.
 using PartReader = std::function<bool(const std::string& path, uint64_t begin, uint64_t end,
-                                      const ParseOptions& options, NetlistPart& part)>;
+                                      const ParseOptions& options, NetlistPart& part,
+                                      std::unique_ptr<NodeNamesOnDevice>& names)>;
 
 // Collective over `comm`. `options` applies to each rank's parse (block and chunk sizes, and
 // progress, called with the rank's bytes read and its range's size). `split_at` is for tests:

@@ -34,6 +34,8 @@
 #include <vector>
 
 #include "gpu/cuda_check.hpp"
+#include "gpu/device_name_table.cuh"
+#include "gpu/gpu_node_ids.hpp"
 #include "gpu/device_algorithms.cuh"
 #include "gpu/device_buffer.hpp"
 #include "gpu/host_staging.hpp"
@@ -46,21 +48,11 @@ namespace pgsim::gpu {
 namespace {
 
 using namespace plain_line;  // the line's grammar and fields (parser/plain_line.hpp)
+using KeptNames = std::unique_ptr<dist::NodeNamesOnDevice>;
 
 constexpr int kTileThreads = 256;
 constexpr int kTileBytesPerThread = 16;
 constexpr int64_t kTileBytes = int64_t(kTileThreads) * kTileBytesPerThread;
-constexpr uint32_t kNone = UINT32_MAX;
-constexpr uint32_t kGroundRef = UINT32_MAX;  // a reference to ground: id 0, not in the table
-
-__device__ inline uint64_t name_hash(const char* s, uint32_t n) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (uint32_t i = 0; i < n; ++i) h = (h ^ uint8_t(lower(s[i]))) * 0x100000001b3ull;
-  h ^= h >> 33;  // murmur's finaliser: the table uses the low bits
-  h *= 0xff51afd7ed558ccdull;
-  h ^= h >> 33;
-  return h;
-}
 
 __device__ inline int64_t line_begin(const int64_t* newlines, int64_t i) { return i == 0 ? 0 : newlines[i - 1] + 1; }
 __device__ inline int64_t line_end(const int64_t* newlines, int64_t newline_count, int64_t size, int64_t i) {
@@ -154,42 +146,6 @@ struct ElementNames {
   }
 };
 
-// Step 4a: each name's slot (kGroundRef for ground): the slot that the first of its spellings to
-// get there claimed.
-template <class Names>
-__global__ void enter_names(Names names, uint32_t count, uint32_t* slots, uint64_t mask, uint32_t* slot_of) {
-  const uint32_t r = blockIdx.x * blockDim.x + threadIdx.x;
-  if (r >= count) return;
-  if (names.ground(r)) {
-    slot_of[r] = kGroundRef;
-    return;
-  }
-  uint32_t length;
-  const char* name = names.name(r, length);
-  for (uint64_t s = name_hash(name, length) & mask;; s = (s + 1) & mask) {
-    uint32_t held = slots[s];
-    if (held == kNone) {
-      held = atomicCAS(&slots[s], kNone, r);
-      if (held == kNone) {
-        slot_of[r] = uint32_t(s);
-        return;
-      }
-    }
-    uint32_t held_length;
-    const char* held_name = names.name(held, held_length);
-    if (iequals(name, length, held_name, held_length)) {
-      slot_of[r] = uint32_t(s);
-      return;
-    }
-  }
-}
-
-// Step 4b: each name's first index.
-__global__ void first_of_names(const uint32_t* slot_of, uint32_t count, uint32_t* first) {
-  const uint32_t r = blockIdx.x * blockDim.x + threadIdx.x;
-  if (r < count && slot_of[r] != kGroundRef) atomicMin(&first[slot_of[r]], r);
-}
-
 // 1 where index r is (want_first) or is not (!want_first) its name's first; 0 for ground.
 __global__ void flag_by_first(const uint32_t* slot_of, const uint32_t* first, uint32_t count, bool want_first,
                               uint32_t* flags) {
@@ -222,7 +178,7 @@ __global__ void flag_kept_names(ElementText t, const uint32_t* later, uint32_t e
 }
 
 // Name k of `names` is `which[k]` of theirs (all in order where `which` is null), written at
-// at[k] of the arena; its end, counted from `base`, into ends[k].
+// at[k] of the arena; its end, counted from `base`, into ends[k] where ends is given.
 template <class Names>
 __global__ void copy_names(Names names, const uint32_t* which, uint32_t count, const uint64_t* at, uint64_t base,
                            char* arena, uint64_t* ends) {
@@ -231,7 +187,7 @@ __global__ void copy_names(Names names, const uint32_t* which, uint32_t count, c
   uint32_t length;
   const char* name = names.name(which ? which[k] : k, length);
   for (uint32_t i = 0; i < length; ++i) arena[at[k] + i] = name[i];
-  ends[k] = base + at[k] + length;
+  if (ends) ends[k] = base + at[k] + length;
 }
 
 __global__ void build_elements(ElementText t, uint32_t elements, const uint32_t* slot_of, const uint32_t* first,
@@ -349,7 +305,7 @@ struct TextRead {
 // earlier one, with that one (parser/duplicate_names.hpp). dc_names_only: ParseOptions'.
 bool parse_device_text(const char* text, int64_t size, const std::string& name, bool dc_names_only, Netlist& netlist,
                        std::vector<DuplicateName>& duplicates, TextRead& read, std::string& why, GpuParseTimes& times,
-                       std::chrono::steady_clock::time_point& clock) {
+                       std::chrono::steady_clock::time_point& clock, KeptNames* keep_names = nullptr) {
   const cudaStream_t stream = nullptr;
   const int64_t tiles = (size + kTileBytes - 1) / kTileBytes;
   int64_t newline_count = 0;
@@ -478,33 +434,55 @@ bool parse_device_text(const char* text, int64_t size, const std::string& name, 
     times.download += seconds_since(start);
   };
   // The names r in [0, total) of `names` that flags marks (place: the flags' exclusive scan, count
-  // of them), or all of them in order (flags null, count = total), appended to `table`. Returns
-  // which names they were (which[k] = r, for flags only; one entry when none are).
-  const auto append = [&](auto names, const uint32_t* flags, const uint32_t* place, uint32_t total, uint32_t count,
-                          NameTable& table) {
-    DeviceBuffer<uint32_t> which(flags ? std::max<uint32_t>(count, 1) : 0);
-    DeviceBuffer<uint64_t> lengths(size_t(count) + 1), at(size_t(count) + 1);
+  // of them), or all of them in order (flags null, count = total), gathered into one arena on the
+  // device: name k at at[k] (at: count + 1 offsets), its end counted from `base` in ends[k] where
+  // asked; `which` says which names they were (which[k] = r, for flags only; one entry when none are).
+  struct Gathered {
+    DeviceBuffer<uint32_t> which;
+    DeviceBuffer<char> chars;
+    DeviceBuffer<uint64_t> at, ends;
+    uint64_t bytes = 0;
+  };
+  const auto gather = [&](auto names, const uint32_t* flags, const uint32_t* place, uint32_t total, uint32_t count,
+                          bool with_ends, uint64_t base) {
+    Gathered g;
+    g.which = DeviceBuffer<uint32_t>(flags ? std::max<uint32_t>(count, 1) : 0);
+    DeviceBuffer<uint64_t> lengths(size_t(count) + 1);
+    g.at = DeviceBuffer<uint64_t>(size_t(count) + 1);
     PGSIM_CUDA(cudaMemsetAsync(lengths.data() + count, 0, sizeof(uint64_t), stream));
     if (total > 0) {
       listed_name_lengths<<<blocks_for(total), kBlock, 0, stream>>>(names, flags, place, total,
-                                                                    flags ? which.data() : nullptr, lengths.data());
+                                                                    flags ? g.which.data() : nullptr, lengths.data());
       PGSIM_CUDA_LAUNCH();
     }
-    exclusive_sum(lengths.data(), at.data(), int64_t(count) + 1, stream);
-    const uint64_t bytes = read_back(at.data() + count);
-    DeviceBuffer<char> chars(bytes);
-    DeviceBuffer<uint64_t> ends(count);
+    exclusive_sum(lengths.data(), g.at.data(), int64_t(count) + 1, stream);
+    g.bytes = read_back(g.at.data() + count);
+    g.chars = DeviceBuffer<char>(g.bytes);
+    if (with_ends) g.ends = DeviceBuffer<uint64_t>(count);
     if (count > 0) {  // every node may be ground
-      copy_names<<<blocks_for(count), kBlock, 0, stream>>>(names, flags ? which.data() : nullptr, count, at.data(),
-                                                           table.arena_bytes(), chars.data(), ends.data());
+      copy_names<<<blocks_for(count), kBlock, 0, stream>>>(names, flags ? g.which.data() : nullptr, count, g.at.data(),
+                                                           base, g.chars.data(), with_ends ? g.ends.data() : nullptr);
       PGSIM_CUDA_LAUNCH();
     }
-    const NameTable::Appended to = table.append_whole(count, bytes);
-    download(to.text, chars.data(), bytes);
-    download(to.ends, ends.data(), count * sizeof(uint64_t));
-    return which;
+    return g;
   };
-  append(refs, is_first.data(), rank.data(), references, names, netlist.node_names);
+  // The same names appended to `table`; returns `which`.
+  const auto append = [&](auto names, const uint32_t* flags, const uint32_t* place, uint32_t total, uint32_t count,
+                          NameTable& table) {
+    Gathered g = gather(names, flags, place, total, count, true, table.arena_bytes());
+    const NameTable::Appended to = table.append_whole(count, g.bytes);
+    download(to.text, g.chars.data(), g.bytes);
+    download(to.ends, g.ends.data(), count * sizeof(uint64_t));
+    return std::move(g.which);
+  };
+  if (keep_names) {  // left on the device for the node ids (gpu_node_ids.hpp)
+    Gathered g = gather(refs, is_first.data(), rank.data(), references, names, false, 0);
+    int device = 0;
+    PGSIM_CUDA(cudaGetDevice(&device));
+    *keep_names = keep_node_names(std::move(g.chars), std::move(g.at), names, device);
+  } else {
+    append(refs, is_first.data(), rank.data(), references, names, netlist.node_names);
+  }
   {
     DeviceBuffer<Element> built(elements);
     build_elements<<<blocks_for(elements), kBlock, 0, stream>>>(element_text, elements, slot_of.data(),
@@ -603,7 +581,8 @@ bool finish(bool accepted, Netlist& netlist, const std::string& name, std::vecto
 // parses them (steps 1-5), as parse_device_text.
 bool parse_file_range(const std::string& path, uint64_t begin, uint64_t end, const std::string& name,
                       const ParseOptions& options, Netlist& netlist, std::vector<DuplicateName>& duplicates,
-                      TextRead& read, std::string& why, GpuParseTimes& times, std::chrono::steady_clock::time_point& clock) {
+                      TextRead& read, std::string& why, GpuParseTimes& times, std::chrono::steady_clock::time_point& clock,
+                      KeptNames* keep_names = nullptr) {
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     why = "cannot open it";
@@ -626,7 +605,8 @@ bool parse_file_range(const std::string& path, uint64_t begin, uint64_t end, con
   DeviceBuffer<char> text{size_t(size)};
   if (!upload_file(fd, int64_t(begin), size, text.data(), options, why)) return false;
   times.upload = seconds_since(clock);
-  return parse_device_text(text.data(), size, name, options.dc_names_only, netlist, duplicates, read, why, times, clock);
+  return parse_device_text(text.data(), size, name, options.dc_names_only, netlist, duplicates, read, why, times, clock,
+                           keep_names);
 }
 
 }  // namespace
@@ -653,14 +633,16 @@ bool parse_netlist_on_gpu(const std::string& path, const std::string& name, cons
 }
 
 bool parse_netlist_part_on_gpu(const std::string& path, uint64_t begin, uint64_t end, const ParseOptions& options,
-                               int device, NetlistPart& part, std::string& why, GpuParseTimes* times_out) {
+                               int device, NetlistPart& part, std::string& why, GpuParseTimes* times_out,
+                               std::unique_ptr<dist::NodeNamesOnDevice>* keep_names) {
   PGSIM_CUDA(cudaSetDevice(device));
   GpuParseTimes times;
   auto clock = std::chrono::steady_clock::now();
   Netlist netlist;
   std::vector<DuplicateName> duplicates;
   TextRead read;
-  if (!parse_file_range(path, begin, end, path, options, netlist, duplicates, read, why, times, clock)) return false;
+  if (!parse_file_range(path, begin, end, path, options, netlist, duplicates, read, why, times, clock, keep_names))
+    return false;
   part = finish_netlist_part(std::move(netlist), read.lines, read.ended, std::move(duplicates));
   times.finish = seconds_since(clock);
   if (times_out) *times_out = times;

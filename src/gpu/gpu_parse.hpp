@@ -24,8 +24,10 @@
 // Node names come back without a hash index (as after NameTable::drop_index()): a caller that
 // looks names up (--compare) parses on the CPU.
 #include <cstdint>
+#include <memory>
 #include <string>
 
+#include "dist/node_names_on_device.hpp"
 #include "parser/netlist.hpp"
 #include "parser/netlist_part.hpp"
 
@@ -57,9 +59,12 @@ bool parse_netlist_on_gpu(const std::string& path, const std::string& name, cons
 // same netlist, lines, .end, warnings and duplicates, for a range whose every line is plain as
 // above (a range is not a whole netlist: it may lack elements only where the CPU reads it). On
 // device `device` (a rank's), which becomes the calling thread's. Declines, failures and
-// dc_names_only as above.
+// dc_names_only as above. With `keep_names`, the part's node names stay on the device, given there
+// (gpu/gpu_node_ids.hpp): the part's table then holds ground alone, its elements' local ids
+// naming the kept names.
 bool parse_netlist_part_on_gpu(const std::string& path, uint64_t begin, uint64_t end, const ParseOptions& options,
-                               int device, NetlistPart& part, std::string& why, GpuParseTimes* times = nullptr);
+                               int device, NetlistPart& part, std::string& why, GpuParseTimes* times = nullptr,
+                               std::unique_ptr<dist::NodeNamesOnDevice>* keep_names = nullptr);
 
 // The same for text in memory (tests).
 bool parse_netlist_text_on_gpu(const std::string& text, const std::string& name, Netlist& netlist, std::string& why,
