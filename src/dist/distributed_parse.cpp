@@ -611,6 +611,10 @@ RankExchange rank_exchange(MPI_Comm comm) {
     MPI_Allreduce(&value, &total, 1, MPI_UINT64_T, MPI_SUM, comm);
     return rank == 0 ? 0 : before;  // MPI_Exscan leaves rank 0's result undefined
   };
+  x.max = [comm](uint64_t value) {
+    MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_UINT64_T, MPI_MAX, comm);
+    return value;
+  };
   x.agree = [comm](const std::function<void()>& step) { agree_on_failure(comm, step); };
   return x;
 }
@@ -694,8 +698,10 @@ RankNetlist parse_distributed(const std::string& path, MPI_Comm comm, const Pars
   const double parsed = watch.lap();
   int on_devices = device_names != nullptr;
   MPI_Allreduce(MPI_IN_PLACE, &on_devices, 1, MPI_INT, MPI_MIN, comm);
-  if (!on_devices && device_names) {
-    agree_on_failure(comm, [&] { device_names->download(part.netlist.node_names); });
+  if (!on_devices) {  // every rank's names on the host (collective: agree_on_failure)
+    agree_on_failure(comm, [&] {
+      if (device_names) device_names->download(part.netlist.node_names);
+    });
     device_names.reset();
   }
   const uint32_t local_names = on_devices ? device_names->count() + 1 : part.netlist.node_names.size();

@@ -6,7 +6,7 @@
 // distributed parse's node ids (steps 5 and 6 of distributed_parse.hpp: names to their hash
 // owners, first appearances found there, numbered, ids back; the owned names balanced) are then
 // computed on the GPUs, and only what the host keeps comes down: each local name's global id and
-// the rank's balanced names. The bytes between ranks go through host memory (RankExchange: MPI,
+// the rank's balanced names. The bytes between ranks go through pinned host memory (RankExchange: MPI,
 // or direct reads between the ranks of one host), not NCCL, whose communicator is made beside the
 // parse and is not ready by then. Where any rank's range was read on the CPU, the names come down
 // (download()) and the host numbers them as before: the same ids either way.
@@ -41,6 +41,8 @@ struct RankExchange {
       bytes;
   // The sum of `value` over the lower ranks; `total`: over every rank.
   std::function<uint64_t(uint64_t value, uint64_t& total)> scan;
+  // The largest `value` of every rank's.
+  std::function<uint64_t(uint64_t value)> max;
   // Runs a step of this rank's alone; where it throws on any rank, throws on every rank
   // (dist/collective_error.hpp agree_on_failure), so no rank waits in the next collective.
   std::function<void(const std::function<void()>& step)> agree;

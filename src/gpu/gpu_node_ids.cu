@@ -160,50 +160,78 @@ std::vector<uint64_t> offsets_of(const std::vector<uint64_t>& counts) {
   return at;
 }
 
-// The exchanges of one numbering: parts of device buffers between the ranks, through host memory.
+// The exchanges of one numbering: parts of device buffers between the ranks, through two pinned
+// host buffers reused round after round. A pageable buffer as large as a part (the names: about
+// 250 MB a rank at 50M nodes, P = 2) was faulted in three times over (the download's copy, the
+// exchange, the upload's copy); pinned memory is not, and the DMA engines fill and drain it.
 class Exchanger {
  public:
   explicit Exchanger(const dist::RankExchange& ranks) : ranks_(ranks) {}
+  ~Exchanger() {
+    if (stream_) cudaStreamDestroy(stream_);
+    for (char* b : {out_, in_})
+      if (b) cudaFreeHost(b);
+  }
+  Exchanger(const Exchanger&) = delete;
+  Exchanger& operator=(const Exchanger&) = delete;
 
   // Parts of `send` (send_counts[q] values for rank q, in rank order) to the ranks, received on
-  // this device in rank order (recv_counts[q] from rank q), with `spare` zeros after them. The other
-  // ranks' parts go down to host memory, through RankExchange::bytes, and up (HostStaging, on all
-  // threads); this rank's own part is copied on the device.
+  // this device in rank order (recv_counts[q] from rank q), with `spare` zeros after them. This
+  // rank's own part is copied on the device; the others go in rounds of at most kRound bytes a
+  // pair, down into the pinned buffer, through RankExchange::bytes into the other's, and up.
   template <class T>
   DeviceBuffer<T> parts(const T* send, const std::vector<uint64_t>& send_counts, const std::vector<uint64_t>& recv_counts,
                         size_t spare = 0) {
-    const auto me = size_t(ranks_.rank);
+    const auto P = send_counts.size(), me = size_t(ranks_.rank);
     const std::vector<uint64_t> send_at = offsets_of(send_counts), recv_at = offsets_of(recv_counts);
-    std::vector<uint64_t> send_bytes(send_counts.size(), 0), recv_bytes(recv_counts.size(), 0);
-    for (size_t q = 0; q < send_counts.size(); ++q)
-      if (q != me) send_bytes[q] = send_counts[q] * sizeof(T), recv_bytes[q] = recv_counts[q] * sizeof(T);
+    const uint64_t share = kRound / std::max<uint64_t>(P - 1, 1);  // bytes a pair per round
+    uint64_t largest = 0;  // of this rank's pairs' parts, in bytes
+    for (size_t q = 0; q < P; ++q)
+      if (q != me) largest = std::max({largest, send_counts[q] * sizeof(T), recv_counts[q] * sizeof(T)});
+    const uint64_t rounds = (ranks_.max(largest) + share - 1) / share;  // the same on every rank
     DeviceBuffer<T> recv;
-    FillVector<char> out, in;
     ranks_.agree([&] {
+      if (!out_) {
+        PGSIM_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+        PGSIM_CUDA(cudaHostAlloc(reinterpret_cast<void**>(&out_), kRound, cudaHostAllocDefault));
+        PGSIM_CUDA(cudaHostAlloc(reinterpret_cast<void**>(&in_), kRound, cudaHostAllocDefault));
+      }
       recv = DeviceBuffer<T>(recv_at.back() + spare);
       if (spare) PGSIM_CUDA(cudaMemsetAsync(recv.data() + recv_at.back(), 0, spare * sizeof(T)));
-      out.resize(offsets_of(send_bytes).back());
-      in.resize(offsets_of(recv_bytes).back());
-      PGSIM_CUDA(cudaStreamSynchronize(nullptr));  // the kernels that wrote `send` (the staging has its own stream)
-      uint64_t at = 0;
-      for (size_t q = 0; q < send_counts.size(); ++q) {
-        staging().download(out.data() + at, send + send_at[q], send_bytes[q]);
-        at += send_bytes[q];
-      }
-    });
-    ranks_.bytes(out.data(), send_bytes, in.data(), recv_bytes);
-    sent_ += out.size(), received_ += in.size();
-    ranks_.agree([&] {
-      uint64_t at = 0;
-      for (size_t q = 0; q < recv_counts.size(); ++q) {
-        staging().copy(recv.data() + recv_at[q], in.data() + at, recv_bytes[q]);
-        at += recv_bytes[q];
-      }
+      PGSIM_CUDA(cudaStreamSynchronize(nullptr));  // the kernels that wrote `send`, and the memset
       if (send_counts[me] > 0)
         PGSIM_CUDA(cudaMemcpyAsync(recv.data() + recv_at[me], send + send_at[me], send_counts[me] * sizeof(T),
-                                   cudaMemcpyDeviceToDevice, staging().stream()));
-      staging().finish();
+                                   cudaMemcpyDeviceToDevice, stream_));
     });
+    const auto* from = reinterpret_cast<const char*>(send);
+    auto* to = reinterpret_cast<char*>(recv.data());
+    std::vector<uint64_t> out_bytes(P), in_bytes(P);
+    for (uint64_t r = 0; r < rounds; ++r) {
+      // Each pair's bytes of this round: the same count on both sides.
+      const auto take = [&](uint64_t count) { return std::min(share, count * sizeof(T) - std::min(count * sizeof(T), r * share)); };
+      ranks_.agree([&] {
+        uint64_t at = 0;
+        for (size_t q = 0; q < P; ++q) {
+          out_bytes[q] = q == me ? 0 : take(send_counts[q]);
+          if (out_bytes[q] > 0)
+            PGSIM_CUDA(cudaMemcpyAsync(out_ + at, from + send_at[q] * sizeof(T) + r * share, out_bytes[q],
+                                       cudaMemcpyDeviceToHost, stream_));
+          at += out_bytes[q];
+          in_bytes[q] = q == me ? 0 : take(recv_counts[q]);
+        }
+        PGSIM_CUDA(cudaStreamSynchronize(stream_));  // this round down, and the last round's upload out of in_
+      });
+      ranks_.bytes(out_, out_bytes, in_, in_bytes);
+      uint64_t at = 0;
+      for (size_t q = 0; q < P; ++q) {
+        if (in_bytes[q] > 0)
+          PGSIM_CUDA(cudaMemcpyAsync(to + recv_at[q] * sizeof(T) + r * share, in_ + at, in_bytes[q], cudaMemcpyHostToDevice,
+                                     stream_));
+        at += in_bytes[q];
+        sent_ += out_bytes[q], received_ += in_bytes[q];
+      }
+    }
+    ranks_.agree([&] { PGSIM_CUDA(cudaStreamSynchronize(stream_)); });
     return recv;
   }
 
@@ -215,9 +243,14 @@ class Exchanger {
   uint64_t received() const { return received_; }
 
  private:
+  // Bytes a round, each way: pinning costs the driver about 0.5 ms a MB, once per numbering.
+  static constexpr uint64_t kRound = uint64_t(8) << 20;
   const dist::RankExchange& ranks_;
-  std::unique_ptr<HostStaging> staging_;  // pinned buffers, made once (pinning costs about 0.5 ms a MB)
-  uint64_t sent_ = 0, received_ = 0;      // -v: host bytes that went to and came from other ranks
+  char* out_ = nullptr;  // pinned, kRound bytes each
+  char* in_ = nullptr;
+  cudaStream_t stream_ = nullptr;
+  std::unique_ptr<HostStaging> staging_;  // the downloads into the host's tables
+  uint64_t sent_ = 0, received_ = 0;      // -v: bytes that went to and came from other ranks
 };
 
 class DeviceNodeNames final : public dist::NodeNamesOnDevice {
@@ -421,7 +454,7 @@ dist::NodeNumbering DeviceNodeNames::number(const dist::RankExchange& ranks) {
   std::snprintf(detail, sizeof detail,
                 "on the GPUs: owners %.3f s, names to their owners %.3f s, first appearances %.3f s, flags back and ids "
                 "through the owners %.3f s, ids down %.3f s, owned names balanced and down %.3f s (%.0f MB out, %.0f MB "
-                "in through host memory)",
+                "in through pinned host memory)",
                 seconds[0], seconds[1], seconds[2], seconds[3], seconds[4], seconds[5], double(exchange.sent()) / 1e6,
                 double(exchange.received()) / 1e6);
   result.detail = detail;
@@ -429,6 +462,19 @@ dist::NodeNumbering DeviceNodeNames::number(const dist::RankExchange& ranks) {
 }
 
 }  // namespace
+
+void load_node_ids_kernels() {
+  load_kernels(owners_of, run_starts, name_lengths, gather_names, first_flags, flags_in_local_order, ids_to_send, slot_ids,
+               ids_of_slots, ids_in_local_order, list_first, shifted, enter_names<ArenaNames>, first_of_names);
+  // CUB's sort and scans of the types above load on their first call: one of each, on two values.
+  DeviceBuffer<uint32_t> keys(2), values(2), sorted_keys(2), sorted_values(2), counts(2);
+  DeviceBuffer<uint64_t> sums(2);
+  PGSIM_CUDA(cudaMemset(keys.data(), 0, 2 * sizeof(uint32_t)));
+  stable_sort_pairs(keys.data(), sorted_keys.data(), keys.data(), sorted_values.data(), 2, 1, nullptr);
+  exclusive_sum(keys.data(), sums.data(), 2, nullptr);
+  exclusive_sum(keys.data(), counts.data(), 2, nullptr);
+  PGSIM_CUDA(cudaStreamSynchronize(nullptr));
+}
 
 std::unique_ptr<dist::NodeNamesOnDevice> keep_node_names(DeviceBuffer<char> chars, DeviceBuffer<uint64_t> offsets,
                                                          uint32_t count, int device) {

@@ -14,4 +14,8 @@ namespace pgsim::gpu {
 std::unique_ptr<dist::NodeNamesOnDevice> keep_node_names(DeviceBuffer<char> chars, DeviceBuffer<uint64_t> offsets,
                                                          uint32_t count, int device);
 
+// Loads the numbering's kernels (CUDA loads each on its first launch), for the GPU warm-up
+// (gpu/warm_up.hpp). Throws GpuError.
+void load_node_ids_kernels();
+
 }  // namespace pgsim::gpu

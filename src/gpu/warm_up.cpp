@@ -5,6 +5,8 @@
 #include "gpu/cmg_build.hpp"
 #include "gpu/cmg_coarsen.hpp"
 #include "gpu/cmg_device.hpp"
+#include "gpu/cuda_check.hpp"
+#include "gpu/gpu_node_ids.hpp"
 #include "gpu/pcg_gpu.hpp"
 #include "gpu/spmv.hpp"
 #include "mna/stopwatch.hpp"
@@ -51,6 +53,10 @@ WarmUpTimes warm_up_device(int device) {
   load_cmg_kernels();
   load_coarsen_kernels();
   load_build_kernels();
+  try {
+    load_node_ids_kernels();
+  } catch (const GpuError&) {  // left for the numbering's own calls to report
+  }
   t.kernels = step.lap();
   first_graph();
   t.graph = step.lap();
