@@ -164,13 +164,14 @@ std::vector<uint64_t> offsets_of(const std::vector<uint64_t>& counts) {
 // host buffers reused round after round. A pageable buffer as large as a part (the names: about
 // 250 MB a rank at 50M nodes, P = 2) was faulted in three times over (the download's copy, the
 // exchange, the upload's copy); pinned memory is not, and the DMA engines fill and drain it.
+// (s21b: the names' exchange 0.186 s so; s21c, rounds of 8 MB through cudaHostAlloc's memory:
+// 0.10-0.12 s.)
 class Exchanger {
  public:
   explicit Exchanger(const dist::RankExchange& ranks) : ranks_(ranks) {}
   ~Exchanger() {
     if (stream_) cudaStreamDestroy(stream_);
-    for (char* b : {out_, in_})
-      if (b) cudaFreeHost(b);
+    if (pinned_) cudaHostUnregister(buffers_.data());
   }
   Exchanger(const Exchanger&) = delete;
   Exchanger& operator=(const Exchanger&) = delete;
@@ -191,10 +192,16 @@ class Exchanger {
     const uint64_t rounds = (ranks_.max(largest) + share - 1) / share;  // the same on every rank
     DeviceBuffer<T> recv;
     ranks_.agree([&] {
-      if (!out_) {
+      if (!pinned_) {
+        Stopwatch made;
         PGSIM_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-        PGSIM_CUDA(cudaHostAlloc(reinterpret_cast<void**>(&out_), kRound, cudaHostAllocDefault));
-        PGSIM_CUDA(cudaHostAlloc(reinterpret_cast<void**>(&in_), kRound, cudaHostAllocDefault));
+        // On huge pages (the pgsim executable advises large blocks onto them, app/huge_pages.cpp),
+        // which pinning faults in: the other rank's direct reads walk 2 MB pages, not 4 KB ones.
+        buffers_.resize(2 * kRound);
+        PGSIM_CUDA(cudaHostRegister(buffers_.data(), buffers_.size(), cudaHostRegisterDefault));
+        pinned_ = true;
+        out_ = buffers_.data(), in_ = buffers_.data() + kRound;
+        setup_seconds_ = made.lap();
       }
       recv = DeviceBuffer<T>(recv_at.back() + spare);
       if (spare) PGSIM_CUDA(cudaMemsetAsync(recv.data() + recv_at.back(), 0, spare * sizeof(T)));
@@ -241,13 +248,17 @@ class Exchanger {
   }
   uint64_t sent() const { return sent_; }
   uint64_t received() const { return received_; }
+  double setup_seconds() const { return setup_seconds_; }
 
  private:
-  // Bytes a round, each way: pinning costs the driver about 0.5 ms a MB, once per numbering.
-  static constexpr uint64_t kRound = uint64_t(8) << 20;
+  // Bytes a round, each way (a round costs a few collectives and waits).
+  static constexpr uint64_t kRound = uint64_t(32) << 20;
   const dist::RankExchange& ranks_;
-  char* out_ = nullptr;  // pinned, kRound bytes each
+  FillVector<char> buffers_;  // pinned once made: out_, then in_, kRound bytes each
+  bool pinned_ = false;
+  char* out_ = nullptr;
   char* in_ = nullptr;
+  double setup_seconds_ = 0;  // -v
   cudaStream_t stream_ = nullptr;
   std::unique_ptr<HostStaging> staging_;  // the downloads into the host's tables
   uint64_t sent_ = 0, received_ = 0;      // -v: bytes that went to and came from other ranks
@@ -454,9 +465,9 @@ dist::NodeNumbering DeviceNodeNames::number(const dist::RankExchange& ranks) {
   std::snprintf(detail, sizeof detail,
                 "on the GPUs: owners %.3f s, names to their owners %.3f s, first appearances %.3f s, flags back and ids "
                 "through the owners %.3f s, ids down %.3f s, owned names balanced and down %.3f s (%.0f MB out, %.0f MB "
-                "in through pinned host memory)",
+                "in through pinned host memory, pinned in %.3f s)",
                 seconds[0], seconds[1], seconds[2], seconds[3], seconds[4], seconds[5], double(exchange.sent()) / 1e6,
-                double(exchange.received()) / 1e6);
+                double(exchange.received()) / 1e6, exchange.setup_seconds());
   result.detail = detail;
   return result;
 }
