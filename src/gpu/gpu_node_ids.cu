@@ -153,6 +153,24 @@ DeviceBuffer<T> filled_none(size_t count) {
   return b;
 }
 
+// Names which[j], j < count, of `names` gathered in that order: their lengths (and a 0 after them,
+// so that a receiver's scan places them), their places in `text` (count + 1), their text.
+struct Gathered {
+  DeviceBuffer<uint32_t> lengths;
+  DeviceBuffer<uint64_t> at;
+  DeviceBuffer<char> text;
+};
+Gathered gathered(ArenaNames names, const uint32_t* which, uint32_t count) {
+  Gathered g;
+  g.lengths = DeviceBuffer<uint32_t>(size_t(count) + 1);
+  launch(name_lengths, int64_t(count) + 1, names, which, count, g.lengths.data());
+  g.at = DeviceBuffer<uint64_t>(size_t(count) + 1);
+  exclusive_sum(g.lengths.data(), g.at.data(), int64_t(count) + 1, nullptr);
+  g.text = DeviceBuffer<char>(read_back(g.at.data() + count));
+  launch(gather_names, count, names, which, count, g.at.data(), g.text.data());
+  return g;
+}
+
 // Sums of counts (uint64) from offset 0: at[q] for q = 0 .. counts.size().
 std::vector<uint64_t> offsets_of(const std::vector<uint64_t>& counts) {
   std::vector<uint64_t> at(counts.size() + 1, 0);
@@ -303,8 +321,8 @@ dist::NodeNumbering DeviceNodeNames::number(const dist::RankExchange& ranks) {
   double seconds[6] = {};
 
   // 1. Owners, and the names in the send order.
-  DeviceBuffer<uint32_t> order, lengths;
-  DeviceBuffer<char> text;
+  DeviceBuffer<uint32_t> order;
+  Gathered sent;
   std::vector<uint64_t> names_to(P, 0), bytes_to(P, 0);
   ranks.agree([&] {
     PGSIM_CUDA(cudaSetDevice(device_));
@@ -316,17 +334,12 @@ dist::NodeNumbering DeviceNodeNames::number(const dist::RankExchange& ranks) {
     if (n > 0) stable_sort_pairs(owner.data(), sorted.data(), index.data(), order.data(), n, key_bits, nullptr);
     DeviceBuffer<uint64_t> starts(P + 1);
     launch(run_starts, int64_t(P) + 1, sorted.data(), n, uint32_t(P), starts.data());
-    lengths = DeviceBuffer<uint32_t>(size_t(n) + 1);
-    launch(name_lengths, int64_t(n) + 1, names(), order.data(), n, lengths.data());
-    DeviceBuffer<uint64_t> at(size_t(n) + 1);
-    exclusive_sum(lengths.data(), at.data(), int64_t(n) + 1, nullptr);
-    text = DeviceBuffer<char>(read_back(at.data() + n));
-    launch(gather_names, n, names(), order.data(), n, at.data(), text.data());
+    sent = gathered(names(), order.data(), n);
     std::vector<uint64_t> start(P + 1);
     PGSIM_CUDA(cudaMemcpy(start.data(), starts.data(), (P + 1) * sizeof(uint64_t), cudaMemcpyDeviceToHost));
     for (size_t q = 0; q < P; ++q) {
       names_to[q] = start[q + 1] - start[q];
-      bytes_to[q] = names_to[q] ? read_back(at.data() + start[q + 1]) - read_back(at.data() + start[q]) : 0;
+      bytes_to[q] = names_to[q] ? read_back(sent.at.data() + start[q + 1]) - read_back(sent.at.data() + start[q]) : 0;
     }
   });
   const std::vector<uint64_t> names_in = ranks.counts(names_to), bytes_in = ranks.counts(bytes_to);
@@ -339,9 +352,9 @@ dist::NodeNumbering DeviceNodeNames::number(const dist::RankExchange& ranks) {
   seconds[0] = watch.lap();
 
   // 2. The names to their owners, and the first appearances found there.
-  DeviceBuffer<char> in_text = exchange.parts(text.data(), bytes_to, bytes_in);
-  DeviceBuffer<uint32_t> in_lengths = exchange.parts(lengths.data(), names_to, names_in, 1);
-  text = DeviceBuffer<char>();
+  DeviceBuffer<char> in_text = exchange.parts(sent.text.data(), bytes_to, bytes_in);
+  DeviceBuffer<uint32_t> in_lengths = exchange.parts(sent.lengths.data(), names_to, names_in, 1);
+  sent = Gathered();
   seconds[1] = watch.lap();
   DeviceBuffer<uint32_t> slot_of;
   DeviceBuffer<uint8_t> flags;
@@ -422,24 +435,18 @@ dist::NodeNumbering DeviceNodeNames::number(const dist::RankExchange& ranks) {
 
   // 5. The first appearances, in id order, to the ranks owning their ids once balanced.
   std::vector<uint64_t> own_names(P, 0), own_bytes(P, 0);
-  DeviceBuffer<uint32_t> first_lengths;
-  DeviceBuffer<char> first_text;
+  Gathered firsts;
   const auto c = uint32_t(first_seen);
   ranks.agree([&] {
     DeviceBuffer<uint32_t> which(c);
     launch(list_first, n, is_first.data(), place.data(), n, which.data());
-    first_lengths = DeviceBuffer<uint32_t>(size_t(c) + 1);
-    launch(name_lengths, int64_t(c) + 1, names(), which.data(), c, first_lengths.data());
-    DeviceBuffer<uint64_t> at(size_t(c) + 1);
-    exclusive_sum(first_lengths.data(), at.data(), int64_t(c) + 1, nullptr);
-    first_text = DeviceBuffer<char>(read_back(at.data() + c));
-    launch(gather_names, c, names(), which.data(), c, at.data(), first_text.data());
+    firsts = gathered(names(), which.data(), c);
     for (size_t q = 0; q < P; ++q) {
       const uint32_t from = std::max(first_id, dist::balanced_first(int(q), int(P), result.total_nodes));
       const uint32_t to = std::min(first_id + c, dist::balanced_first(int(q) + 1, int(P), result.total_nodes));
       if (from >= to) continue;
       own_names[q] = to - from;
-      own_bytes[q] = read_back(at.data() + (to - first_id)) - read_back(at.data() + (from - first_id));
+      own_bytes[q] = read_back(firsts.at.data() + (to - first_id)) - read_back(firsts.at.data() + (from - first_id));
     }
   });
   is_first = DeviceBuffer<uint32_t>();
@@ -447,10 +454,9 @@ dist::NodeNumbering DeviceNodeNames::number(const dist::RankExchange& ranks) {
   const std::vector<uint64_t> owned_in = ranks.counts(own_names), owned_bytes_in = ranks.counts(own_bytes);
   uint64_t owned = 0;
   for (uint64_t k : owned_in) owned += k;
-  const DeviceBuffer<char> owned_text = exchange.parts(first_text.data(), own_bytes, owned_bytes_in);
-  const DeviceBuffer<uint32_t> owned_lengths = exchange.parts(first_lengths.data(), own_names, owned_in, 1);
-  first_text = DeviceBuffer<char>();
-  first_lengths = DeviceBuffer<uint32_t>();
+  const DeviceBuffer<char> owned_text = exchange.parts(firsts.text.data(), own_bytes, owned_bytes_in);
+  const DeviceBuffer<uint32_t> owned_lengths = exchange.parts(firsts.lengths.data(), own_names, owned_in, 1);
+  firsts = Gathered();
   ranks.agree([&] {
     DeviceBuffer<uint64_t> at(owned + 1);
     exclusive_sum(owned_lengths.data(), at.data(), int64_t(owned) + 1, nullptr);
