@@ -182,8 +182,10 @@ std::vector<uint64_t> offsets_of(const std::vector<uint64_t>& counts) {
 // host buffers reused round after round. A pageable buffer as large as a part (the names: about
 // 250 MB a rank at 50M nodes, P = 2) was faulted in three times over (the download's copy, the
 // exchange, the upload's copy); pinned memory is not, and the DMA engines fill and drain it.
-// (s21b: the names' exchange 0.186 s so; s21c, rounds of 8 MB through cudaHostAlloc's memory:
-// 0.10-0.12 s.)
+// Rounds of 32 MB on huge pages (the pgsim executable advises large blocks onto them,
+// app/huge_pages.cpp), pinned by cudaHostRegister, so that the other rank's direct reads walk 2 MB
+// pages. The names' exchange at 50M nodes, P = 2 (benchmarks/dist/README.md): 0.186 s through
+// pageable buffers, 0.10-0.12 s in rounds of 8 MB of cudaHostAlloc's memory, 0.06-0.12 s so.
 class Exchanger {
  public:
   explicit Exchanger(const dist::RankExchange& ranks) : ranks_(ranks) {}
@@ -213,9 +215,7 @@ class Exchanger {
       if (!pinned_) {
         Stopwatch made;
         PGSIM_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-        // On huge pages (the pgsim executable advises large blocks onto them, app/huge_pages.cpp),
-        // which pinning faults in: the other rank's direct reads walk 2 MB pages, not 4 KB ones.
-        buffers_.resize(2 * kRound);
+        buffers_.resize(2 * kRound);  // faulted in (on huge pages) by the pinning
         PGSIM_CUDA(cudaHostRegister(buffers_.data(), buffers_.size(), cudaHostRegisterDefault));
         pinned_ = true;
         out_ = buffers_.data(), in_ = buffers_.data() + kRound;
