@@ -13,6 +13,9 @@
 //     with CUDA): ranks below K read their ranges on a GPU (rank r on device r mod the devices),
 //     their node names left there (dist/node_names_on_device.hpp): with K = the ranks, the node
 //     ids are numbered on the GPUs; with fewer, the names come down for the host's numbering.
+//     --failing-device: every rank's reader reads on the CPU but hands its node names over as if
+//     left on a device whose numbering fails on the last rank (FailingDeviceNames): the parse
+//     must number them on the host instead, with the same ids.
 //     Prints "FAIL ..." per failed check; exit 1 on any.
 //   dist_parse_check error FILE...
 //     parses each FILE: every rank prints "rank R: FILE: WHAT" for an error, "rank R: FILE: no
@@ -40,6 +43,7 @@
 #include <memory>
 #include <random>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -142,6 +146,26 @@ void check_parse(const std::string& path, const Netlist& serial, const std::vect
   if (rank != 0 && !rn.warnings.empty()) fail("%s: warnings on a rank other than 0", c);
 }
 
+// Node names "left on a device" whose numbering fails on the last rank, inside the agreement
+// (as a device's failure would), and come down on request: held on the host.
+class FailingDeviceNames final : public NodeNamesOnDevice {
+ public:
+  explicit FailingDeviceNames(NameTable names) : names_(std::move(names)) {}
+  uint32_t count() const override { return names_.size() - 1; }
+  void download(NameTable& names) override {
+    for (uint32_t k = 1; k < names_.size(); ++k) names.intern(names_[k]);
+  }
+  NodeNumbering number(const RankExchange& exchange) override {
+    exchange.agree([&] {
+      if (exchange.rank == exchange.ranks - 1) throw std::runtime_error("a made-up device failure");
+    });
+    return {};
+  }
+
+ private:
+  NameTable names_;  // ground first, as the part's table was
+};
+
 std::vector<uint64_t> parse_offsets(const std::string& list) {
   std::vector<uint64_t> at;
   std::stringstream in(list);
@@ -154,6 +178,7 @@ int run_parse(int argc, char** argv) {
   int random = 0;
   bool small = false, warnings = true;
   int gpu_ranks = 0;
+  bool failing_device = false;
   std::vector<std::vector<uint64_t>> configs = {{}};
   for (int i = 3; i < argc; ++i) {
     const std::string a = argv[i];
@@ -163,8 +188,18 @@ int run_parse(int argc, char** argv) {
     else if (a == "--no-warnings") warnings = false;
     else if (a == "--no-default") configs.erase(configs.begin());
     else if (a == "--gpu-ranks") gpu_ranks = std::stoi(argv[++i]);
+    else if (a == "--failing-device") failing_device = true;
   }
   PartReader reader;
+  if (failing_device)
+    reader = [](const std::string& file, uint64_t begin, uint64_t end, const ParseOptions& options, NetlistPart& part,
+                std::unique_ptr<NodeNamesOnDevice>& names) {
+      part = parse_netlist_part(file, begin, end, options);
+      if (part.error) return true;
+      names = std::make_unique<FailingDeviceNames>(std::move(part.netlist.node_names));
+      part.netlist.node_names = Netlist().node_names;  // ground alone, as a reader that keeps its names leaves it
+      return true;
+    };
 #ifdef PGSIM_HAVE_CUDA
   int devices = 0;
   if (gpu_ranks > 0 && (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0)) {

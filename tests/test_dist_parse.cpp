@@ -114,6 +114,18 @@ TEST_CASE("distributed parse: hand-written netlist, random cuts on continuations
   require_passed(check(2, "parse " + path + " --random 10 --small-chunks", dir, 2), "parse");
 }
 
+TEST_CASE("distributed parse: node names left on failing devices are numbered on the host instead, 1 to 3 ranks",
+          "[dist][mpi]") {
+  skip_without_mpirun();
+  test::TempDir dir;
+  const std::string grid = dir.file("grid.sp");
+  REQUIRE(std::system(("\"" PGSIM_GEN_EXE "\" --nodes 20k --seed 4 -o " + grid + " >/dev/null").c_str()) == 0);
+  for (int ranks = 1; ranks <= 3; ++ranks) {
+    INFO(ranks << " ranks");
+    require_passed(check(ranks, "parse " + grid + " --random 2 --failing-device", dir), "parse");
+  }
+}
+
 TEST_CASE("distributed parse: ibmpg1 and a pgsim-gen grid, 1 to 4 ranks", "[dist][mpi]") {
   skip_without_mpirun();
   test::TempDir dir;

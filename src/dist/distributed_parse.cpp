@@ -698,23 +698,29 @@ RankNetlist parse_distributed(const std::string& path, MPI_Comm comm, const Pars
   const double parsed = watch.lap();
   int on_devices = device_names != nullptr;
   MPI_Allreduce(MPI_IN_PLACE, &on_devices, 1, MPI_INT, MPI_MIN, comm);
-  if (!on_devices) {  // every rank's names on the host (collective: agree_on_failure)
-    agree_on_failure(comm, [&] {
-      if (device_names) device_names->download(part.netlist.node_names);
-    });
-    device_names.reset();
-  }
-  const uint32_t local_names = on_devices ? device_names->count() + 1 : part.netlist.node_names.size();
+  const uint32_t local_names = device_names ? device_names->count() + 1 : part.netlist.node_names.size();
   NodeNumbering on_gpus;
+  if (on_devices) try {
+      on_gpus = device_names->number(rank_exchange(comm));
+    } catch (const InputError&) {
+      throw;  // the netlist's (too many names), the same on every rank
+    } catch (const std::exception& e) {
+      // A device's failure, thrown on every rank alike (RankExchange::agree): the host numbers the
+      // names instead, as where a rank read its range on the CPU.
+      if (rank == 0) spdlog::warn("numbering the node ids on the GPUs failed ({}); numbering them on the host", e.what());
+      on_devices = 0;
+    }
   Numbering numbering;
   if (on_devices) {
-    on_gpus = device_names->number(rank_exchange(comm));
-    device_names.reset();
     numbering.global = std::move(on_gpus.global);
     numbering.total_nodes = on_gpus.total_nodes;
   } else {
+    agree_on_failure(comm, [&] {  // every rank's names on the host
+      if (device_names) device_names->download(part.netlist.node_names);
+    });
     numbering = number_nodes(part.netlist.node_names, comm);
   }
+  device_names.reset();
   const double numbered = watch.lap();
   part.netlist.node_names = NameTable();
   FillVector<Element>& el = part.netlist.elements;

@@ -65,8 +65,9 @@ class NodeNamesOnDevice {
   // Appends them, in local id order, to `names` (the part's table, holding ground).
   virtual void download(NameTable& names) = 0;
   // Collective over every rank of `ranks`, each holding its names on its device: their node ids
-  // as the host's numbering gives them. Throws (on every rank alike) InputError beyond the ids'
-  // width, or where a rank fails.
+  // as the host's numbering gives them. Throws on every rank alike: InputError beyond the ids'
+  // width; another exception where a rank's device failed (RankExchange::agree), after which the
+  // distributed parse brings the names down (download()) and numbers them on the host.
   virtual NodeNumbering number(const RankExchange& ranks) = 0;
 };
 
