@@ -104,11 +104,12 @@ Netlist read_netlist(const Options& opt, const ParseOptions& parse_options,
   return parse_netlist(opt.netlist, parse_options);
 }
 
-GpuContextWarmUp::GpuContextWarmUp([[maybe_unused]] bool start, int device) : device_(device) {
+GpuContextWarmUp::GpuContextWarmUp([[maybe_unused]] bool start, int device, [[maybe_unused]] bool rank)
+    : device_(device) {
 #ifdef PGSIM_HAVE_CUDA
   if (start)
-    thread_ = std::thread([this, device] {
-      const gpu::WarmUpTimes t = gpu::warm_up_device(device);
+    thread_ = std::thread([this, device, rank] {
+      const gpu::WarmUpTimes t = gpu::warm_up_device(device, rank);
       done_.store(true, std::memory_order_relaxed);
       spdlog::debug("GPU warm-up (beside the parse): context {:.3f} s, kernels {:.4f} s, first graph {:.4f} s, "
                     "first pinned allocation {:.4f} s",

@@ -65,10 +65,11 @@ Netlist read_netlist(const Options& opt, const ParseOptions& parse_options, std:
 
 // While alive, a thread creates the CUDA context of `device` and pays the first solve's other
 // one-time costs (gpu/warm_up.hpp) when `start` (gpu_likely; under mpirun, --backend gpu), so that
-// they overlap parsing and reduction. The destructor waits for it.
+// they overlap parsing and reduction; a rank of an MPI job (`rank`) also the node ids'. The
+// destructor waits for it.
 class GpuContextWarmUp {
  public:
-  explicit GpuContextWarmUp(bool start, int device = 0);
+  explicit GpuContextWarmUp(bool start, int device = 0, bool rank = false);
   ~GpuContextWarmUp();
   GpuContextWarmUp(const GpuContextWarmUp&) = delete;
   GpuContextWarmUp& operator=(const GpuContextWarmUp&) = delete;

@@ -177,7 +177,7 @@ RunReport run_distributed(const Options& opt, const dist::MpiSession& mpi, Distr
   // parse leaves that thread a core while it works (app/thread_budget.hpp).
   std::optional<GpuContextWarmUp> own_warm_up;
   const bool early_fits = gpu && early != nullptr && early->device() == host.rank;
-  const GpuContextWarmUp& warm_up = early_fits ? *early : own_warm_up.emplace(gpu, gpu ? host.rank : 0);
+  const GpuContextWarmUp& warm_up = early_fits ? *early : own_warm_up.emplace(gpu, gpu ? host.rank : 0, true);
   if (gpu && early != nullptr && !early_fits)
     spdlog::debug("rank {}: the launcher's local rank {} is not its place {} among its host's ranks: its device's "
                   "context begun again", mpi.rank(), early->device(), host.rank);

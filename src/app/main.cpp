@@ -193,7 +193,7 @@ int main(int argc, char** argv) {
   }
   std::optional<GpuContextWarmUp> rank_warm_up;  // its device: the launcher's word (dist/mpi_session.hpp)
   if (const int local_rank = dist::launched_local_rank(); !cli_error && opt.backend == "gpu" && local_rank >= 0)
-    rank_warm_up.emplace(true, local_rank);
+    rank_warm_up.emplace(true, local_rank, true);
   dist::MpiSession mpi(&argc, &argv);
   if (cli_error) try {
       std::rethrow_exception(cli_error);

@@ -40,7 +40,7 @@ void first_pinned() {
 
 }  // namespace
 
-WarmUpTimes warm_up_device(int device) {
+WarmUpTimes warm_up_device(int device, bool node_ids) {
   WarmUpTimes t;
   Stopwatch step;
   if (cudaSetDevice(device) != cudaSuccess || cudaFree(nullptr) != cudaSuccess) {  // no usable device: nothing more to do
@@ -53,10 +53,10 @@ WarmUpTimes warm_up_device(int device) {
   load_cmg_kernels();
   load_coarsen_kernels();
   load_build_kernels();
-  try {
-    load_node_ids_kernels();
-  } catch (const GpuError&) {  // left for the numbering's own calls to report
-  }
+  if (node_ids) try {
+      load_node_ids_kernels();
+    } catch (const GpuError&) {  // left for the numbering's own calls to report
+    }
   t.kernels = step.lap();
   first_graph();
   t.graph = step.lap();

@@ -12,7 +12,9 @@ struct WarmUpTimes {
 };
 
 // Makes `device` the calling thread's current device, creates its context and does the steps of
-// WarmUpTimes once. Never throws: a failure is cleared and left for the solve's own calls to report.
-WarmUpTimes warm_up_device(int device);
+// WarmUpTimes once; with `node_ids` (a rank of an MPI job), its kernels include the node ids'
+// numbering's (gpu/gpu_node_ids.hpp), which one process never runs. Never throws: a failure is
+// cleared and left for the solve's own calls to report.
+WarmUpTimes warm_up_device(int device, bool node_ids);
 
 }  // namespace pgsim::gpu
