@@ -152,8 +152,10 @@ RunReport run_distributed(const Options& opt, const dist::MpiSession& mpi, Distr
   rep.ranks = mpi.size();
   check_distributed_options(opt, mpi.size());
   dist::share_step_log(MPI_COMM_WORLD);  // -v: every rank's step lines, logged by rank 0
-  dist::log_step(MPI_COMM_WORLD, fmt::format("rank {}: its run began {:.2f} s after its process started (loading, MPI_Init)",
-                                             mpi.rank(), dist::process_age_seconds()));
+  const char* pml = std::getenv("OMPI_MCA_pml");  // ob1 where pgsim chose it (dist::prefer_shared_memory_transports)
+  dist::log_step(MPI_COMM_WORLD, fmt::format("rank {}: its run began {:.2f} s after its process started (loading, MPI_Init{})",
+                                             mpi.rank(), dist::process_age_seconds(),
+                                             pml ? std::string(", Open MPI's pml ") + pml : std::string()));
   Stopwatch total, phase;
   // A bad output path fails before the long work, on every rank alike.
   dist::agree_on_failure(MPI_COMM_WORLD, [&] {

@@ -96,6 +96,8 @@ int main(int argc, char** argv) {
   // (gpu/halo_spmv.cu), is issued just before that product, with no wait between them. A user's
   // own setting stands.
   ::setenv("CUDA_DEVICE_MAX_CONNECTIONS", "1", 0);
+  // Before any thread too: one host's ranks talk through shared memory unless the user chose otherwise.
+  dist::prefer_shared_memory_transports();
   // The logger first: a GPU warm-up begun below logs from its own thread (app/backend.hpp).
   auto logger = spdlog::stderr_color_mt("pgsim");
   spdlog::set_default_logger(logger);
