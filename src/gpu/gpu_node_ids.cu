@@ -272,7 +272,7 @@ class Exchanger {
     char text[96];
     if (peers_) std::snprintf(text, sizeof text, "from the other ranks' devices (CUDA IPC, opened in %.3f s)", open_seconds_);
     else std::snprintf(text, sizeof text, "through pinned host memory (pinned in %.3f s)", setup_seconds_);
-    return text;
+    return refused_.empty() ? text : text + ("; the other ranks' devices refused: " + refused_);
   }
 
   HostStaging& staging() {
@@ -288,8 +288,7 @@ class Exchanger {
   struct Offer {
     cudaIpcMemHandle_t handle;
     uint64_t at = 0;
-    uint8_t open = 0;  // 0: no handle (nothing to send, or its making failed: `failed` says which)
-    uint8_t failed = 0;
+    uint8_t open = 0;  // 0: no handle (nothing to send, or the driver refused one)
   };
 
   // The parts of the other ranks copied from their devices into recv (this rank's own part is on
@@ -302,36 +301,42 @@ class Exchanger {
                   const std::vector<uint64_t>& recv_counts) {
     const auto P = recv_counts.size(), me = size_t(ranks_.rank);
     Stopwatch opening;
+    std::string why;  // the first refusal on this rank
+    const auto check = [&](cudaError_t e, const char* call) {
+      if (e != cudaSuccess && why.empty()) why = std::string(call) + ": " + cudaGetErrorString(e);
+      return e == cudaSuccess;
+    };
     Offer mine{};
-    if (send_at.back() > send_at[me + 1] - send_at[me]) {  // a part for another rank
-      mine.open = cudaIpcGetMemHandle(&mine.handle, const_cast<T*>(send)) == cudaSuccess;
-      mine.failed = !mine.open;
-    }
+    if (send_at.back() > send_at[me + 1] - send_at[me])  // a part for another rank
+      mine.open = check(cudaIpcGetMemHandle(&mine.handle, const_cast<T*>(send)), "cudaIpcGetMemHandle");
     std::vector<Offer> offers(P, mine), offered(P);
     for (size_t q = 0; q < P; ++q) offers[q].at = send_at[q] * sizeof(T);
     std::vector<uint64_t> offer_bytes(P, sizeof(Offer));
     offer_bytes[me] = 0;
     ranks_.bytes(reinterpret_cast<const char*>(offers.data()), offer_bytes, reinterpret_cast<char*>(offered.data()), offer_bytes);
-    uint64_t failed = mine.failed;
     std::vector<void*> opened(P, nullptr);
-    for (size_t q = 0; q < P && !failed; ++q) {
+    for (size_t q = 0; q < P && why.empty(); ++q) {
       if (q == me || recv_counts[q] == 0) continue;
-      if (!offered[q].open || cudaIpcOpenMemHandle(&opened[q], offered[q].handle, cudaIpcMemLazyEnablePeerAccess) != cudaSuccess) {
-        failed = 1;
+      if (!offered[q].open) {
+        why = "rank " + std::to_string(q) + " has no handle";
+        break;
+      }
+      if (!check(cudaIpcOpenMemHandle(&opened[q], offered[q].handle, cudaIpcMemLazyEnablePeerAccess), "cudaIpcOpenMemHandle")) {
         opened[q] = nullptr;
         break;
       }
-      if (cudaMemcpyAsync(reinterpret_cast<char*>(recv) + recv_at[q] * sizeof(T), static_cast<char*>(opened[q]) + offered[q].at,
-                          recv_counts[q] * sizeof(T), cudaMemcpyDeviceToDevice, stream_) != cudaSuccess)
-        failed = 1;
+      check(cudaMemcpyAsync(reinterpret_cast<char*>(recv) + recv_at[q] * sizeof(T), static_cast<char*>(opened[q]) + offered[q].at,
+                            recv_counts[q] * sizeof(T), cudaMemcpyDeviceToDevice, stream_),
+            "cudaMemcpyAsync");
     }
-    if (cudaStreamSynchronize(stream_) != cudaSuccess) failed = 1;
+    check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
     for (void* p : opened)
-      if (p && cudaIpcCloseMemHandle(p) != cudaSuccess) failed = 1;
-    if (failed) (void)cudaGetLastError();  // a refused handle is no sticky error: the host's path follows
+      if (p) check(cudaIpcCloseMemHandle(p), "cudaIpcCloseMemHandle");
+    if (!why.empty()) (void)cudaGetLastError();  // a refused handle is no sticky error: the host's path follows
     open_seconds_ += opening.lap();
-    if (ranks_.max(failed)) {  // also the wait for every reader of this rank's `send`
+    if (ranks_.max(!why.empty())) {  // also the wait for every reader of this rank's `send`
       peers_ = false;
+      refused_ = why.empty() ? "on another rank" : why;
       return false;
     }
     for (size_t q = 0; q < P; ++q)
@@ -344,6 +349,7 @@ class Exchanger {
   const dist::RankExchange& ranks_;
   bool peers_ = ranks_.one_host && ranks_.ranks > 1;  // from_peers() until it fails once
   double open_seconds_ = 0;  // -v: in from_peers(), the offers' exchange included, its last wait not
+  std::string refused_;      // -v: why from_peers() failed, where it did
   FillVector<char> buffers_;  // pinned once made: out_, then in_, kRound bytes each
   bool pinned_ = false;
   char* out_ = nullptr;
@@ -539,7 +545,7 @@ dist::NodeNumbering DeviceNodeNames::number(const dist::RankExchange& ranks) {
     result.owned.drop_index();
   });
   seconds[5] = watch.lap();
-  char detail[384];
+  char detail[512];
   std::snprintf(detail, sizeof detail,
                 "on the GPUs: owners %.3f s, names to their owners %.3f s, first appearances %.3f s, flags back and ids "
                 "through the owners %.3f s, ids down %.3f s, owned names balanced and down %.3f s (%.0f MB out, %.0f MB "
