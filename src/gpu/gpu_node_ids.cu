@@ -309,11 +309,17 @@ class Exchanger {
     Offer mine{};
     if (send_at.back() > send_at[me + 1] - send_at[me])  // a part for another rank
       mine.open = check(cudaIpcGetMemHandle(&mine.handle, const_cast<T*>(send)), "cudaIpcGetMemHandle");
-    std::vector<Offer> offers(P, mine), offered(P);
-    for (size_t q = 0; q < P; ++q) offers[q].at = send_at[q] * sizeof(T);
+    // One offer to each other rank, in rank order (RankExchange::bytes packs the parts: no place
+    // for this rank's own); offered[q]: rank q's to this one (offered[me] stays empty).
+    std::vector<Offer> offers, offered(P);
+    for (size_t q = 0; q < P; ++q)
+      if (q != me) offers.push_back(mine), offers.back().at = send_at[q] * sizeof(T);
     std::vector<uint64_t> offer_bytes(P, sizeof(Offer));
     offer_bytes[me] = 0;
-    ranks_.bytes(reinterpret_cast<const char*>(offers.data()), offer_bytes, reinterpret_cast<char*>(offered.data()), offer_bytes);
+    std::vector<Offer> got(P - 1);
+    ranks_.bytes(reinterpret_cast<const char*>(offers.data()), offer_bytes, reinterpret_cast<char*>(got.data()), offer_bytes);
+    for (size_t q = 0; q < P; ++q)
+      if (q != me) offered[q] = got[q < me ? q : q - 1];
     std::vector<void*> opened(P, nullptr);
     for (size_t q = 0; q < P && why.empty(); ++q) {
       if (q == me || recv_counts[q] == 0) continue;
