@@ -13,9 +13,6 @@
 //     with CUDA): ranks below K read their ranges on a GPU (rank r on device r mod the devices),
 //     their node names left there (dist/node_names_on_device.hpp): with K = the ranks, the node
 //     ids are numbered on the GPUs; with fewer, the names come down for the host's numbering.
-//     --exchange peers|host (with --gpu-ranks = the ranks): the numbering's exchanges must go
-//     from device to device (CUDA IPC: every rank on one host), or are sent through host memory
-//     as between hosts (RankExchange::one_host false), and each rank checks which way they went.
 //     --failing-device: every rank's reader reads on the CPU but hands its node names over as if
 //     left on a device whose numbering fails on the last rank (FailingDeviceNames): the parse
 //     must number them on the host instead, with the same ids.
@@ -169,28 +166,6 @@ class FailingDeviceNames final : public NodeNamesOnDevice {
   NameTable names_;  // ground first, as the part's table was
 };
 
-// A device's names whose numbering must exchange its parts one way (--exchange): from the other
-// ranks' devices, or (as between hosts) through host memory.
-class ExchangeCheckedNames final : public NodeNamesOnDevice {
- public:
-  ExchangeCheckedNames(std::unique_ptr<NodeNamesOnDevice> names, bool peers) : names_(std::move(names)), peers_(peers) {}
-  uint32_t count() const override { return names_->count(); }
-  void download(NameTable& names) override { names_->download(names); }
-  NodeNumbering number(const RankExchange& exchange) override {
-    RankExchange x = exchange;
-    if (!peers_) x.one_host = false;
-    NodeNumbering numbering = names_->number(x);
-    const char* expected = peers_ ? "CUDA IPC" : "pinned host memory";
-    if (x.ranks > 1 && numbering.detail.find(expected) == std::string::npos)
-      fail("the node ids' exchanges did not go %s: %s", expected, numbering.detail.c_str());
-    return numbering;
-  }
-
- private:
-  std::unique_ptr<NodeNamesOnDevice> names_;
-  bool peers_;
-};
-
 std::vector<uint64_t> parse_offsets(const std::string& list) {
   std::vector<uint64_t> at;
   std::stringstream in(list);
@@ -204,7 +179,6 @@ int run_parse(int argc, char** argv) {
   bool small = false, warnings = true;
   int gpu_ranks = 0;
   bool failing_device = false;
-  std::string exchange;  // --exchange: "peers", "host", or not checked
   std::vector<std::vector<uint64_t>> configs = {{}};
   for (int i = 3; i < argc; ++i) {
     const std::string a = argv[i];
@@ -215,11 +189,6 @@ int run_parse(int argc, char** argv) {
     else if (a == "--no-default") configs.erase(configs.begin());
     else if (a == "--gpu-ranks") gpu_ranks = std::stoi(argv[++i]);
     else if (a == "--failing-device") failing_device = true;
-    else if (a == "--exchange") exchange = argv[++i];
-  }
-  if (!exchange.empty() && exchange != "peers" && exchange != "host") {
-    fail("--exchange: peers or host, not '%s'", exchange.c_str());
-    return 1;
   }
   PartReader reader;
   if (failing_device)
@@ -238,13 +207,11 @@ int run_parse(int argc, char** argv) {
     return 1;
   }
   if (rank < gpu_ranks)
-    reader = [device = rank % std::max(devices, 1), exchange](const std::string& file, uint64_t begin, uint64_t end,
-                                                               const ParseOptions& options, NetlistPart& part,
-                                                               std::unique_ptr<NodeNamesOnDevice>& names) {
+    reader = [device = rank % std::max(devices, 1)](const std::string& file, uint64_t begin, uint64_t end,
+                                                     const ParseOptions& options, NetlistPart& part,
+                                                     std::unique_ptr<NodeNamesOnDevice>& names) {
       std::string why;
-      const bool read = gpu::parse_netlist_part_on_gpu(file, begin, end, options, device, part, why, nullptr, &names);
-      if (names && !exchange.empty()) names = std::make_unique<ExchangeCheckedNames>(std::move(names), exchange == "peers");
-      return read;
+      return gpu::parse_netlist_part_on_gpu(file, begin, end, options, device, part, why, nullptr, &names);
     };
 #else
   if (gpu_ranks > 0) {

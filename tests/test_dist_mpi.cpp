@@ -8,6 +8,9 @@
 // NCCL such a run is refused with exit 2.
 // Skipped (77) when the build has no MPI or mpirun is absent.
 #include <catch2/catch.hpp>
+#ifdef PGSIM_MPIRUN
+#include <mpi.h>  // OPEN_MPI: which transports pgsim chooses
+#endif
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
@@ -291,6 +294,31 @@ TEST_CASE("mpirun -np 2 --parse gpu: each rank's range read on its GPU, the same
     CHECK(code == kExitInput);
     CHECK(test::read_text(dir.file("gpu.log")).find("--parse gpu: this pgsim was built without CUDA") != std::string::npos);
   }
+}
+
+// dist::prefer_shared_memory_transports: one host's ranks talk through Open MPI's ob1 over shared
+// memory unless the user chose a transport (mpirun's --mca puts it in the ranks' environment).
+TEST_CASE("mpirun -np 2 on one host: ob1 over shared memory, unless the user chose a transport", "[dist][mpi]") {
+  skip_without_mpirun();
+  test::TempDir dir;
+  const std::string netlist = make_mesh(dir);
+  const auto first_line = [&](const std::string& mpirun_args) {
+    const std::string log = dir.file("transports.log");
+    const int code = run_command(test::mpirun(2) + mpirun_args + " \"" PGSIM_EXE "\" " + netlist + " -v --backend cpu -o " +
+                                     dir.file("v.txt"),
+                                 log);
+    const std::string text = test::read_text(log);
+    INFO(text);
+    REQUIRE(code == kExitOk);
+    const size_t at = text.find("rank 0: its run began");
+    REQUIRE(at != std::string::npos);
+    return text.substr(at, text.find('\n', at) - at);
+  };
+#ifdef OPEN_MPI
+  CHECK(first_line("").find("Open MPI's pml ob1") != std::string::npos);
+#endif
+  CHECK(first_line("--mca btl self,tcp").find("Open MPI's pml") == std::string::npos);
+  CHECK(first_line("--mca pml ob1 --mca btl self,tcp").find("Open MPI's pml ob1") != std::string::npos);
 }
 
 TEST_CASE("mpirun -np 1 writes the same bytes as a run without mpirun", "[dist][mpi]") {

@@ -286,9 +286,7 @@ TEST_CASE("GPU parse: a byte range of a file reads as parse_netlist_part reads i
 // tests/dist_parse_check.cpp against the serial parse, with ranges read on the GPU (ranks share a
 // device where there are fewer). Every rank's read there: the node ids numbered on the GPUs
 // (dist/node_names_on_device.hpp); some ranks' (or an empty range, which the CPU reads): the names
-// brought down for the host's numbering. Random cuts give empty and uneven ranges. The ranks share
-// a host: the numbering's exchanges go from device to device (CUDA IPC), and at 2 ranks once more
-// through host memory, as between hosts.
+// brought down for the host's numbering. Random cuts give empty and uneven ranges.
 TEST_CASE("GPU parse under mpirun: node ids numbered on the GPUs are the serial parse's, 1 to 3 ranks",
           "[gpu][parse][mpi]") {
   test::skip_without_gpu();
@@ -308,8 +306,7 @@ TEST_CASE("GPU parse under mpirun: node ids numbered on the GPUs are the serial 
   };
   for (const std::string& netlist : netlists)
     for (int ranks = 1; ranks <= 3; ++ranks) {
-      check(ranks, netlist + " --random 3 --gpu-ranks " + std::to_string(ranks) + " --exchange peers");
-      if (ranks == 2) check(ranks, netlist + " --random 2 --gpu-ranks 2 --exchange host");
+      check(ranks, netlist + " --random 3 --gpu-ranks " + std::to_string(ranks));
       if (ranks > 1) check(ranks, netlist + " --random 1 --gpu-ranks 1");
     }
 }

@@ -10,7 +10,6 @@
 
 #include "dist/byte_exchange.hpp"
 #include "dist/collective_error.hpp"
-#include "dist/direct_reads.hpp"
 #include "dist/step_log.hpp"
 #include "mna/host_memory.hpp"
 #include "mna/stopwatch.hpp"
@@ -601,8 +600,6 @@ RankExchange rank_exchange(MPI_Comm comm) {
   RankExchange x;
   MPI_Comm_rank(comm, &x.rank);
   MPI_Comm_size(comm, &x.ranks);
-  const HostPeers& peers = host_peers(comm);
-  x.one_host = std::all_of(peers.local.begin(), peers.local.end(), [](uint8_t local) { return local != 0; });
   x.counts = [comm](const std::vector<uint64_t>& counts) { return exchange_counts(counts, comm); };
   x.bytes = [comm](const char* send, const std::vector<uint64_t>& send_bytes, char* recv,
                    const std::vector<uint64_t>& recv_bytes) {

@@ -28,18 +28,15 @@ int launched_local_rank() {
   return -1;
 }
 
-bool prefer_shared_memory_transports() {
+void prefer_shared_memory_transports() {
 #if defined(PGSIM_HAVE_MPI) && defined(OPEN_MPI)
   const char* size = std::getenv("OMPI_COMM_WORLD_SIZE");
   const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
-  if (size == nullptr || local == nullptr || std::string(size) != local || std::atoi(size) < 2) return false;
-  if (std::getenv("OMPI_MCA_pml") || std::getenv("OMPI_MCA_btl")) return false;
+  if (size == nullptr || local == nullptr || std::string(size) != local || std::atoi(size) < 2) return;
+  if (std::getenv("OMPI_MCA_pml") || std::getenv("OMPI_MCA_btl")) return;
   // Open MPI 5 renamed the shared-memory transport sm (vader stays a name for it there).
   ::setenv("OMPI_MCA_pml", "ob1", 0);
   ::setenv("OMPI_MCA_btl", OMPI_MAJOR_VERSION >= 5 ? "self,sm" : "self,vader", 0);
-  return true;
-#else
-  return false;
 #endif
 }
 

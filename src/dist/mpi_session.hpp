@@ -46,13 +46,13 @@ int launched_local_rank();
 // Before any thread starts (it sets environment variables) and before MPI_Init: where Open MPI
 // started every rank of the job on this host (OMPI_COMM_WORLD_LOCAL_SIZE = OMPI_COMM_WORLD_SIZE)
 // and the user chose no transport (no OMPI_MCA_pml or OMPI_MCA_btl in the environment, where
-// mpirun's --mca puts them too), the ob1 messaging layer over shared memory (`--mca pml ob1 --mca
-// btl self,vader`) instead of Open MPI's default UCX. Why: on one host both carry messages through
-// shared memory, but opening UCX in MPI_Init set up its CUDA transports beside the rank's CUDA
-// context (a rank's run began 0.25-0.27 s after its process started, 0.07 s with ob1 and shared
-// memory only, on the 2-GPU machine; README, "Several processes"), and pgsim's device data never
-// goes through MPI (NCCL, or CUDA IPC between the ranks' devices). Across hosts nothing changes.
-// Returns whether it chose them. A build without Open MPI does nothing.
-bool prefer_shared_memory_transports();
+// mpirun's --mca puts them too), chooses the ob1 messaging layer over shared memory alone
+// (`--mca pml ob1 --mca btl self,vader`). Why: on one host every message goes through shared
+// memory anyway (pgsim's device data never goes through MPI: NCCL), but Open MPI's default
+// MPI_Init first tries UCX and the other transports: on the 2-GPU machine, where UCX cannot be
+// selected, a rank's run began 0.26-0.28 s after its process started, and 0.08-0.09 s with this
+// choice (-v's first line; session 22 in benchmarks/dist/README.md). Across hosts nothing changes.
+// A build without Open MPI does nothing.
+void prefer_shared_memory_transports();
 
 }  // namespace pgsim::dist

@@ -6,10 +6,9 @@
 // distributed parse's node ids (steps 5 and 6 of distributed_parse.hpp: names to their hash
 // owners, first appearances found there, numbered, ids back; the owned names balanced) are then
 // computed on the GPUs, and only what the host keeps comes down: each local name's global id and
-// the rank's balanced names. The bytes between ranks go from device to device where every rank is
-// on one host (CUDA IPC), else through pinned host memory (RankExchange: MPI, or direct reads
-// between the ranks of one host); not through NCCL, whose communicator is made beside the parse
-// and is not ready by then. Where any rank's range was read on the CPU, the names come down
+// the rank's balanced names. The bytes between ranks go through pinned host memory (RankExchange: MPI,
+// or direct reads between the ranks of one host), not NCCL, whose communicator is made beside the
+// parse and is not ready by then. Where any rank's range was read on the CPU, the names come down
 // (download()) and the host numbers them as before: the same ids either way.
 //
 // Plain C++ without MPI: the GPU library implements the interface, the distributed parse gives
@@ -33,9 +32,6 @@ inline uint32_t balanced_first(int q, int ranks, uint32_t total_nodes) {
 // What the numbering asks of the job's ranks: collectives, each called by every rank alike.
 struct RankExchange {
   int rank = 0, ranks = 1;
-  // Every rank on one host (the same on every rank): the devices may then read one another's
-  // parts directly (CUDA IPC, over NVLink or PCIe) instead of through host memory and `bytes`.
-  bool one_host = false;
   // counts[q]: what this rank has for rank q; returns what each rank has for this one.
   std::function<std::vector<uint64_t>(const std::vector<uint64_t>& counts)> counts;
   // send_bytes[q] bytes of `send` (the parts in rank order) to rank q, received from each rank in

@@ -1,7 +1,7 @@
 // The node ids numbered on the ranks' GPUs (gpu_node_ids.hpp; dist/node_names_on_device.hpp says
 // why). The steps are the host's (dist/distributed_parse.cpp: number_nodes, balance_owned), each a
-// few kernels over a rank's names on the default stream, the exchanges between them from device to
-// device where every rank is on one host, else through host memory (RankExchange; Exchanger):
+// few kernels over a rank's names on the default stream, the exchanges between them through host
+// memory (RankExchange):
 // 1. Owners: each local name's owner is its hash (device_name_table.cuh) mod the ranks; the names
 //    sorted stably by owner give the send order (local order within each owner's run).
 // 2. The names to their owners (lengths and text). An owner enters what it received, in rank order,
@@ -178,10 +178,8 @@ std::vector<uint64_t> offsets_of(const std::vector<uint64_t>& counts) {
   return at;
 }
 
-// The exchanges of one numbering: parts of device buffers between the ranks. Where every rank is on
-// one host, each rank copies the parts meant for it straight from the other ranks' devices (CUDA
-// IPC: over NVLink on the 2-GPU machine, where host memory is the slow leg both ways); where that is
-// not so, or any rank's driver refuses it, through two pinned host buffers reused round after round. A pageable buffer as large as a part (the names: about
+// The exchanges of one numbering: parts of device buffers between the ranks, through two pinned
+// host buffers reused round after round. A pageable buffer as large as a part (the names: about
 // 250 MB a rank at 50M nodes, P = 2) was faulted in three times over (the download's copy, the
 // exchange, the upload's copy); pinned memory is not, and the DMA engines fill and drain it.
 // Rounds of 32 MB on huge pages (the pgsim executable advises large blocks onto them,
@@ -200,40 +198,35 @@ class Exchanger {
 
   // Parts of `send` (send_counts[q] values for rank q, in rank order) to the ranks, received on
   // this device in rank order (recv_counts[q] from rank q), with `spare` zeros after them. This
-  // rank's own part is copied on the device; the others come from the other ranks' devices
-  // (from_peers()), or go in rounds of at most kRound bytes a pair, down into the pinned buffer,
-  // through RankExchange::bytes into the other's, and up. `send` must begin its allocation (a
-  // DeviceBuffer's data).
+  // rank's own part is copied on the device; the others go in rounds of at most kRound bytes a
+  // pair, down into the pinned buffer, through RankExchange::bytes into the other's, and up.
   template <class T>
   DeviceBuffer<T> parts(const T* send, const std::vector<uint64_t>& send_counts, const std::vector<uint64_t>& recv_counts,
                         size_t spare = 0) {
     const auto P = send_counts.size(), me = size_t(ranks_.rank);
     const std::vector<uint64_t> send_at = offsets_of(send_counts), recv_at = offsets_of(recv_counts);
-    DeviceBuffer<T> recv;
-    ranks_.agree([&] {
-      recv = DeviceBuffer<T>(recv_at.back() + spare);
-      if (spare) PGSIM_CUDA(cudaMemsetAsync(recv.data() + recv_at.back(), 0, spare * sizeof(T)));
-      PGSIM_CUDA(cudaStreamSynchronize(nullptr));  // the kernels that wrote `send`, and the memset
-      if (!stream_) PGSIM_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-      if (send_counts[me] > 0)
-        PGSIM_CUDA(cudaMemcpyAsync(recv.data() + recv_at[me], send + send_at[me], send_counts[me] * sizeof(T),
-                                   cudaMemcpyDeviceToDevice, stream_));
-    });
-    if (peers_ && from_peers(send, send_at, recv.data(), recv_at, recv_counts)) return recv;
     const uint64_t share = kRound / std::max<uint64_t>(P - 1, 1);  // bytes a pair per round
     uint64_t largest = 0;  // of this rank's pairs' parts, in bytes
     for (size_t q = 0; q < P; ++q)
       if (q != me) largest = std::max({largest, send_counts[q] * sizeof(T), recv_counts[q] * sizeof(T)});
     const uint64_t rounds = (ranks_.max(largest) + share - 1) / share;  // the same on every rank
+    DeviceBuffer<T> recv;
     ranks_.agree([&] {
       if (!pinned_) {
         Stopwatch made;
+        PGSIM_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
         buffers_.resize(2 * kRound);  // faulted in (on huge pages) by the pinning
         PGSIM_CUDA(cudaHostRegister(buffers_.data(), buffers_.size(), cudaHostRegisterDefault));
         pinned_ = true;
         out_ = buffers_.data(), in_ = buffers_.data() + kRound;
         setup_seconds_ = made.lap();
       }
+      recv = DeviceBuffer<T>(recv_at.back() + spare);
+      if (spare) PGSIM_CUDA(cudaMemsetAsync(recv.data() + recv_at.back(), 0, spare * sizeof(T)));
+      PGSIM_CUDA(cudaStreamSynchronize(nullptr));  // the kernels that wrote `send`, and the memset
+      if (send_counts[me] > 0)
+        PGSIM_CUDA(cudaMemcpyAsync(recv.data() + recv_at[me], send + send_at[me], send_counts[me] * sizeof(T),
+                                   cudaMemcpyDeviceToDevice, stream_));
     });
     const auto* from = reinterpret_cast<const char*>(send);
     auto* to = reinterpret_cast<char*>(recv.data());
@@ -267,95 +260,18 @@ class Exchanger {
     return recv;
   }
 
-  // -v: which way the parts went.
-  std::string path() const {
-    char text[96];
-    if (peers_) std::snprintf(text, sizeof text, "from the other ranks' devices (CUDA IPC, opened in %.3f s)", open_seconds_);
-    else std::snprintf(text, sizeof text, "through pinned host memory (pinned in %.3f s)", setup_seconds_);
-    return refused_.empty() ? text : text + ("; the other ranks' devices refused: " + refused_);
-  }
-
   HostStaging& staging() {
     if (!staging_) staging_ = std::make_unique<HostStaging>();
     return *staging_;
   }
   uint64_t sent() const { return sent_; }
   uint64_t received() const { return received_; }
+  double setup_seconds() const { return setup_seconds_; }
 
  private:
-  // Where rank q's part for the reader lies: the IPC handle of q's `send` (which must begin its
-  // cudaMalloc allocation, as every DeviceBuffer's data does) and the part's byte offset there.
-  struct Offer {
-    cudaIpcMemHandle_t handle;
-    uint64_t at = 0;
-    uint8_t open = 0;  // 0: no handle (nothing to send, or the driver refused one)
-  };
-
-  // The parts of the other ranks copied from their devices into recv (this rank's own part is on
-  // the way already, on stream_). Collective: false on every rank where any rank could not make
-  // or open a handle or copy through it (then this and every later call go through host memory,
-  // and the parts are copied again); recv holds every part on return of true, and no rank returns
-  // before every rank's copies from it are done (its `send` may be freed after).
-  template <class T>
-  bool from_peers(const T* send, const std::vector<uint64_t>& send_at, T* recv, const std::vector<uint64_t>& recv_at,
-                  const std::vector<uint64_t>& recv_counts) {
-    const auto P = recv_counts.size(), me = size_t(ranks_.rank);
-    Stopwatch opening;
-    std::string why;  // the first refusal on this rank
-    const auto check = [&](cudaError_t e, const char* call) {
-      if (e != cudaSuccess && why.empty()) why = std::string(call) + ": " + cudaGetErrorString(e);
-      return e == cudaSuccess;
-    };
-    Offer mine{};
-    if (send_at.back() > send_at[me + 1] - send_at[me])  // a part for another rank
-      mine.open = check(cudaIpcGetMemHandle(&mine.handle, const_cast<T*>(send)), "cudaIpcGetMemHandle");
-    // One offer to each other rank, in rank order (RankExchange::bytes packs the parts: no place
-    // for this rank's own); offered[q]: rank q's to this one (offered[me] stays empty).
-    std::vector<Offer> offers, offered(P);
-    for (size_t q = 0; q < P; ++q)
-      if (q != me) offers.push_back(mine), offers.back().at = send_at[q] * sizeof(T);
-    std::vector<uint64_t> offer_bytes(P, sizeof(Offer));
-    offer_bytes[me] = 0;
-    std::vector<Offer> got(P - 1);
-    ranks_.bytes(reinterpret_cast<const char*>(offers.data()), offer_bytes, reinterpret_cast<char*>(got.data()), offer_bytes);
-    for (size_t q = 0; q < P; ++q)
-      if (q != me) offered[q] = got[q < me ? q : q - 1];
-    std::vector<void*> opened(P, nullptr);
-    for (size_t q = 0; q < P && why.empty(); ++q) {
-      if (q == me || recv_counts[q] == 0) continue;
-      if (!offered[q].open) {
-        why = "rank " + std::to_string(q) + " has no handle";
-        break;
-      }
-      if (!check(cudaIpcOpenMemHandle(&opened[q], offered[q].handle, cudaIpcMemLazyEnablePeerAccess), "cudaIpcOpenMemHandle")) {
-        opened[q] = nullptr;
-        break;
-      }
-      check(cudaMemcpyAsync(reinterpret_cast<char*>(recv) + recv_at[q] * sizeof(T), static_cast<char*>(opened[q]) + offered[q].at,
-                            recv_counts[q] * sizeof(T), cudaMemcpyDeviceToDevice, stream_),
-            "cudaMemcpyAsync");
-    }
-    check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
-    for (void* p : opened)
-      if (p) check(cudaIpcCloseMemHandle(p), "cudaIpcCloseMemHandle");
-    if (!why.empty()) (void)cudaGetLastError();  // a refused handle is no sticky error: the host's path follows
-    open_seconds_ += opening.lap();
-    if (ranks_.max(!why.empty())) {  // also the wait for every reader of this rank's `send`
-      peers_ = false;
-      refused_ = why.empty() ? "on another rank" : why;
-      return false;
-    }
-    for (size_t q = 0; q < P; ++q)
-      if (q != me) sent_ += (send_at[q + 1] - send_at[q]) * sizeof(T), received_ += recv_counts[q] * sizeof(T);
-    return true;
-  }
-
   // Bytes a round, each way (a round costs a few collectives and waits).
   static constexpr uint64_t kRound = uint64_t(32) << 20;
   const dist::RankExchange& ranks_;
-  bool peers_ = ranks_.one_host && ranks_.ranks > 1;  // from_peers() until it fails once
-  double open_seconds_ = 0;  // -v: in from_peers(), the offers' exchange included, its last wait not
-  std::string refused_;      // -v: why from_peers() failed, where it did
   FillVector<char> buffers_;  // pinned once made: out_, then in_, kRound bytes each
   bool pinned_ = false;
   char* out_ = nullptr;
@@ -551,13 +467,13 @@ dist::NodeNumbering DeviceNodeNames::number(const dist::RankExchange& ranks) {
     result.owned.drop_index();
   });
   seconds[5] = watch.lap();
-  char detail[512];
+  char detail[320];
   std::snprintf(detail, sizeof detail,
                 "on the GPUs: owners %.3f s, names to their owners %.3f s, first appearances %.3f s, flags back and ids "
                 "through the owners %.3f s, ids down %.3f s, owned names balanced and down %.3f s (%.0f MB out, %.0f MB "
-                "in %s)",
+                "in through pinned host memory, pinned in %.3f s)",
                 seconds[0], seconds[1], seconds[2], seconds[3], seconds[4], seconds[5], double(exchange.sent()) / 1e6,
-                double(exchange.received()) / 1e6, exchange.path().c_str());
+                double(exchange.received()) / 1e6, exchange.setup_seconds());
   result.detail = detail;
   return result;
 }
