@@ -98,6 +98,11 @@ int main(int argc, char** argv) {
   ::setenv("CUDA_DEVICE_MAX_CONNECTIONS", "1", 0);
   // Before any thread too: one host's ranks talk through shared memory unless the user chose otherwise.
   dist::prefer_shared_memory_transports();
+  // A process that no launcher started solves on device 0 (an MPI rank picks its own): the CUDA
+  // driver then opens that device alone, not every GPU of the host (session 22's probe on the
+  // 2-GPU machine: cuInit 0.23-0.43 s with both H200 visible, 0.12-0.14 s with one; the context
+  // after it 0.11-0.13 s either way). A user's own CUDA_VISIBLE_DEVICES stands.
+  if (dist::launcher_size() == 0) ::setenv("CUDA_VISIBLE_DEVICES", "0", 0);
   // The logger first: a GPU warm-up begun below logs from its own thread (app/backend.hpp).
   auto logger = spdlog::stderr_color_mt("pgsim");
   spdlog::set_default_logger(logger);

@@ -10,14 +10,13 @@
 namespace pgsim::dist {
 namespace {
 
-// The job size a launcher announced in the environment (Open MPI, PMIx, MPICH's Hydra); 0: none.
+}  // namespace
+
 int launcher_size() {
   for (const char* var : {"OMPI_COMM_WORLD_SIZE", "PMIX_SIZE", "PMI_SIZE"})
     if (const char* v = std::getenv(var)) return std::atoi(v);
   return std::getenv("PMIX_RANK") ? 1 : 0;
 }
-
-}  // namespace
 
 int launched_local_rank() {
 #ifdef PGSIM_HAVE_MPI

@@ -36,6 +36,10 @@ class MpiSession {
   std::string launch_error_;
 };
 
+// The job size a launcher announced in the environment (Open MPI, PMIx, MPICH's Hydra); 0: no
+// launcher started this process (with or without MPI in the build).
+int launcher_size();
+
 // Before MPI_Init: this process's place among its host's processes, as the launcher announced it
 // in the environment (Open MPI, MPICH's Hydra, Slurm), when it started several processes and this
 // build can join them; else -1. A rank's GPU work can begin from it while MPI_Init runs (about a
