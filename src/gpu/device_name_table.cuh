@@ -1,7 +1,7 @@
 #pragma once
 // A hash table of names on the device, shared by the GPU netlist reader (gpu_parse.cu: a range's
 // node and element names) and the node ids' numbering on the ranks' GPUs (gpu_node_ids.cu: the
-// names each owner receives). Open addressing over 32-bit slots, each holding the index of the
+// names each owner receives), and the copy of chosen names into an arena that both make. Open addressing over 32-bit slots, each holding the index of the
 // name that claimed it; names are compared as the CPU parser compares them (ASCII case ignored).
 // CUDA code only.
 #include <cstdint>
@@ -58,6 +58,20 @@ __global__ void enter_names(Names names, uint32_t count, uint32_t* slots, uint64
 static __global__ void first_of_names(const uint32_t* slot_of, uint32_t count, uint32_t* first) {
   const uint32_t r = blockIdx.x * blockDim.x + threadIdx.x;
   if (r < count && slot_of[r] != kGroundRef) atomicMin(&first[slot_of[r]], r);
+}
+
+// Name k of `names` is `which[k]` of theirs (all in order where `which` is null), written at
+// at[k] of the arena; its end, counted from `base`, into ends[k] where ends is given. The reader
+// gathers a range's names with it, the numbering the names it sends.
+template <class Names>
+__global__ void copy_names(Names names, const uint32_t* which, uint32_t count, const uint64_t* at, uint64_t base,
+                           char* arena, uint64_t* ends) {
+  const uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
+  if (k >= count) return;
+  uint32_t length;
+  const char* name = names.name(which ? which[k] : k, length);
+  for (uint32_t i = 0; i < length; ++i) arena[at[k] + i] = name[i];
+  if (ends) ends[k] = base + at[k] + length;
 }
 
 }  // namespace pgsim::gpu

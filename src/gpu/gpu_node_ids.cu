@@ -75,15 +75,6 @@ __global__ void name_lengths(ArenaNames names, const uint32_t* which, uint32_t c
   lengths[j] = length;
 }
 
-// Name which[j] into out at at[j].
-__global__ void gather_names(ArenaNames names, const uint32_t* which, uint32_t count, const uint64_t* at, char* out) {
-  const uint32_t j = thread_index();
-  if (j >= count) return;
-  uint32_t length;
-  const char* name = names.name(which[j], length);
-  for (uint32_t i = 0; i < length; ++i) out[at[j] + i] = name[i];
-}
-
 // Step 2: 1 where received name i is its slot's first.
 __global__ void first_flags(const uint32_t* slot_of, const uint32_t* first, uint32_t count, uint8_t* flags) {
   const uint32_t i = thread_index();
@@ -167,7 +158,8 @@ Gathered gathered(ArenaNames names, const uint32_t* which, uint32_t count) {
   g.at = DeviceBuffer<uint64_t>(size_t(count) + 1);
   exclusive_sum(g.lengths.data(), g.at.data(), int64_t(count) + 1, nullptr);
   g.text = DeviceBuffer<char>(read_back(g.at.data() + count));
-  launch(gather_names, count, names, which, count, g.at.data(), g.text.data());
+  launch(copy_names<ArenaNames>, count, names, which, count, g.at.data(), uint64_t(0), g.text.data(),
+         static_cast<uint64_t*>(nullptr));
   return g;
 }
 
@@ -481,8 +473,8 @@ dist::NodeNumbering DeviceNodeNames::number(const dist::RankExchange& ranks) {
 }  // namespace
 
 void load_node_ids_kernels() {
-  load_kernels(owners_of, run_starts, name_lengths, gather_names, first_flags, flags_in_local_order, ids_to_send, slot_ids,
-               ids_of_slots, ids_in_local_order, list_first, shifted, enter_names<ArenaNames>, first_of_names);
+  load_kernels(owners_of, run_starts, name_lengths, copy_names<ArenaNames>, first_flags, flags_in_local_order, ids_to_send,
+               slot_ids, ids_of_slots, ids_in_local_order, list_first, shifted, enter_names<ArenaNames>, first_of_names);
   // CUB's sort and scans of the types above load on their first call: one of each, on two values.
   DeviceBuffer<uint32_t> keys(2), values(2), sorted_keys(2), sorted_values(2), counts(2);
   DeviceBuffer<uint64_t> sums(2);

@@ -177,19 +177,6 @@ __global__ void flag_kept_names(ElementText t, const uint32_t* later, uint32_t e
   flags[e] = merges_at_dc(ElementKind(f.kind), f.value) || later[e];
 }
 
-// Name k of `names` is `which[k]` of theirs (all in order where `which` is null), written at
-// at[k] of the arena; its end, counted from `base`, into ends[k] where ends is given.
-template <class Names>
-__global__ void copy_names(Names names, const uint32_t* which, uint32_t count, const uint64_t* at, uint64_t base,
-                           char* arena, uint64_t* ends) {
-  const uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
-  if (k >= count) return;
-  uint32_t length;
-  const char* name = names.name(which ? which[k] : k, length);
-  for (uint32_t i = 0; i < length; ++i) arena[at[k] + i] = name[i];
-  if (ends) ends[k] = base + at[k] + length;
-}
-
 __global__ void build_elements(ElementText t, uint32_t elements, const uint32_t* slot_of, const uint32_t* first,
                                const uint32_t* rank, Element* out) {
   const uint32_t e = blockIdx.x * blockDim.x + threadIdx.x;
