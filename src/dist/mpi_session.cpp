@@ -8,9 +8,6 @@
 #endif
 
 namespace pgsim::dist {
-namespace {
-
-}  // namespace
 
 int launcher_size() {
   for (const char* var : {"OMPI_COMM_WORLD_SIZE", "PMIX_SIZE", "PMI_SIZE"})

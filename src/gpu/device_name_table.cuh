@@ -1,9 +1,9 @@
 #pragma once
 // A hash table of names on the device, shared by the GPU netlist reader (gpu_parse.cu: a range's
 // node and element names) and the node ids' numbering on the ranks' GPUs (gpu_node_ids.cu: the
-// names each owner receives), and the copy of chosen names into an arena that both make. Open addressing over 32-bit slots, each holding the index of the
-// name that claimed it; names are compared as the CPU parser compares them (ASCII case ignored).
-// CUDA code only.
+// names each owner receives), and the copy of chosen names into an arena that both make. Open
+// addressing over 32-bit slots, each holding the index of the name that claimed it; names are
+// compared as the CPU parser compares them (ASCII case ignored). CUDA code only.
 #include <cstdint>
 
 #include "parser/text.hpp"
