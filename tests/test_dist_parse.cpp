@@ -50,6 +50,14 @@ void require_error_everywhere(const Result& r, int ranks, const std::vector<std:
       CHECK(r.output.find("rank " + std::to_string(q) + ": " + path + ": " + error + "\n") != std::string::npos);
 }
 
+// A 20k-node pgsim-gen grid made in dir from `seed`.
+std::string generated_grid(const test::TempDir& dir, int seed) {
+  const std::string grid = dir.file("grid.sp");
+  REQUIRE(std::system(("\"" PGSIM_GEN_EXE "\" --nodes 20k --seed " + std::to_string(seed) + " -o " + grid + " >/dev/null")
+                          .c_str()) == 0);
+  return grid;
+}
+
 std::string serial_error(const std::string& path) {
   spdlog::set_level(spdlog::level::err);  // its warnings (duplicate names) are not what is tested
   try {
@@ -118,8 +126,7 @@ TEST_CASE("distributed parse: node names left on failing devices are numbered on
           "[dist][mpi]") {
   skip_without_mpirun();
   test::TempDir dir;
-  const std::string grid = dir.file("grid.sp");
-  REQUIRE(std::system(("\"" PGSIM_GEN_EXE "\" --nodes 20k --seed 4 -o " + grid + " >/dev/null").c_str()) == 0);
+  const std::string grid = generated_grid(dir, 4);
   for (int ranks = 1; ranks <= 3; ++ranks) {
     INFO(ranks << " ranks");
     require_passed(check(ranks, "parse " + grid + " --random 2 --failing-device", dir), "parse");
@@ -129,8 +136,7 @@ TEST_CASE("distributed parse: node names left on failing devices are numbered on
 TEST_CASE("distributed parse: ibmpg1 and a pgsim-gen grid, 1 to 4 ranks", "[dist][mpi]") {
   skip_without_mpirun();
   test::TempDir dir;
-  const std::string grid = dir.file("grid.sp");
-  REQUIRE(std::system(("\"" PGSIM_GEN_EXE "\" --nodes 20k --seed 3 -o " + grid + " >/dev/null").c_str()) == 0);
+  const std::string grid = generated_grid(dir, 3);
   const std::string ibmpg1 = PGSIM_SHARED_DATA "/ibmpg1.spice";
   for (int ranks = 1; ranks <= 4; ++ranks) {
     INFO(ranks << " ranks");
@@ -206,8 +212,7 @@ TEST_CASE("distributed parse: errors end every rank with the serial text", "[dis
 TEST_CASE("distributed voltages file: the bytes of write_voltages, or no file and one error on every rank", "[dist][mpi]") {
   skip_without_mpirun();
   test::TempDir dir;
-  const std::string grid = dir.file("grid.sp");
-  REQUIRE(std::system(("\"" PGSIM_GEN_EXE "\" --nodes 20k --seed 5 -o " + grid + " >/dev/null").c_str()) == 0);
+  const std::string grid = generated_grid(dir, 5);
   for (int ranks = 1; ranks <= 4; ++ranks) {
     INFO(ranks << " ranks");
     const std::string out = dir.file("v" + std::to_string(ranks) + ".txt"), serial = dir.file("s.txt");
