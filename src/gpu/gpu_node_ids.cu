@@ -129,13 +129,6 @@ __global__ void shifted(const uint64_t* in, uint32_t count, uint64_t base, uint6
   if (k < count) out[k] = in[k] + base;
 }
 
-template <class... Params, class... Args>
-void launch(void (*kernel)(Params...), int64_t threads, Args... args) {
-  if (threads <= 0) return;
-  kernel<<<blocks_for(threads), kBlock>>>(args...);
-  PGSIM_CUDA_LAUNCH();
-}
-
 // `count` values of 32 bits or 8 bits, all kNone (0xff bytes).
 template <class T>
 DeviceBuffer<T> filled_none(size_t count) {

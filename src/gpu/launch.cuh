@@ -15,6 +15,15 @@ constexpr int kReduceBlocks = 1024;  // most blocks of a reduction: the grid-str
 inline unsigned blocks_for(int64_t threads, int block = kBlock) {
   return static_cast<unsigned>((threads + block - 1) / block);
 }
+
+// kernel<<<blocks_for(threads), kBlock>>>(args...) on the default stream, one thread per item, the
+// launch checked; nothing where there are no threads.
+template <class Kernel, class... Args>
+void launch(Kernel kernel, int64_t threads, Args... args) {
+  if (threads <= 0) return;
+  kernel<<<blocks_for(threads), kBlock>>>(args...);
+  PGSIM_CUDA_LAUNCH();
+}
 // Programmatic dependent launch (sm_90): a kernel launched by launch_after() may be scheduled
 // while the kernel before it in the stream is still running, once every block of that one has
 // called allow_dependents(); so the launch of a chain of small dependent kernels overlaps their

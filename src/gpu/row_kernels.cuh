@@ -19,14 +19,7 @@ namespace pgsim::gpu {
 // Internal to each .cu file that includes it (kernels are not shared between files' modules).
 namespace {
 
-constexpr cudaStream_t kStream = nullptr;
-
-template <class Kernel, class... Args>
-void launch(Kernel kernel, int64_t threads, Args... args) {
-  if (threads <= 0) return;
-  kernel<<<blocks_for(threads), kBlock, 0, kStream>>>(args...);
-  PGSIM_CUDA_LAUNCH();
-}
+constexpr cudaStream_t kStream = nullptr;  // the default stream, as launch.cuh's launch()
 
 __device__ inline int64_t thread_index() { return int64_t(blockIdx.x) * blockDim.x + threadIdx.x; }
 
