@@ -34,10 +34,10 @@
 #include <vector>
 
 #include "gpu/cuda_check.hpp"
-#include "gpu/device_name_table.cuh"
-#include "gpu/gpu_node_ids.hpp"
 #include "gpu/device_algorithms.cuh"
 #include "gpu/device_buffer.hpp"
+#include "gpu/device_name_table.cuh"
+#include "gpu/gpu_node_ids.hpp"
 #include "gpu/host_staging.hpp"
 #include "gpu/launch.cuh"
 #include "parser/input_error.hpp"
