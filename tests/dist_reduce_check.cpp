@@ -1,6 +1,8 @@
 // Run under mpirun by tests/test_dist_mpi.cpp: the distributed reduction
 // (src/dist/distributed_reduce.hpp) on each rank's part of a netlist against the single-process
-// reduce() of the whole one. Usage: dist_reduce_check [--memory [--file-order]] NETLIST. Each rank
+// reduce() of the whole one. Usage: dist_reduce_check [--memory [--file-order]] [--gpu] NETLIST.
+// With --gpu each rank stamps its rows on a GPU (rank r on device r mod the GPUs it sees;
+// dist/owned_rows.hpp), in the checks below and in reduce_distributed(). Each rank
 // parses the whole file (a test may) and cuts its RankNetlist from it with split_netlist(),
 // exactly the contract of dist/rank_netlist.hpp; then
 //   - every rank's rows of G and b, before elimination, equal reduce()'s rows bit for bit, and
@@ -16,12 +18,16 @@
 // Rank 0 prints "reduce checks passed on P ranks" (or "... error matched on P ranks: TEXT") at the
 // end, one line per failed check before; exit 1 on a failure.
 #include <mpi.h>
+#ifdef PGSIM_HAVE_NCCL
+#include <cuda_runtime_api.h>
+#endif
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "dist/distributed_reduce.hpp"
 #include "dist/distributed_solve.hpp"
@@ -105,10 +111,10 @@ void check_rows(const OwnedRows& rows, const ReducedSystem& sys, const SuperNode
 
 // reduce_distributed() with or without the repartition, solved by the CPU distributed PCG:
 // owned_voltages() against the direct solve's voltages of every node (`reference`).
-void check_solve(const RankNetlist& part, bool repartition, const std::vector<double>& reference) {
+void check_solve(const RankNetlist& part, bool repartition, const std::vector<double>& reference, int device) {
   const int rank = part.rank;
   const char* how = repartition ? "repartitioned" : "file order";
-  RankSystem rs = reduce_distributed(part, MPI_COMM_WORLD, repartition);
+  RankSystem rs = reduce_distributed(part, MPI_COMM_WORLD, repartition, {}, {}, device);
   SolveControl control;
   control.tolerance = 1e-12;
   control.max_iterations = 5000;
@@ -143,7 +149,7 @@ void reset_peak_memory() {
 }
 
 // --memory: per rank, what the distributed reduction and solve add to the resident memory.
-void measure_memory(const char* netlist, bool repartition, int rank, int ranks) {
+void measure_memory(const char* netlist, bool repartition, int rank, int ranks, int device) {
   RankNetlist part;
   {
     const Netlist nl = parse_netlist(netlist);
@@ -151,7 +157,7 @@ void measure_memory(const char* netlist, bool repartition, int rank, int ranks) 
   }
   reset_peak_memory();
   const uint64_t base = host_memory().resident;
-  RankSystem rs = reduce_distributed(part, MPI_COMM_WORLD, repartition);
+  RankSystem rs = reduce_distributed(part, MPI_COMM_WORLD, repartition, {}, {}, device);
   const HostMemory reduced = host_memory();
   SolveControl control;
   control.tolerance = 1e-10;
@@ -181,19 +187,44 @@ int main(int argc, char** argv) {
   int rank = 0, ranks = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);
-  if (argc >= 3 && std::string(argv[1]) == "--memory") {
-    measure_memory(argv[argc - 1], !(argc == 4 && std::string(argv[2]) == "--file-order"), rank, ranks);
+  std::vector<std::string> args(argv + 1, argv + argc);
+  const auto flag = [&](const char* name) {
+    const auto it = std::find(args.begin(), args.end(), name);
+    if (it == args.end()) return false;
+    args.erase(it);
+    return true;
+  };
+  const bool memory = flag("--memory"), file_order = flag("--file-order");
+  int device = -1;  // the host stamp
+  if (flag("--gpu")) {
+#ifdef PGSIM_HAVE_NCCL
+    int devices = 0;
+    if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+      if (rank == 0) std::printf("--gpu: no GPU\n");
+      MPI_Finalize();
+      return 2;
+    }
+    device = rank % devices;
+#else
+    if (rank == 0) std::printf("--gpu: this build has no GPU stamp\n");
     MPI_Finalize();
-    return 0;
+    return 2;
+#endif
   }
-  if (argc != 2) {
-    if (rank == 0) std::printf("usage: dist_reduce_check [--memory [--file-order]] NETLIST\n");
+  if (args.size() != 1 || (file_order && !memory)) {
+    if (rank == 0) std::printf("usage: dist_reduce_check [--memory [--file-order]] [--gpu] NETLIST\n");
     MPI_Finalize();
     return 2;
   }
+  const char* netlist = args[0].c_str();
+  if (memory) {
+    measure_memory(netlist, !file_order, rank, ranks, device);
+    MPI_Finalize();
+    return 0;
+  }
   std::string matched_error;
   {
-    const Netlist nl = parse_netlist(argv[1]);
+    const Netlist nl = parse_netlist(netlist);
     std::string serial_error;
     ReducedSystem sys;
     try {
@@ -204,13 +235,13 @@ int main(int argc, char** argv) {
     const RankNetlist part = split_netlist(nl, rank, ranks);
     try {
       const SuperNodes sn(part, MPI_COMM_WORLD);
-      const OwnedRows rows = stamp_owned_rows(part, sn, MPI_COMM_WORLD);
+      const OwnedRows rows = stamp_owned_rows(part, sn, MPI_COMM_WORLD, device);
       if (!serial_error.empty()) fail(rank, "the distributed reduction accepts what reduce() rejects: " + serial_error);
       check_rows(rows, sys, sn, part);
       std::vector<double> x;
       solve_direct(sys.G, sys.b, x);
       const std::vector<double> reference = node_voltages(sys, x);
-      for (bool repartition : {false, true}) check_solve(part, repartition, reference);
+      for (bool repartition : {false, true}) check_solve(part, repartition, reference, device);
     } catch (const InputError& e) {
       if (serial_error.empty()) fail(rank, std::string("the distributed reduction rejects what reduce() accepts: ") + e.what());
       else if (serial_error != e.what()) fail(rank, "error text '" + std::string(e.what()) + "', reduce()'s '" + serial_error + "'");

@@ -348,12 +348,14 @@ TEST_CASE("mpirun -np 2: a bad netlist or an unsupported option ends every rank 
   CHECK(test::read_text(dir.file("small.txt")) == "a 1.000000000000e+00\nb 5.000000000000e-01\n");
 }
 
-// tests/dist_reduce_check.cpp on `ranks` ranks of `threads` OpenMP threads each; its log.
-std::string reduce_check(int ranks, const std::string& netlist, const test::TempDir& dir, int threads = 1) {
+// tests/dist_reduce_check.cpp on `ranks` ranks of `threads` OpenMP threads each, `flags` before
+// the netlist; its log.
+std::string reduce_check(int ranks, const std::string& netlist, const test::TempDir& dir, int threads = 1,
+                         const std::string& flags = "") {
   const std::string log = dir.file("reduce" + std::to_string(ranks) + ".log");
   const int rc = run_command("timeout 300 \"" PGSIM_MPIRUN "\" --allow-run-as-root --oversubscribe -x OMP_NUM_THREADS=" +
                                  std::to_string(threads) + " -np " + std::to_string(ranks) + " \"" PGSIM_REDUCE_CHECK
-                                 "\" \"" + netlist + "\"",
+                                 "\" " + flags + " \"" + netlist + "\"",
                              log);
   const std::string text = test::read_text(log);
   CAPTURE(ranks, text);
@@ -361,10 +363,9 @@ std::string reduce_check(int ranks, const std::string& netlist, const test::Temp
   return text;
 }
 
-TEST_CASE("the distributed reduction: each rank's rows are reduce()'s bit for bit, the voltages within 1e-9 V",
-          "[dist][mpi][reduce]") {
-  skip_without_mpirun();
-  test::TempDir dir;
+// The netlists the distributed reduction is checked on (ibmpg1, a generated grid, then meshes whose
+// super-nodes span ranks), written in dir.
+std::vector<std::string> reduce_netlists(const test::TempDir& dir) {
   std::vector<std::string> netlists{PGSIM_SHARED_DATA "/ibmpg1.spice"};
   // A pgsim-gen grid: its layer 1-2 vias are 0 V sources, so super-nodes are everywhere.
   const std::string gen = dir.file("gen.sp");
@@ -394,24 +395,35 @@ TEST_CASE("the distributed reduction: each rank's rows are reduce()'s bit for bi
   const std::string join = dir.write("join.sp", first_line + "Vj1 n1_0_0 j_a 0.2\nRj1 n1_1_0 j_b 0\n" +
                                                 mesh.substr(first_line.size()) + "Rj2 j_b j_a 0\n");
   netlists.push_back(join);
-  for (const std::string& netlist : netlists)
-    for (int ranks = 1; ranks <= 4; ++ranks) {
-      CAPTURE(netlist);
-      const std::string log = reduce_check(ranks, netlist, dir);
-      CHECK(log.find("reduce checks passed on " + std::to_string(ranks) + " ranks") != std::string::npos);
-      // The tail's super-nodes span ranks: their values are fetched from rank 0 and others.
-      if ((netlist == span || netlist == relay) && ranks > 1) CHECK(log.find(" 0 node(s) with another rank's unknown") == std::string::npos);
-      CHECK(log.find("repartitioned: worst voltage difference") != std::string::npos);
-    }
-  // Threads split each rank's elements and rows: the same bits for any count.
-  for (const std::string& netlist : {gen, span, join})
-    CHECK(reduce_check(2, netlist, dir, 3).find("reduce checks passed on 2 ranks") != std::string::npos);
+  return netlists;
 }
 
-TEST_CASE("the distributed reduction rejects a loop of sources, a floating part and no sources with reduce()'s text",
+// reduce_netlists() checked on 1 to 4 ranks (dist_reduce_check `flags`).
+void check_reduce_netlists(const test::TempDir& dir, const std::string& flags) {
+  const std::vector<std::string> netlists = reduce_netlists(dir);
+  for (size_t i = 0; i < netlists.size(); ++i)
+    for (int ranks = 1; ranks <= 4; ++ranks) {
+      CAPTURE(netlists[i], flags);
+      const std::string log = reduce_check(ranks, netlists[i], dir, 1, flags);
+      CHECK(log.find("reduce checks passed on " + std::to_string(ranks) + " ranks") != std::string::npos);
+      // The span and relay tails' super-nodes span ranks: their values are fetched from rank 0 and others.
+      if ((i == 2 || i == 3) && ranks > 1) CHECK(log.find(" 0 node(s) with another rank's unknown") == std::string::npos);
+      CHECK(log.find("repartitioned: worst voltage difference") != std::string::npos);
+    }
+  // Threads split each rank's elements and rows: the same bits for any count (the generated grid, span, join).
+  for (size_t i : {size_t(1), size_t(2), size_t(4)})
+    CHECK(reduce_check(2, netlists[i], dir, 3, flags).find("reduce checks passed on 2 ranks") != std::string::npos);
+}
+
+TEST_CASE("the distributed reduction: each rank's rows are reduce()'s bit for bit, the voltages within 1e-9 V",
           "[dist][mpi][reduce]") {
   skip_without_mpirun();
   test::TempDir dir;
+  check_reduce_netlists(dir, "");
+}
+
+// Netlists reduce() rejects, written in dir, each with a piece of its error's text.
+std::vector<std::pair<std::string, std::string>> rejected_netlists(const test::TempDir& dir) {
   const std::string mesh = mesh_text(30);
   const std::string first_line = mesh.substr(0, mesh.find('\n') + 1), rest = mesh.substr(first_line.size());
   const std::vector<std::pair<std::string, std::string>> cases{
@@ -429,14 +441,43 @@ TEST_CASE("the distributed reduction rejects a loop of sources, a floating part 
       {dir.write("local.sp", mesh + "Rg1 g_a g_b 1\nRg0 g_b g_c 0\n"), "floating part of the circuit: 3 node(s)"},
       {dir.write("none.sp", "R1 a b 1\nR2 b c 1\nR3 c d 1\nR4 d 0 1\nR5 a 0 2\nR6 b 0 3\nR7 c 0 4\nR8 d e 1\n"),
        "no voltage or current sources"}};
-  for (const auto& [netlist, text] : cases)
+  return cases;
+}
+
+// rejected_netlists() on 1 to 4 ranks (dist_reduce_check `flags`): reduce()'s text on every rank.
+void check_rejected_netlists(const test::TempDir& dir, const std::string& flags) {
+  for (const auto& [netlist, text] : rejected_netlists(dir))
     for (int ranks = 1; ranks <= 4; ++ranks) {
-      CAPTURE(netlist);
-      const std::string log = reduce_check(ranks, netlist, dir);
+      CAPTURE(netlist, flags);
+      const std::string log = reduce_check(ranks, netlist, dir, 1, flags);
       CHECK(log.find("error matched on " + std::to_string(ranks) + " ranks") != std::string::npos);
       CHECK(log.find(text) != std::string::npos);
     }
 }
+
+TEST_CASE("the distributed reduction rejects a loop of sources, a floating part and no sources with reduce()'s text",
+          "[dist][mpi][reduce]") {
+  skip_without_mpirun();
+  test::TempDir dir;
+  check_rejected_netlists(dir, "");
+}
+
+#ifdef PGSIM_HAVE_NCCL
+// The stamp on the ranks' GPUs (gpu/device_stamp.hpp) against reduce(): every case above, the
+// ranks sharing the GPUs there are (one is enough).
+TEST_CASE("the distributed stamp on the ranks' GPUs: reduce()'s rows bit for bit, its errors, the voltages",
+          "[dist][mpi][gpu]") {
+  skip_without_mpirun();
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+    WARN("no GPU: skipped");
+    std::exit(77);
+  }
+  test::TempDir dir;
+  check_reduce_netlists(dir, "--gpu");
+  check_rejected_netlists(dir, "--gpu");
+}
+#endif
 
 #ifdef PGSIM_HAVE_NCCL
 TEST_CASE("mpirun -np 2 --backend gpu: the single-GPU voltages within 1e-9 V on ibmpg1, a generated grid, the mesh",

@@ -231,6 +231,13 @@ RunReport run_distributed(const Options& opt, const dist::MpiSession& mpi, Distr
   // from the stamp's end through the solve, as one process parks its node names.
   ParkedNames owned_names;
   double park_seconds = 0;
+  // A GPU rank stamps its rows on its GPU (dist/owned_rows.hpp): on one host the ranks share the
+  // cores, and the second GPU is what a second rank adds.
+#ifdef PGSIM_HAVE_NCCL
+  const int stamp_device = gpu ? host.rank : -1;
+#else
+  const int stamp_device = -1;
+#endif
   try {
     // Element names are read only by the super-nodes' loop message, elements until the rows are
     // stamped: each is released as soon as it is done with, the names before the stamp, where a
@@ -246,7 +253,8 @@ RunReport run_distributed(const Options& opt, const dist::MpiSession& mpi, Distr
           Stopwatch parking;
           owned_names = park_names(netlist.owned_names);
           park_seconds = parking.lap();
-        });
+        },
+        stamp_device);
   } catch (const InputError&) {
     throw;  // reduce()'s errors are thrown on every rank (distributed_reduce.hpp)
   } catch (const std::exception& e) {

@@ -173,7 +173,7 @@ void eliminate_and_split(RankSystem& sys, MovedRows rows, const std::vector<int6
 }  // namespace
 
 RankSystem reduce_distributed(const RankNetlist& nl, MPI_Comm comm, bool repartition, const std::function<void()>& merged,
-                              const std::function<void()>& stamped) {
+                              const std::function<void()>& stamped, int device) {
   RankSystem sys;
   sys.first_node = nl.first_node;
   sys.owned_nodes = nl.owned();
@@ -184,7 +184,7 @@ RankSystem reduce_distributed(const RankNetlist& nl, MPI_Comm comm, bool reparti
   if (merged) merged();
   const double merge_seconds = step.lap();
   peak[0] = double(host_memory().peak);
-  OwnedRows owned = stamp_owned_rows(nl, sys.super_nodes, comm);
+  OwnedRows owned = stamp_owned_rows(nl, sys.super_nodes, comm, device);
   if (stamped) stamped();
   const double stamp_seconds = step.lap();
   peak[1] = double(host_memory().peak);

@@ -70,8 +70,10 @@ struct RankSystem {
 // step 2 is done (the floating check, which names a node, is its end): from then on only nl.rank
 // and nl.ranks are read, so the caller may release nl.elements and set nl.owned_names aside
 // there, before steps 3 and 4 hold the rows twice.
+// `device` >= 0: step 2 stamps the rows on that GPU (stamp_owned_rows), the same rows.
 RankSystem reduce_distributed(const RankNetlist& nl, MPI_Comm comm, bool repartition = true,
-                              const std::function<void()>& merged = {}, const std::function<void()>& stamped = {});
+                              const std::function<void()>& merged = {}, const std::function<void()>& stamped = {},
+                              int device = -1);
 
 // Collective. The voltage of every node this rank owns (index i: node first_node + i) from the
 // rank's part x_block of the kept system's solution (block order): eliminated unknowns recovered

@@ -7,6 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include "dist/node_lookup.hpp"
+
 namespace pgsim::dist {
 
 class NodeSubset {
@@ -103,6 +105,8 @@ class NodeSubset {
     return out;
   }
   uint64_t bytes() const { return bits_.capacity() * sizeof(uint64_t) + rank_.capacity() * sizeof(uint32_t); }
+  // Its arrays, ranked (node_lookup.hpp), valid while it lives unchanged.
+  SubsetArrays arrays() const { return {base_, bits_.data(), rank_.data(), bits_.size()}; }
 
  private:
   uint32_t base_ = 0;

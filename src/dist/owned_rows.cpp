@@ -10,7 +10,11 @@
 #include <string>
 
 #include "dist/record_exchange.hpp"
+#include "dist/row_contribution.hpp"
 #include "dist/step_log.hpp"
+#ifdef PGSIM_HAVE_NCCL
+#include "gpu/device_stamp.hpp"
+#endif
 #include "mna/concurrent_union_find.hpp"
 #include "mna/prefix_sum.hpp"
 #include "mna/reduce.hpp"
@@ -21,15 +25,6 @@
 
 namespace pgsim::dist {
 namespace {
-
-// One element end's share of one row of G x = b.
-struct Contribution {
-  int32_t row;        // global unknown
-  int32_t neighbour;  // >= 0: a conductance to that unknown; kFixed: to a fixed node; kCurrent: a current source
-  double g;           // the conductance (0 for a current source)
-  double delta;       // added to the row's b
-};
-constexpr int32_t kFixed = -1, kCurrent = -2;
 
 // An element that stamps (DC: resistors and current sources), its ends' unknowns looked up once
 // per pass over it.
@@ -395,6 +390,48 @@ class QueuedUnions {
   int pending_ = 0;
 };
 
+// One thread's share of the rows joined into RowComponents (as assemble() writes them, or after
+// the stamp on a GPU): each row's unions queued, the rows and couplings on the cut listed, all
+// published by publish().
+class PartJoiner {
+ public:
+  PartJoiner(RowComponents& parts, int32_t first_row, int32_t rows) : parts_(parts), unions_(parts), first_(first_row), rows_(rows) {}
+  // Local row u, its stored columns cols[0, count) (global, sorted); anchored: it has a conductance to a fixed node.
+  void join(int32_t u, const int32_t* cols, int32_t count, bool anchored) {
+    const int32_t global = first_ + u;
+    if (anchored) unions_.unite(0, u + 1);
+    bool on_cut = false;
+    for (int32_t i = 0; i < count; ++i) {
+      const int32_t j = cols[i];
+      if (j <= global) {
+        on_cut = on_cut || !local(j);
+      } else if (local(j)) {
+        unions_.unite(u + 1, j - first_ + 1);
+      } else {
+        on_cut = true;
+        cut_edges_.push_back({global, j});
+      }
+    }
+    if (on_cut) cut_rows_.push_back({global, 0});
+  }
+  void publish() {
+    unions_.flush();
+#pragma omp critical
+    {
+      parts_.cut_rows.insert(parts_.cut_rows.end(), cut_rows_.begin(), cut_rows_.end());
+      parts_.cut_edges.insert(parts_.cut_edges.end(), cut_edges_.begin(), cut_edges_.end());
+    }
+  }
+
+ private:
+  bool local(int32_t j) const { return uint32_t(j - first_) < uint32_t(rows_); }
+  RowComponents& parts_;
+  QueuedUnions unions_;
+  int32_t first_, rows_;
+  std::vector<CutRow> cut_rows_;
+  std::vector<CutEdge> cut_edges_;
+};
+
 // reduce()'s rows from the contributions (its stamp(), row by row in parallel), each written
 // once over its slot of G's arrays (mna/row_slots.hpp): the slots' offsets are G.ptr as
 // exchange_contributions() leaves it; they go to `slot`, and G.ptr[u + 1] becomes row u's
@@ -407,15 +444,11 @@ void assemble(const RowContributions& rc, OwnedRows& out, RowComponents& parts, 
   size_for_overwrite(G.ptr, size_t(n) + 1);  // every row's length written below
   G.ptr[0] = 0;
   size_for_overwrite(out.b, size_t(n));
-  const int32_t first_row = out.first_unknown;
-  const auto local = [&](int32_t j) { return uint32_t(j - first_row) < uint32_t(n); };
 #pragma omp parallel
   {
     std::vector<double> currents;                 // the row's current sources' terms, in element order
     std::vector<std::pair<int32_t, double>> row;  // its conductances to unknowns (neighbour, g)
-    std::vector<CutRow> my_cut_rows;              // this thread's, appended to parts' at its end
-    std::vector<CutEdge> my_cut_edges;
-    QueuedUnions unions(parts);
+    PartJoiner joiner(parts, out.first_unknown, n);
 #pragma omp for schedule(dynamic, 4096) nowait
     for (int32_t u = 0; u < n; ++u) {
       const int32_t first = slot[size_t(u)];
@@ -454,29 +487,12 @@ void assemble(const RowContributions& rc, OwnedRows& out, RowComponents& parts, 
       }
       if (!diagonal_placed) G.col[size_t(at)] = global, G.val[size_t(at++)] = d;
       G.ptr[size_t(u) + 1] = at - first;
-      if (anchored) unions.unite(0, u + 1);
-      bool on_cut = false;
-      for (int32_t i = first; i < at; ++i) {
-        const int32_t j = G.col[size_t(i)];
-        if (j <= global) {
-          on_cut = on_cut || !local(j);
-        } else if (local(j)) {
-          unions.unite(u + 1, j - first_row + 1);
-        } else {
-          on_cut = true;
-          my_cut_edges.push_back({global, j});
-        }
-      }
-      if (on_cut) my_cut_rows.push_back({global, 0});
+      joiner.join(u, G.col.data() + first, at - first, anchored);
     }
-    unions.flush();
-#pragma omp critical
-    {
-      parts.cut_rows.insert(parts.cut_rows.end(), my_cut_rows.begin(), my_cut_rows.end());
-      parts.cut_edges.insert(parts.cut_edges.end(), my_cut_edges.begin(), my_cut_edges.end());
-    }
+    joiner.publish();
   }
 }
+
 
 // Two labels of cut components joined by a coupling across ranks: this rank's, and the other
 // row's at its rank.
@@ -600,15 +616,65 @@ void check_floating(const OwnedRows& out, RowComponents& parts, const RankNetlis
   throw InputError(floating_message(nodes, merge_known_strings(name, comm)[0]));
 }
 
+#ifdef PGSIM_HAVE_NCCL
+// The rows stamped on the GPU joined into `parts`, as assemble() joins them.
+void join_parts(const OwnedRows& out, const std::vector<uint8_t>& anchored, RowComponents& parts) {
+  const int32_t n = out.rows();
+  const CsrMatrix& G = out.G;
+#pragma omp parallel
+  {
+    PartJoiner joiner(parts, out.first_unknown, n);
+#pragma omp for schedule(dynamic, 4096) nowait
+    for (int32_t u = 0; u < n; ++u)
+      joiner.join(u, G.col.data() + G.ptr[size_t(u)], G.ptr[size_t(u) + 1] - G.ptr[size_t(u)], anchored[size_t(u)] != 0);
+    joiner.publish();
+  }
+}
+
+// The rows stamped on GPU `device` (gpu/device_stamp.hpp), the other ranks' records exchanged
+// here; then joined into `parts`. The -v line's text.
+std::string stamp_on_device(const RankNetlist& nl, const SuperNodes& sn, OwnedRows& out, RowComponents& parts, int device,
+                            MPI_Comm comm) {
+  const auto exchange = [&](const FillVector<Contribution>& send, const std::vector<int>& send_counts,
+                            FillVector<Contribution>& received) {
+    std::vector<int> recv_counts;
+    all_to_all(send, send_counts, comm, recv_counts, received);
+    size_t lower = 0;
+    for (int q = 0; q < nl.rank; ++q) lower += size_t(recv_counts[size_t(q)]);
+    return lower;
+  };
+  gpu::DeviceStampTimes times;
+  std::vector<uint8_t> anchored;
+  size_for_overwrite(anchored, size_t(out.rows()));
+  size_for_overwrite(out.b, size_t(out.rows()));
+  gpu::stamp_rows_on_device(device, nl.elements, sn.lookup(), out.unknown_begin, nl.rank, exchange, out.G, out.b.data(),
+                            anchored.data(), times);
+  Stopwatch watch;
+  join_parts(out, anchored, parts);
+  return times.text() + fmt::format(", parts joined {:.3f} s", watch.lap());
+}
+#endif
+
 }  // namespace
 
-OwnedRows stamp_owned_rows(const RankNetlist& nl, const SuperNodes& sn, MPI_Comm comm) {
+OwnedRows stamp_owned_rows(const RankNetlist& nl, const SuperNodes& sn, MPI_Comm comm, int device) {
   OwnedRows out;
   out.unknown_begin = sn.unknown_begin();
   out.first_unknown = out.unknown_begin[size_t(nl.rank)];
   out.G.rows = out.unknown_begin[size_t(nl.rank) + 1] - out.first_unknown;
-  StampTimes times;
   RowComponents parts(out.rows());
+  if (device >= 0) {
+#ifdef PGSIM_HAVE_NCCL
+    const std::string detail = stamp_on_device(nl, sn, out, parts, device, comm);
+    Stopwatch watch;
+    check_floating(out, parts, nl, sn, comm);
+    log_step(comm, fmt::format("stamp on rank {} {}, floating check {:.3f} s", nl.rank, detail, watch.lap()));
+    return out;
+#else
+    throw std::logic_error("stamp_owned_rows: this build has no GPU stamp (it needs CUDA, MPI and NCCL)");
+#endif
+  }
+  StampTimes times;
   {
     FillVector<int32_t> slot;
     {

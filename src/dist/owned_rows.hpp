@@ -40,6 +40,9 @@ int owner_of_row(const std::vector<Index>& begin, int64_t u) {
 // Throws InputError with reduce()'s text, on every rank, for a floating part of the circuit
 // (the first node of its lowest unknown, and its netlist node count). More than 2^31 entries in
 // one rank's rows is an InputError on that rank alone (the caller must end the job).
-OwnedRows stamp_owned_rows(const RankNetlist& nl, const SuperNodes& super_nodes, MPI_Comm comm);
+// device >= 0: the records made and the rows summed and written on that GPU (gpu/device_stamp.hpp;
+// a build with CUDA, MPI and NCCL, else std::logic_error), the same rows bit for bit; a GPU
+// failure is thrown on that rank alone, likewise.
+OwnedRows stamp_owned_rows(const RankNetlist& nl, const SuperNodes& super_nodes, MPI_Comm comm, int device = -1);
 
 }  // namespace pgsim::dist

@@ -609,6 +609,19 @@ uint32_t SuperNodes::first_node(int32_t u) const {
   return lo;
 }
 
+NodeLookup SuperNodes::lookup() const {
+  NodeLookup t;
+  t.range_first = range_first_, t.range_count = range_count_;
+  t.range_unknown = range_unknown_.data();
+  t.has_offset = has_offset_.arrays();
+  t.range_offset = range_offset_.data(), t.range_offsets = range_offset_.size();
+  t.foreign = foreign_.arrays();
+  t.foreign_unknown = foreign_unknown_.data(), t.foreign_offset = foreign_offset_.data();
+  t.foreign_count = foreign_unknown_.size();
+  t.offsets_zero = offsets_zero_;
+  return t;
+}
+
 uint64_t SuperNodes::bytes() const {
   return not_first_.bytes() + has_offset_.bytes() + has_size_.bytes() + foreign_.bytes() +
          (range_unknown_.capacity() + range_size_.capacity() + foreign_unknown_.capacity()) * 4 +

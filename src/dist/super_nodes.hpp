@@ -75,6 +75,8 @@ class SuperNodes {
   // unknown_begin()[q]: rank q's first unknown (q = 0 .. ranks; the last: unknowns()).
   const std::vector<int32_t>& unknown_begin() const { return unknown_begin_; }
   int32_t unknowns() const { return unknown_begin_.back(); }
+  // unknown_of() and offset_of()'s arrays (node_lookup.hpp), valid while this lives unchanged.
+  NodeLookup lookup() const;
   // Host bytes held by this rank.
   uint64_t bytes() const;
   // The links between ranks' sets that every rank received and joined (the one replicated part:

@@ -40,7 +40,7 @@ struct Companion {
 // capacitors and inductors. Inline: the stamps (reduce()'s, a rank's) call it for every element in
 // each pass over them.
 inline double element_conductance(const Element& e, const Companion* companion) {
-  if (e.kind == ElementKind::Resistor) return e.value > 0 ? 1.0 / e.value : 0.0;
+  if (e.kind == ElementKind::Resistor) return resistor_conductance(e.value);
   if (!companion) return 0.0;
   if (e.kind == ElementKind::Capacitor) return companion->per_farad * e.value;
   if (e.kind == ElementKind::Inductor && e.value > 0) return companion->per_inverse_henry / e.value;

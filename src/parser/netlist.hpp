@@ -22,6 +22,9 @@ char element_letter(ElementKind kind);
 PGSIM_HOST_DEVICE constexpr bool merges_at_dc(ElementKind kind, double value) {
   return kind == ElementKind::VoltageSource || (kind == ElementKind::Resistor && value == 0.0);
 }
+// The conductance a resistor stamps between its ends (0: none, a short or an open). On the device
+// too: the distributed stamp on a rank's GPU (gpu/device_stamp.hpp) computes reduce()'s values.
+PGSIM_HOST_DEVICE inline double resistor_conductance(double ohms) { return ohms > 0 ? 1.0 / ohms : 0.0; }
 
 // Element k's name where `names` holds every element's name (thinned false), or only those of
 // the elements listed, ascending, in `named` (thinned: k must be listed). Netlist::element_name()

@@ -1,0 +1,16 @@
+#pragma once
+// One element end's share of one row of G x = b in the distributed stamp (dist/owned_rows.hpp):
+// the record the ranks exchange, on the host and (gpu/device_stamp.hpp) on a rank's GPU alike.
+#include <cstdint>
+
+namespace pgsim::dist {
+
+struct Contribution {
+  int32_t row;        // global unknown
+  int32_t neighbour;  // >= 0: a conductance to that unknown; kFixed: to a fixed node; kCurrent: a current source
+  double g;           // the conductance (0 for a current source)
+  double delta;       // added to the row's b
+};
+constexpr int32_t kFixed = -1, kCurrent = -2;
+
+}  // namespace pgsim::dist

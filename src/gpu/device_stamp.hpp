@@ -1,0 +1,56 @@
+#pragma once
+// The stamp of a rank's rows of G x = b (dist/owned_rows.hpp) on the rank's GPU: the same records,
+// sums and rows as the host's stamp, bit for bit (issue 17: two ranks on one host share its cores,
+// so they gain on one process only from work that runs on the second GPU). The host keeps the
+// exchange between ranks and the floating check.
+//
+// On the device: each element's ends looked up in the super-nodes' arrays (dist/node_lookup.hpp),
+// its records made as owned_rows.cpp's contributions_to() makes them (products without fused
+// multiply-adds); the records for other ranks' rows grouped by rank (a stable sort) and handed
+// to the host's exchange; the rank's own records and those received put in the host's order
+// (lower ranks' received, its own, higher ranks') and sorted stably by row, so each row's records
+// keep element order; each row summed by one thread in that order, conductances first, then
+// current sources; each row's couplings sorted stably by column (CUB's segmented sort), parallel
+// conductances merged in element order and the diagonal placed, as owned_rows.cpp's assemble()
+// writes the row. Sums and differences use the _rn intrinsics: nothing is fused.
+//
+// Plain C++ (no CUDA headers).
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "dist/node_lookup.hpp"
+#include "dist/row_contribution.hpp"
+#include "mna/csr.hpp"
+#include "parser/default_init.hpp"
+#include "parser/netlist.hpp"
+
+namespace pgsim::gpu {
+
+// The exchange between ranks: `send` holds the records for other ranks' rows grouped by rank
+// (send_counts[q] for rank q), each group in element order; `received` becomes the records
+// every other rank sent this one, in rank order. Returns how many came from lower ranks.
+using StampExchange = std::function<size_t(const FillVector<dist::Contribution>& send, const std::vector<int>& send_counts,
+                                           FillVector<dist::Contribution>& received)>;
+
+// -v: where the time went (seconds), and the records.
+struct DeviceStampTimes {
+  double records = 0, exchange = 0, rows = 0, download = 0;
+  uint64_t kept = 0, sent = 0;  // records for this rank's rows from its own elements; records sent to other ranks
+
+  std::string text() const;
+};
+
+// The rank's rows [unknown_begin[rank], unknown_begin[rank + 1]) of reduce()'s G and b, columns
+// global (G.rows set), from its `elements` (plus and minus: global node ids) and every other
+// rank's records, on device `device` (made current). b and anchored: one entry per row, sized by
+// the caller; anchored[u]: whether row u has a conductance to a fixed node (the floating check's
+// anchor). Throws InputError where the rank's records or
+// its rows' entries pass 2^31 (this build's index width), std::logic_error for an element end
+// that `nodes` does not hold (SuperNodes::unknown_of's contract), GpuError on a CUDA failure.
+void stamp_rows_on_device(int device, const FillVector<Element>& elements, const dist::NodeLookup& nodes,
+                          const std::vector<int32_t>& unknown_begin, int rank, const StampExchange& exchange,
+                          CsrMatrix& G, double* b, uint8_t* anchored, DeviceStampTimes& times);
+
+}  // namespace pgsim::gpu
