@@ -26,11 +26,15 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "dist/distributed_reduce.hpp"
 #include "dist/distributed_solve.hpp"
+#ifdef PGSIM_HAVE_NCCL
+#include "gpu/device_stamp.hpp"
+#endif
 #include "mna/host_memory.hpp"
 #include "mna/reduce.hpp"
 #include "parser/input_error.hpp"
@@ -234,8 +238,18 @@ int main(int argc, char** argv) {
     }
     const RankNetlist part = split_netlist(nl, rank, ranks);
     try {
-      const SuperNodes sn(part, MPI_COMM_WORLD);
-      const OwnedRows rows = stamp_owned_rows(part, sn, MPI_COMM_WORLD, device);
+      // With --gpu, as reduce_distributed() does: the super-nodes' first pass and the stamp on the GPU.
+      gpu::DeviceElements* on_device = nullptr;
+      ElementScan scan;
+#ifdef PGSIM_HAVE_NCCL
+      std::optional<gpu::DeviceElements> elements_up;
+      if (device >= 0) {
+        on_device = &elements_up.emplace(device, part.elements);
+        scan = on_device->scan(part.first_node, part.owned(), part.total_nodes);
+      }
+#endif
+      const SuperNodes sn(part, MPI_COMM_WORLD, on_device ? &scan : nullptr);
+      const OwnedRows rows = stamp_owned_rows(part, sn, MPI_COMM_WORLD, on_device);
       if (!serial_error.empty()) fail(rank, "the distributed reduction accepts what reduce() rejects: " + serial_error);
       check_rows(rows, sys, sn, part);
       std::vector<double> x;

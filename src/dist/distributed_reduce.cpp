@@ -4,11 +4,16 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <stdexcept>
+#include <string>
 
 #include "dist/node_subset.hpp"
 #include "dist/record_exchange.hpp"
 #include "dist/step_log.hpp"
+#ifdef PGSIM_HAVE_NCCL
+#include "gpu/device_stamp.hpp"
+#endif
 #include "mna/host_memory.hpp"
 #include "mna/prefix_sum.hpp"
 #include "mna/stopwatch.hpp"
@@ -180,11 +185,24 @@ RankSystem reduce_distributed(const RankNetlist& nl, MPI_Comm comm, bool reparti
   sys.block.rank = nl.rank;
   Stopwatch step;  // -v: the steps' times (dist/step_log.hpp)
   double peak[4];  // -v: the peak host bytes after each step (VmHWM)
-  sys.super_nodes = SuperNodes(nl, comm);
+  // With a device, the elements go up to it once, for the super-nodes' first pass and the stamp.
+  gpu::DeviceElements* on_device = nullptr;
+  ElementScan scan;
+#ifdef PGSIM_HAVE_NCCL
+  std::optional<gpu::DeviceElements> elements_up;
+  if (device >= 0) {
+    on_device = &elements_up.emplace(device, nl.elements);
+    scan = on_device->scan(nl.first_node, nl.owned(), nl.total_nodes);
+  }
+#else
+  if (device >= 0) throw std::logic_error("reduce_distributed: this build has no GPU stamp (it needs CUDA, MPI and NCCL)");
+#endif
+  const std::string scanned = on_device ? fmt::format("elements up to its GPU and scanned there {:.3f} s, ", step.lap()) : "";
+  sys.super_nodes = SuperNodes(nl, comm, on_device ? &scan : nullptr);
   if (merged) merged();
   const double merge_seconds = step.lap();
   peak[0] = double(host_memory().peak);
-  OwnedRows owned = stamp_owned_rows(nl, sys.super_nodes, comm, device);
+  OwnedRows owned = stamp_owned_rows(nl, sys.super_nodes, comm, on_device);
   if (stamped) stamped();
   const double stamp_seconds = step.lap();
   peak[1] = double(host_memory().peak);
@@ -220,11 +238,11 @@ RankSystem reduce_distributed(const RankNetlist& nl, MPI_Comm comm, bool reparti
   double parts[3];
   eliminate_and_split(sys, std::move(moved_rows), row_begin, nl.ranks, comm, parts);
   peak[3] = double(host_memory().peak);
-  log_step(comm, fmt::format("distributed reduction on rank {}: super-nodes {:.3f} s ({:.0f} MB held, {} links across ranks), "
+  log_step(comm, fmt::format("distributed reduction on rank {}: {}super-nodes {:.3f} s ({:.0f} MB held, {} links across ranks), "
                              "stamp and floating check {:.3f} s, repartition {:.3f} s (plan {:.3f} s, rows moved {:.3f} s: {} "
                              "of its {} to other ranks), chain elimination and block {:.3f} s (split {:.3f} s, elimination {:.3f} "
                              "s, block {:.3f} s); peak host memory after each step {:.0f}, {:.0f}, {:.0f}, {:.0f} MB",
-                             nl.rank, merge_seconds, double(sys.super_nodes.bytes()) / 1e6, sys.super_nodes.links(), stamp_seconds,
+                             nl.rank, scanned, merge_seconds, double(sys.super_nodes.bytes()) / 1e6, sys.super_nodes.links(), stamp_seconds,
                              planned + moved, planned, moved, leaving, sys.unknowns(), step.lap(), parts[0], parts[1], parts[2],
                              peak[0] / 1e6, peak[1] / 1e6, peak[2] / 1e6, peak[3] / 1e6));
   return sys;

@@ -631,10 +631,10 @@ void join_parts(const OwnedRows& out, const std::vector<uint8_t>& anchored, RowC
   }
 }
 
-// The rows stamped on GPU `device` (gpu/device_stamp.hpp), the other ranks' records exchanged
+// The rows stamped on the elements' GPU (gpu/device_stamp.hpp), the other ranks' records exchanged
 // here; then joined into `parts`. The -v line's text.
-std::string stamp_on_device(const RankNetlist& nl, const SuperNodes& sn, OwnedRows& out, RowComponents& parts, int device,
-                            MPI_Comm comm) {
+std::string stamp_on_device(const RankNetlist& nl, const SuperNodes& sn, OwnedRows& out, RowComponents& parts,
+                            gpu::DeviceElements& elements, MPI_Comm comm) {
   const auto exchange = [&](const FillVector<Contribution>& send, const std::vector<int>& send_counts,
                             FillVector<Contribution>& received) {
     std::vector<int> recv_counts;
@@ -647,7 +647,7 @@ std::string stamp_on_device(const RankNetlist& nl, const SuperNodes& sn, OwnedRo
   std::vector<uint8_t> anchored;
   size_for_overwrite(anchored, size_t(out.rows()));
   size_for_overwrite(out.b, size_t(out.rows()));
-  gpu::stamp_rows_on_device(device, nl.elements, sn.lookup(), out.unknown_begin, nl.rank, exchange, out.G, out.b.data(),
+  gpu::stamp_rows_on_device(elements, sn.lookup(), out.unknown_begin, nl.rank, exchange, out.G, out.b.data(),
                             anchored.data(), times);
   Stopwatch watch;
   join_parts(out, anchored, parts);
@@ -657,15 +657,15 @@ std::string stamp_on_device(const RankNetlist& nl, const SuperNodes& sn, OwnedRo
 
 }  // namespace
 
-OwnedRows stamp_owned_rows(const RankNetlist& nl, const SuperNodes& sn, MPI_Comm comm, int device) {
+OwnedRows stamp_owned_rows(const RankNetlist& nl, const SuperNodes& sn, MPI_Comm comm, gpu::DeviceElements* on_device) {
   OwnedRows out;
   out.unknown_begin = sn.unknown_begin();
   out.first_unknown = out.unknown_begin[size_t(nl.rank)];
   out.G.rows = out.unknown_begin[size_t(nl.rank) + 1] - out.first_unknown;
   RowComponents parts(out.rows());
-  if (device >= 0) {
+  if (on_device) {
 #ifdef PGSIM_HAVE_NCCL
-    const std::string detail = stamp_on_device(nl, sn, out, parts, device, comm);
+    const std::string detail = stamp_on_device(nl, sn, out, parts, *on_device, comm);
     Stopwatch watch;
     check_floating(out, parts, nl, sn, comm);
     log_step(comm, fmt::format("stamp on rank {} {}, floating check {:.3f} s", nl.rank, detail, watch.lap()));

@@ -12,6 +12,10 @@
 #include "dist/super_nodes.hpp"
 #include "mna/csr.hpp"
 
+namespace pgsim::gpu {
+class DeviceElements;
+}
+
 namespace pgsim::dist {
 
 struct OwnedRows {
@@ -40,9 +44,11 @@ int owner_of_row(const std::vector<Index>& begin, int64_t u) {
 // Throws InputError with reduce()'s text, on every rank, for a floating part of the circuit
 // (the first node of its lowest unknown, and its netlist node count). More than 2^31 entries in
 // one rank's rows is an InputError on that rank alone (the caller must end the job).
-// device >= 0: the records made and the rows summed and written on that GPU (gpu/device_stamp.hpp;
-// a build with CUDA, MPI and NCCL, else std::logic_error), the same rows bit for bit; a GPU
-// failure is thrown on that rank alone, likewise.
-OwnedRows stamp_owned_rows(const RankNetlist& nl, const SuperNodes& super_nodes, MPI_Comm comm, int device = -1);
+// on_device: nl's elements on the rank's GPU (gpu/device_stamp.hpp; a build with CUDA, MPI and
+// NCCL, else std::logic_error): the records made and the rows summed and written there, the same
+// rows bit for bit, and the elements' device copy released; a GPU failure is thrown on that rank
+// alone, likewise.
+OwnedRows stamp_owned_rows(const RankNetlist& nl, const SuperNodes& super_nodes, MPI_Comm comm,
+                           gpu::DeviceElements* on_device = nullptr);
 
 }  // namespace pgsim::dist

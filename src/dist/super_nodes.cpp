@@ -364,46 +364,53 @@ Answers merge_sets(const RankNetlist& nl, const FillVector<uint32_t>& my_merging
 
 }  // namespace
 
-SuperNodes::SuperNodes(const RankNetlist& nl, MPI_Comm comm) : range_first_(nl.first_node), range_count_(nl.owned()) {
+SuperNodes::SuperNodes(const RankNetlist& nl, MPI_Comm comm, ElementScan* scanned)
+    : range_first_(nl.first_node), range_count_(nl.owned()) {
   Stopwatch watch;  // -v: the steps' times (dist/step_log.hpp)
-  // One pass over the rank's elements: its merging elements in element order, whether any rank
-  // has a source, and (for step 4) the other ranks' nodes that its stamping elements touch. By
-  // blocks of elements, dynamically scheduled: the elements touching other ranks' nodes (a locked
-  // write for each node's first mark) sit together at the end of a rank's range, as may its
-  // sources and shorts, and a static schedule left them to one thread. Each block lists its
-  // merging elements apart; the lists are copied to their places in block order.
-  foreign_ = NodeSubset(0, nl.total_nodes);
-  constexpr std::ptrdiff_t kBlock = 65536;
-  const auto elements = std::ptrdiff_t(nl.elements.size()), blocks = (elements + kBlock - 1) / kBlock;
-  std::vector<std::vector<uint32_t>> block_merging(static_cast<size_t>(blocks));
+  // The first pass over the rank's elements (element_scan.hpp): its merging elements in element
+  // order, whether any rank has a source, and (for step 4) the other ranks' nodes that its stamping
+  // elements touch.
+  FillVector<uint32_t> my_merging;
   int has_source = 0;
+  if (scanned) {
+    if (scanned->foreign.size() != (uint64_t(nl.total_nodes) + 63) / 64)
+      throw std::logic_error("SuperNodes: the scan's bitmap does not cover the netlist's nodes");
+    foreign_ = NodeSubset(0, std::move(scanned->foreign));
+    my_merging.swap(scanned->merging);
+    has_source = scanned->has_source;
+  } else {
+    // By blocks of elements, dynamically scheduled: the elements touching other ranks' nodes (a
+    // locked write for each node's first mark) sit together at the end of a rank's range, as may
+    // its sources and shorts, and a static schedule left them to one thread. Each block lists its
+    // merging elements apart; the lists are copied to their places in block order.
+    foreign_ = NodeSubset(0, nl.total_nodes);
+    constexpr std::ptrdiff_t kBlock = 65536;
+    const auto elements = std::ptrdiff_t(nl.elements.size()), blocks = (elements + kBlock - 1) / kBlock;
+    std::vector<std::vector<uint32_t>> block_merging(static_cast<size_t>(blocks));
 #pragma omp parallel for schedule(dynamic, 1) reduction(max : has_source)
-  for (std::ptrdiff_t b = 0; b < blocks; ++b) {
-    NodeSubset::Marker foreign(foreign_);  // the other ranks' nodes come in runs (numbered in element order)
-    for (std::ptrdiff_t k = b * kBlock; k < std::min(elements, (b + 1) * kBlock); ++k) {
-      const Element& e = nl.elements[size_t(k)];
-      if (e.kind == ElementKind::VoltageSource || e.kind == ElementKind::CurrentSource) has_source = 1;
-      if (e.kind == ElementKind::VoltageSource || is_short(e, nullptr)) {
-        block_merging[size_t(b)].push_back(uint32_t(k));
-      } else if (stamps(e, nullptr)) {
-        for (uint32_t v : {e.plus, e.minus})
-          if (v != 0 && !in_range(v)) foreign.mark(v);
+    for (std::ptrdiff_t b = 0; b < blocks; ++b) {
+      NodeSubset::Marker foreign(foreign_);  // the other ranks' nodes come in runs (numbered in element order)
+      for (std::ptrdiff_t k = b * kBlock; k < std::min(elements, (b + 1) * kBlock); ++k) {
+        const Element& e = nl.elements[size_t(k)];
+        if (e.kind == ElementKind::VoltageSource || e.kind == ElementKind::CurrentSource) has_source = 1;
+        if (e.kind == ElementKind::VoltageSource || is_short(e, nullptr)) {
+          block_merging[size_t(b)].push_back(uint32_t(k));
+        } else if (stamps(e, nullptr)) {
+          for (uint32_t v : {e.plus, e.minus})
+            if (v != 0 && !in_range(v)) foreign.mark(v);
+        }
       }
     }
-  }
-  std::vector<size_t> start(size_t(blocks) + 1, 0);  // [b]: where block b's list goes
-  for (size_t b = 0; b < block_merging.size(); ++b) start[b + 1] = start[b] + block_merging[b].size();
-  FillVector<uint32_t> my_merging(start.back());  // written below, on all threads
-  FillVector<MergeEdge> my_edges(start.back());
+    std::vector<size_t> start(size_t(blocks) + 1, 0);  // [b]: where block b's list goes
+    for (size_t b = 0; b < block_merging.size(); ++b) start[b + 1] = start[b] + block_merging[b].size();
+    my_merging.resize(start.back());  // written below, on all threads
 #pragma omp parallel for schedule(dynamic, 1)
-  for (std::ptrdiff_t b = 0; b < blocks; ++b) {
-    const std::vector<uint32_t>& mine = block_merging[size_t(b)];
-    for (size_t i = 0; i < mine.size(); ++i) {
-      my_merging[start[size_t(b)] + i] = mine[i];
-      my_edges[start[size_t(b)] + i] = merge_edge(nl.elements[mine[i]]);
-    }
+    for (std::ptrdiff_t b = 0; b < blocks; ++b)
+      std::copy(block_merging[size_t(b)].begin(), block_merging[size_t(b)].end(), my_merging.begin() + std::ptrdiff_t(start[size_t(b)]));
   }
-  std::vector<std::vector<uint32_t>>().swap(block_merging);
+  FillVector<MergeEdge> my_edges(my_merging.size());
+#pragma omp parallel for schedule(static, 4096)
+  for (std::ptrdiff_t i = 0; i < std::ptrdiff_t(my_merging.size()); ++i) my_edges[size_t(i)] = merge_edge(nl.elements[my_merging[size_t(i)]]);
   MPI_Allreduce(MPI_IN_PLACE, &has_source, 1, MPI_INT, MPI_LOR, comm);
   if (!has_source) throw InputError(no_sources_message(nl.files[0]));
   uint64_t count = my_edges.size(), base = 0, total = count;

@@ -36,6 +36,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "dist/element_scan.hpp"
 #include "dist/node_subset.hpp"
 #include "dist/rank_netlist.hpp"
 #include "parser/default_init.hpp"
@@ -48,7 +49,8 @@ class SuperNodes {
   // Collective over comm. Throws InputError on every rank, with reduce()'s text, for a netlist
   // with no voltage or current source and for the first loop of sources and shorts that
   // disagrees (the elements named by their name and file:line, fetched from their ranks).
-  SuperNodes(const RankNetlist& nl, MPI_Comm comm);
+  // `scanned`: the first pass over nl's elements made already (element_scan.hpp; taken from).
+  SuperNodes(const RankNetlist& nl, MPI_Comm comm, ElementScan* scanned = nullptr);
 
   // The node lookups below take ground, a node this rank owns, or (unknown_of, offset_of) an end
   // of one of its stamping elements (mna/reduce.hpp's stamps() in DC: resistors, current

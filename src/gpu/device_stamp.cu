@@ -116,6 +116,32 @@ __device__ void element_records(const Element& e, const Ends& x, const DeviceNod
   }
 }
 
+// The super-nodes' first pass (dist/element_scan.hpp; super_nodes.cpp's host pass): merges[k]
+// whether element k is a voltage source or a short (is_short() in DC: a 0-ohm resistor, an
+// inductor), the other ranks' nodes of the stamping ones marked, has_source set by any source.
+__global__ void scan_elements(const Element* elements, int64_t n, uint32_t range_first, uint32_t range_count,
+                              uint32_t* merges, unsigned long long* foreign, unsigned* has_source) {
+  const int64_t k = thread_index();
+  if (k >= n) return;
+  const Element& e = elements[k];
+  if ((e.kind == ElementKind::VoltageSource || e.kind == ElementKind::CurrentSource) && !*has_source) atomicOr(has_source, 1u);
+  const bool merging = merges_at_dc(e.kind, e.value) || e.kind == ElementKind::Inductor;
+  merges[k] = merging;
+  const bool stamping = e.kind == ElementKind::CurrentSource ||
+                        (e.kind == ElementKind::Resistor && resistor_conductance(e.value) > 0);
+  if (merging || !stamping) return;
+  for (const uint32_t v : {e.plus, e.minus}) {
+    const unsigned long long bit = 1ull << (v & 63);
+    if (v != 0 && v - range_first >= range_count && !(foreign[v >> 6] & bit)) atomicOr(&foreign[v >> 6], bit);
+  }
+}
+
+// The merging elements' numbers, ascending: at[k] (merges summed before k) is element k's place.
+__global__ void list_merging(const uint32_t* merges, const uint32_t* at, int64_t n, uint32_t* merging) {
+  const int64_t k = thread_index();
+  if (k < n && merges[k]) merging[at[k]] = uint32_t(k);
+}
+
 constexpr int kOtherShift = 32;  // an element's count of records for other ranks' rows, above its own rows'
 
 __global__ void count_records(const Element* elements, int64_t n, DeviceNodes nodes, RankRows rows, uint64_t* counts) {
@@ -253,12 +279,43 @@ std::string DeviceStampTimes::text() const {
                      records, kept, sent, exchange, rows, download);
 }
 
-void stamp_rows_on_device(int device, const FillVector<Element>& elements, const dist::NodeLookup& nodes,
+DeviceElements::DeviceElements(int device, const FillVector<Element>& elements) : device_(device) {
+  PGSIM_CUDA(cudaSetDevice(device));
+  HostStaging staging;
+  elements_ = copy_up(elements.data(), elements.size(), staging);
+  staging.finish();
+}
+
+dist::ElementScan DeviceElements::scan(uint32_t range_first, uint32_t range_count, uint32_t total_nodes) const {
+  PGSIM_CUDA(cudaSetDevice(device_));
+  const int64_t n = count();
+  dist::ElementScan out;
+  DeviceBuffer<uint32_t> merges(static_cast<size_t>(n) + 1), at(static_cast<size_t>(n) + 1);
+  DeviceBuffer<uint64_t> foreign((uint64_t(total_nodes) + 63) / 64);
+  DeviceBuffer<unsigned> has_source(1);
+  PGSIM_CUDA(cudaMemset(foreign.data(), 0, foreign.size() * sizeof(uint64_t)));
+  PGSIM_CUDA(cudaMemset(has_source.data(), 0, sizeof(unsigned)));
+  PGSIM_CUDA(cudaMemset(merges.data() + n, 0, sizeof(uint32_t)));
+  launch(scan_elements, n, data(), n, range_first, range_count, merges.data(),
+         reinterpret_cast<unsigned long long*>(foreign.data()), has_source.data());
+  exclusive_sum(merges.data(), at.data(), n + 1, nullptr);
+  out.merging.resize(read_back(at.data() + n));  // a FillVector: first touched by the download
+  DeviceBuffer<uint32_t> merging(out.merging.size());
+  launch(list_merging, n, merges.data(), at.data(), n, merging.data());
+  out.has_source = read_back(has_source.data()) != 0;
+  out.foreign.resize(foreign.size());
+  HostStaging staging;
+  staging.download(out.merging.data(), merging.data(), merging.size() * sizeof(uint32_t));
+  staging.download(out.foreign.data(), foreign.data(), foreign.size() * sizeof(uint64_t));
+  return out;
+}
+
+void stamp_rows_on_device(DeviceElements& elements, const dist::NodeLookup& nodes,
                           const std::vector<int32_t>& unknown_begin, int rank, const StampExchange& exchange,
                           CsrMatrix& G, double* b, uint8_t* anchored, DeviceStampTimes& times) {
-  PGSIM_CUDA(cudaSetDevice(device));
+  PGSIM_CUDA(cudaSetDevice(elements.device()));
   Stopwatch watch;
-  const auto n_elements = int64_t(elements.size());
+  const int64_t n_elements = elements.count();
   // An element's counts share 64 bits (count_records): two records each stay below 2^32.
   if (n_elements > INT32_MAX) throw InputError("a rank holds more than 2^31 elements, beyond the GPU stamp's index width");
   RankRows rows;
@@ -268,7 +325,6 @@ void stamp_rows_on_device(int device, const FillVector<Element>& elements, const
   G.rows = rows.count;
 
   HostStaging staging;
-  DeviceBuffer<Element> element_d = copy_up(elements.data(), elements.size(), staging);
   const DeviceBuffer<int32_t> begin_d = copy_up(unknown_begin.data(), unknown_begin.size(), staging);
   rows.unknown_begin = begin_d.data();
   const auto subset_up = [&](const dist::SubsetArrays& s, DeviceBuffer<uint64_t>& words, DeviceBuffer<uint32_t>& ranks) {
@@ -297,7 +353,7 @@ void stamp_rows_on_device(int device, const FillVector<Element>& elements, const
   {
     DeviceBuffer<uint64_t> counts(static_cast<size_t>(n_elements) + 1);
     PGSIM_CUDA(cudaMemset(counts.data() + n_elements, 0, sizeof(uint64_t)));
-    launch(count_records, n_elements, element_d.data(), n_elements, dn, rows, counts.data());
+    launch(count_records, n_elements, elements.data(), n_elements, dn, rows, counts.data());
     exclusive_sum(counts.data(), at.data(), n_elements + 1, nullptr);
   }
   const uint64_t totals = read_back(at.data() + n_elements);
@@ -311,7 +367,7 @@ void stamp_rows_on_device(int device, const FillVector<Element>& elements, const
     DeviceBuffer<Contribution> other(static_cast<size_t>(other_records)), grouped(static_cast<size_t>(other_records));
     DeviceBuffer<int32_t> other_rank(static_cast<size_t>(other_records)), sorted_rank(static_cast<size_t>(other_records));
     DeviceBuffer<int32_t> place(static_cast<size_t>(other_records)), order(static_cast<size_t>(other_records));
-    launch(write_records, n_elements, element_d.data(), n_elements, dn, rows, at.data(), nullptr, other.data(), other_rank.data());
+    launch(write_records, n_elements, elements.data(), n_elements, dn, rows, at.data(), nullptr, other.data(), other_rank.data());
     launch(iota_kernel, other_records, int32_t(other_records), place.data());
     stable_sort_pairs(other_rank.data(), sorted_rank.data(), place.data(), order.data(), other_records,
                       bits_for(rows.ranks), nullptr);
@@ -335,10 +391,10 @@ void stamp_rows_on_device(int device, const FillVector<Element>& elements, const
   DeviceBuffer<Contribution> records(static_cast<size_t>(total));
   staging.copy(records.data(), received.data(), lower * sizeof(Contribution));
   staging.copy(records.data() + lower + own_records, received.data() + lower, (received.size() - lower) * sizeof(Contribution));
-  launch(write_records, n_elements, element_d.data(), n_elements, dn, rows, at.data(), records.data() + lower,
+  launch(write_records, n_elements, elements.data(), n_elements, dn, rows, at.data(), records.data() + lower,
          static_cast<Contribution*>(nullptr), static_cast<int32_t*>(nullptr));
   staging.finish();
-  element_d = DeviceBuffer<Element>(), at = DeviceBuffer<uint64_t>();  // every record made
+  elements.release(), at = DeviceBuffer<uint64_t>();  // every record made
   const auto n = int64_t(rows.count);
   DeviceBuffer<int32_t> order(static_cast<size_t>(total));
   DeviceBuffer<int32_t> row_start(static_cast<size_t>(n) + 1);

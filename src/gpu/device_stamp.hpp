@@ -14,14 +14,16 @@
 // conductances merged in element order and the diagonal placed, as owned_rows.cpp's assemble()
 // writes the row. Sums and differences use the _rn intrinsics: nothing is fused.
 //
-// Plain C++ (no CUDA headers).
+// Plain C++ (the CUDA runtime's header only).
 #include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
 
+#include "dist/element_scan.hpp"
 #include "dist/node_lookup.hpp"
 #include "dist/row_contribution.hpp"
+#include "gpu/device_buffer.hpp"
 #include "mna/csr.hpp"
 #include "parser/default_init.hpp"
 #include "parser/netlist.hpp"
@@ -42,14 +44,35 @@ struct DeviceStampTimes {
   std::string text() const;
 };
 
+// A rank's elements (plus and minus: global node ids) on its GPU, copied up once for the
+// super-nodes' first pass (scan()) and the stamp.
+class DeviceElements {
+ public:
+  // Copies them to device `device` (made current). Throws GpuError.
+  DeviceElements(int device, const FillVector<Element>& elements);
+
+  // The super-nodes' first pass (dist/element_scan.hpp) over them, the rank's own nodes being
+  // [range_first, range_first + range_count) of the node ids [0, total_nodes). Throws GpuError.
+  dist::ElementScan scan(uint32_t range_first, uint32_t range_count, uint32_t total_nodes) const;
+
+  int device() const { return device_; }
+  int64_t count() const { return int64_t(elements_.size()); }
+  const Element* data() const { return elements_.data(); }
+  void release() { elements_ = DeviceBuffer<Element>(); }
+
+ private:
+  int device_;
+  DeviceBuffer<Element> elements_;
+};
+
 // The rank's rows [unknown_begin[rank], unknown_begin[rank + 1]) of reduce()'s G and b, columns
-// global (G.rows set), from its `elements` (plus and minus: global node ids) and every other
-// rank's records, on device `device` (made current). b and anchored: one entry per row, sized by
+// global (G.rows set), from its `elements` (released once their records are made) and every other
+// rank's records, on their device (made current). b and anchored: one entry per row, sized by
 // the caller; anchored[u]: whether row u has a conductance to a fixed node (the floating check's
 // anchor). Throws InputError where the rank's records or
 // its rows' entries pass 2^31 (this build's index width), std::logic_error for an element end
 // that `nodes` does not hold (SuperNodes::unknown_of's contract), GpuError on a CUDA failure.
-void stamp_rows_on_device(int device, const FillVector<Element>& elements, const dist::NodeLookup& nodes,
+void stamp_rows_on_device(DeviceElements& elements, const dist::NodeLookup& nodes,
                           const std::vector<int32_t>& unknown_begin, int rank, const StampExchange& exchange,
                           CsrMatrix& G, double* b, uint8_t* anchored, DeviceStampTimes& times);
 
