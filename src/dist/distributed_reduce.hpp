@@ -70,7 +70,8 @@ struct RankSystem {
 // step 2 is done (the floating check, which names a node, is its end): from then on only nl.rank
 // and nl.ranks are read, so the caller may release nl.elements and set nl.owned_names aside
 // there, before steps 3 and 4 hold the rows twice.
-// `device` >= 0: step 2 stamps the rows on that GPU (stamp_owned_rows), the same rows.
+// `device` >= 0: nl's elements go up to that GPU once, where step 1's first pass over them
+// (element_scan.hpp) and step 2's stamp run (gpu/device_stamp.hpp), the same rows.
 RankSystem reduce_distributed(const RankNetlist& nl, MPI_Comm comm, bool repartition = true,
                               const std::function<void()>& merged = {}, const std::function<void()>& stamped = {},
                               int device = -1);

@@ -405,12 +405,15 @@ SuperNodes::SuperNodes(const RankNetlist& nl, MPI_Comm comm, ElementScan* scanne
     for (size_t b = 0; b < block_merging.size(); ++b) start[b + 1] = start[b] + block_merging[b].size();
     my_merging.resize(start.back());  // written below, on all threads
 #pragma omp parallel for schedule(dynamic, 1)
-    for (std::ptrdiff_t b = 0; b < blocks; ++b)
-      std::copy(block_merging[size_t(b)].begin(), block_merging[size_t(b)].end(), my_merging.begin() + std::ptrdiff_t(start[size_t(b)]));
+    for (std::ptrdiff_t b = 0; b < blocks; ++b) {
+      const std::vector<uint32_t>& mine = block_merging[size_t(b)];
+      std::copy(mine.begin(), mine.end(), my_merging.begin() + std::ptrdiff_t(start[size_t(b)]));
+    }
   }
   FillVector<MergeEdge> my_edges(my_merging.size());
 #pragma omp parallel for schedule(static, 4096)
-  for (std::ptrdiff_t i = 0; i < std::ptrdiff_t(my_merging.size()); ++i) my_edges[size_t(i)] = merge_edge(nl.elements[my_merging[size_t(i)]]);
+  for (std::ptrdiff_t i = 0; i < std::ptrdiff_t(my_merging.size()); ++i)
+    my_edges[size_t(i)] = merge_edge(nl.elements[my_merging[size_t(i)]]);
   MPI_Allreduce(MPI_IN_PLACE, &has_source, 1, MPI_INT, MPI_LOR, comm);
   if (!has_source) throw InputError(no_sources_message(nl.files[0]));
   uint64_t count = my_edges.size(), base = 0, total = count;

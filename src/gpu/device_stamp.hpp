@@ -2,7 +2,8 @@
 // The stamp of a rank's rows of G x = b (dist/owned_rows.hpp) on the rank's GPU: the same records,
 // sums and rows as the host's stamp, bit for bit (issue 17: two ranks on one host share its cores,
 // so they gain on one process only from work that runs on the second GPU). The host keeps the
-// exchange between ranks and the floating check.
+// exchange between ranks and the floating check. The elements go up once, before the super-nodes,
+// whose first pass over them (dist/element_scan.hpp) runs here too.
 //
 // On the device: each element's ends looked up in the super-nodes' arrays (dist/node_lookup.hpp),
 // its records made as owned_rows.cpp's contributions_to() makes them (products without fused
