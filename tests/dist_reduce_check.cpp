@@ -1,8 +1,9 @@
 // Run under mpirun by tests/test_dist_mpi.cpp: the distributed reduction
 // (src/dist/distributed_reduce.hpp) on each rank's part of a netlist against the single-process
 // reduce() of the whole one. Usage: dist_reduce_check [--memory [--file-order]] [--gpu] NETLIST.
-// With --gpu each rank stamps its rows on a GPU (rank r on device r mod the GPUs it sees;
-// dist/owned_rows.hpp), in the checks below and in reduce_distributed(). Each rank
+// With --gpu each rank makes the super-nodes' first pass and stamps its rows on a GPU (rank r on
+// device r mod the GPUs it sees; dist/distributed_reduce.hpp), in the checks below (the first
+// pass's marks also against the host's) and in reduce_distributed(). Each rank
 // parses the whole file (a test may) and cuts its RankNetlist from it with split_netlist(),
 // exactly the contract of dist/rank_netlist.hpp; then
 //   - every rank's rows of G and b, before elimination, equal reduce()'s rows bit for bit, and
@@ -249,6 +250,12 @@ int main(int argc, char** argv) {
       }
 #endif
       const SuperNodes sn(part, MPI_COMM_WORLD, on_device ? &scan : nullptr);
+      if (on_device) {  // the GPU's first pass marks exactly the host pass's nodes of other ranks
+        const SuperNodes on_host(part, MPI_COMM_WORLD);
+        const SubsetArrays a = sn.lookup().foreign, b = on_host.lookup().foreign;
+        if (a.word_count != b.word_count || !std::equal(a.words, a.words + a.word_count, b.words))
+          fail(rank, "the first pass on the GPU marked other nodes of other ranks than the host's");
+      }
       const OwnedRows rows = stamp_owned_rows(part, sn, MPI_COMM_WORLD, on_device);
       if (!serial_error.empty()) fail(rank, "the distributed reduction accepts what reduce() rejects: " + serial_error);
       check_rows(rows, sys, sn, part);
