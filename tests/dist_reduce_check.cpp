@@ -27,15 +27,11 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <optional>
 #include <string>
 #include <vector>
 
 #include "dist/distributed_reduce.hpp"
 #include "dist/distributed_solve.hpp"
-#ifdef PGSIM_HAVE_NCCL
-#include "gpu/device_stamp.hpp"
-#endif
 #include "mna/host_memory.hpp"
 #include "mna/reduce.hpp"
 #include "parser/input_error.hpp"
@@ -240,23 +236,15 @@ int main(int argc, char** argv) {
     const RankNetlist part = split_netlist(nl, rank, ranks);
     try {
       // With --gpu, as reduce_distributed() does: the super-nodes' first pass and the stamp on the GPU.
-      gpu::DeviceElements* on_device = nullptr;
-      ElementScan scan;
-#ifdef PGSIM_HAVE_NCCL
-      std::optional<gpu::DeviceElements> elements_up;
-      if (device >= 0) {
-        on_device = &elements_up.emplace(device, part.elements);
-        scan = on_device->scan(part.first_node, part.owned(), part.total_nodes);
-      }
-#endif
-      const SuperNodes sn(part, MPI_COMM_WORLD, on_device ? &scan : nullptr);
-      if (on_device) {  // the GPU's first pass marks exactly the host pass's nodes of other ranks
+      ElementsOnDevice up = elements_on_device(part, device);
+      const SuperNodes sn(part, MPI_COMM_WORLD, up.elements ? &up.scan : nullptr);
+      if (up.elements) {  // the GPU's first pass marks exactly the host pass's nodes of other ranks
         const SuperNodes on_host(part, MPI_COMM_WORLD);
         const SubsetArrays a = sn.lookup().foreign, b = on_host.lookup().foreign;
         if (a.word_count != b.word_count || !std::equal(a.words, a.words + a.word_count, b.words))
           fail(rank, "the first pass on the GPU marked other nodes of other ranks than the host's");
       }
-      const OwnedRows rows = stamp_owned_rows(part, sn, MPI_COMM_WORLD, on_device);
+      const OwnedRows rows = stamp_owned_rows(part, sn, MPI_COMM_WORLD, up.elements.get());
       if (!serial_error.empty()) fail(rank, "the distributed reduction accepts what reduce() rejects: " + serial_error);
       check_rows(rows, sys, sn, part);
       std::vector<double> x;

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
-#include <optional>
+#include <memory>
 #include <stdexcept>
 #include <string>
 
@@ -177,6 +177,18 @@ void eliminate_and_split(RankSystem& sys, MovedRows rows, const std::vector<int6
 
 }  // namespace
 
+ElementsOnDevice elements_on_device([[maybe_unused]] const RankNetlist& nl, int device) {
+  ElementsOnDevice up;
+  if (device < 0) return up;
+#ifdef PGSIM_HAVE_NCCL
+  up.elements = std::make_shared<gpu::DeviceElements>(device, nl.elements);
+  up.scan = up.elements->scan(nl.first_node, nl.owned(), nl.total_nodes);
+#else
+  throw std::logic_error("elements_on_device: this build has no GPU stamp (it needs CUDA, MPI and NCCL)");
+#endif
+  return up;
+}
+
 RankSystem reduce_distributed(const RankNetlist& nl, MPI_Comm comm, bool repartition, const std::function<void()>& merged,
                               const std::function<void()>& stamped, int device) {
   RankSystem sys;
@@ -185,24 +197,13 @@ RankSystem reduce_distributed(const RankNetlist& nl, MPI_Comm comm, bool reparti
   sys.block.rank = nl.rank;
   Stopwatch step;  // -v: the steps' times (dist/step_log.hpp)
   double peak[4];  // -v: the peak host bytes after each step (VmHWM)
-  // With a device, the elements go up to it once, for the super-nodes' first pass and the stamp.
-  gpu::DeviceElements* on_device = nullptr;
-  ElementScan scan;
-#ifdef PGSIM_HAVE_NCCL
-  std::optional<gpu::DeviceElements> elements_up;
-  if (device >= 0) {
-    on_device = &elements_up.emplace(device, nl.elements);
-    scan = on_device->scan(nl.first_node, nl.owned(), nl.total_nodes);
-  }
-#else
-  if (device >= 0) throw std::logic_error("reduce_distributed: this build has no GPU stamp (it needs CUDA, MPI and NCCL)");
-#endif
-  const std::string scanned = on_device ? fmt::format("elements up to its GPU and scanned there {:.3f} s, ", step.lap()) : "";
-  sys.super_nodes = SuperNodes(nl, comm, on_device ? &scan : nullptr);
+  ElementsOnDevice up = elements_on_device(nl, device);
+  const std::string scanned = up.elements ? fmt::format("elements up to its GPU and scanned there {:.3f} s, ", step.lap()) : "";
+  sys.super_nodes = SuperNodes(nl, comm, up.elements ? &up.scan : nullptr);
   if (merged) merged();
   const double merge_seconds = step.lap();
   peak[0] = double(host_memory().peak);
-  OwnedRows owned = stamp_owned_rows(nl, sys.super_nodes, comm, on_device);
+  OwnedRows owned = stamp_owned_rows(nl, sys.super_nodes, comm, up.elements.get());
   if (stamped) stamped();
   const double stamp_seconds = step.lap();
   peak[1] = double(host_memory().peak);

@@ -28,6 +28,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -75,6 +76,16 @@ struct RankSystem {
 RankSystem reduce_distributed(const RankNetlist& nl, MPI_Comm comm, bool repartition = true,
                               const std::function<void()>& merged = {}, const std::function<void()>& stamped = {},
                               int device = -1);
+
+// A rank's elements on its GPU (gpu/device_stamp.hpp) with the super-nodes' first pass made there
+// (element_scan.hpp), for SuperNodes and stamp_owned_rows(), as reduce_distributed() uses them.
+struct ElementsOnDevice {
+  std::shared_ptr<gpu::DeviceElements> elements;  // null: the elements stay on the host
+  ElementScan scan;
+};
+// nl's elements up to GPU `device` and scanned there; nothing where device < 0. Not collective.
+// Throws GpuError on a CUDA failure; std::logic_error in a build without CUDA, MPI and NCCL.
+ElementsOnDevice elements_on_device(const RankNetlist& nl, int device);
 
 // Collective. The voltage of every node this rank owns (index i: node first_node + i) from the
 // rank's part x_block of the kept system's solution (block order): eliminated unknowns recovered
