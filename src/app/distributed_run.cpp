@@ -232,12 +232,9 @@ RunReport run_distributed(const Options& opt, const dist::MpiSession& mpi, Distr
   ParkedNames owned_names;
   double park_seconds = 0;
   // A GPU rank stamps its rows on its GPU (dist/owned_rows.hpp): on one host the ranks share the
-  // cores, and the second GPU is what a second rank adds.
-#ifdef PGSIM_HAVE_NCCL
+  // cores, and the second GPU is what a second rank adds. (A build without NCCL refused --backend
+  // gpu above.)
   const int stamp_device = gpu ? host.rank : -1;
-#else
-  const int stamp_device = -1;
-#endif
   try {
     // Element names are read only by the super-nodes' loop message, elements until the rows are
     // stamped: each is released as soon as it is done with, the names before the stamp, where a
