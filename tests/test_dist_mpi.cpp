@@ -62,11 +62,11 @@ std::string mesh_text(int n) {
 std::string make_mesh(const test::TempDir& dir) { return dir.write("mesh.sp", mesh_text(150)); }
 
 #ifdef PGSIM_HAVE_NCCL
-// The GPU cases need 2 GPUs.
-void skip_without_two_gpus() {
+// A GPU case needs `count` GPUs (the distributed solve one a rank; the stamp's check shares one).
+void skip_without_gpus(int count) {
   int devices = 0;
-  if (cudaGetDeviceCount(&devices) == cudaSuccess && devices >= 2) return;
-  WARN("fewer than 2 GPUs: skipped");
+  if (cudaGetDeviceCount(&devices) == cudaSuccess && devices >= count) return;
+  WARN("fewer than " << count << " GPU(s): skipped");
   std::exit(77);
 }
 
@@ -468,11 +468,7 @@ TEST_CASE("the distributed reduction rejects a loop of sources, a floating part 
 TEST_CASE("the distributed stamp on the ranks' GPUs: reduce()'s rows bit for bit, its errors, the voltages",
           "[dist][mpi][gpu]") {
   skip_without_mpirun();
-  int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    WARN("no GPU: skipped");
-    std::exit(77);
-  }
+  skip_without_gpus(1);
   test::TempDir dir;
   check_reduce_netlists(dir, "--gpu");
   check_rejected_netlists(dir, "--gpu");
@@ -483,7 +479,7 @@ TEST_CASE("the distributed stamp on the ranks' GPUs: reduce()'s rows bit for bit
 TEST_CASE("mpirun -np 2 --backend gpu: the single-GPU voltages within 1e-9 V on ibmpg1, a generated grid, the mesh",
           "[dist][mpi][gpu]") {
   skip_without_mpirun();
-  skip_without_two_gpus();
+  skip_without_gpus(2);
   test::TempDir dir;
   const std::string grid = dir.file("grid.sp");
   REQUIRE(run_command("\"" PGSIM_GEN_EXE "\" --nodes 300k --seed 1 -q -o " + grid, dir.file("gen.log")) == 0);
@@ -522,7 +518,7 @@ TEST_CASE("mpirun -np 2 --backend gpu with Jacobi: the single-GPU iteration coun
   // The mesh is cut (a halo on both ranks), so NCCL's halo exchange and all-reduces decide the
   // result; point Jacobi is the same operator however the rows are split.
   skip_without_mpirun();
-  skip_without_two_gpus();
+  skip_without_gpus(2);
   test::TempDir dir;
   const std::string args = make_mesh(dir) + " -q --backend gpu --precond jacobi --json ";
   REQUIRE(pgsim_one_thread(args + dir.file("one.json"), dir.file("one.log")) == kExitOk);
@@ -538,7 +534,7 @@ TEST_CASE("mpirun -np 2 --backend gpu with Jacobi: the single-GPU iteration coun
 TEST_CASE("mpirun --backend gpu with more ranks than GPUs: every rank ends, the error says one rank per GPU",
           "[dist][mpi][gpu]") {
   skip_without_mpirun();
-  skip_without_two_gpus();
+  skip_without_gpus(2);
   int devices = 0;
   REQUIRE(cudaGetDeviceCount(&devices) == cudaSuccess);
   test::TempDir dir;
