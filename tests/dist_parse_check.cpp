@@ -13,9 +13,13 @@
 //     with CUDA): ranks below K read their ranges on a GPU (rank r on device r mod the devices),
 //     their node names left there (dist/node_names_on_device.hpp): with K = the ranks, the node
 //     ids are numbered on the GPUs; with fewer, the names come down for the host's numbering.
-//     --failing-device: every rank's reader reads on the CPU but hands its node names over as if
-//     left on a device whose numbering fails on the last rank (FailingDeviceNames): the parse
-//     must number them on the host instead, with the same ids.
+//     --keep-elements (with --gpu-ranks): those ranks' readers leave their elements on the GPU
+//     too (dist/elements_on_device.hpp), renumbered there where the ids are numbered there, else
+//     brought down; the check reads them from there.
+//     --failing-device: every rank's reader reads on the CPU but hands its node names and
+//     elements over as if left on a device whose numbering fails on the last rank
+//     (FailingDeviceNames, HostHeldElements): the parse must bring the elements down and number
+//     the names on the host instead, with the same ids.
 //     Prints "FAIL ..." per failed check; exit 1 on any.
 //   dist_parse_check error FILE...
 //     parses each FILE: every rank prints "rank R: FILE: WHAT" for an error, "rank R: FILE: no
@@ -116,14 +120,18 @@ void check_parse(const std::string& path, const Netlist& serial, const std::vect
            std::string(serial.node_names[rn.first_node + i]).c_str());
       break;
     }
-  // Elements: this rank's run of the serial list.
-  uint64_t count = rn.elements.size(), before = 0, total = 0;
+  // Elements: this rank's run of the serial list, read from the device where they were left there.
+  if (rn.device_elements && !rn.elements.empty()) fail("%s: elements both on the host and on a device", c);
+  FillVector<Element> held;
+  if (rn.device_elements) rn.device_elements->download(held);
+  const FillVector<Element>& elements = rn.device_elements ? held : rn.elements;
+  uint64_t count = elements.size(), before = 0, total = 0;
   MPI_Exscan(&count, &before, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
   MPI_Allreduce(&count, &total, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
   if (rank == 0) before = 0;
   if (total != serial.elements.size()) fail("%s: %llu elements in all, serial %zu", c, (unsigned long long)total, serial.elements.size());
   for (uint64_t k = 0; k < count && before + k < serial.elements.size(); ++k) {
-    const Element& a = rn.elements[k];
+    const Element& a = elements[k];
     const Element& b = serial.elements[before + k];
     const std::string wa = rn.where(a.where()), wb = serial.where(b.where());
     if (a.kind != b.kind || a.plus != b.plus || a.minus != b.minus || std::memcmp(&a.value, &b.value, sizeof a.value) != 0 ||
@@ -146,6 +154,18 @@ void check_parse(const std::string& path, const Netlist& serial, const std::vect
   if (rank != 0 && !rn.warnings.empty()) fail("%s: warnings on a rank other than 0", c);
 }
 
+// Elements "left on a device" with FailingDeviceNames: held on the host, in local ids.
+class HostHeldElements final : public ElementsOnDevice {
+ public:
+  explicit HostHeldElements(FillVector<Element> elements) : elements_(std::move(elements)) {}
+  uint64_t count() const override { return elements_.size(); }
+  Element at(uint64_t k) const override { return elements_.at(k); }
+  void download(FillVector<Element>& out) const override { out = elements_; }
+
+ private:
+  FillVector<Element> elements_;
+};
+
 // Node names "left on a device" whose numbering fails on the last rank, inside the agreement
 // (as a device's failure would), and come down on request: held on the host.
 class FailingDeviceNames final : public NodeNamesOnDevice {
@@ -155,7 +175,7 @@ class FailingDeviceNames final : public NodeNamesOnDevice {
   void download(NameTable& names) override {
     for (uint32_t k = 1; k < names_.size(); ++k) names.intern(names_[k]);
   }
-  NodeNumbering number(const RankExchange& exchange) override {
+  NodeNumbering number(const RankExchange& exchange, ElementsOnDevice*, uint32_t) override {
     exchange.agree([&] {
       if (exchange.rank == exchange.ranks - 1) throw std::runtime_error("a made-up device failure");
     });
@@ -179,6 +199,7 @@ int run_parse(int argc, char** argv) {
   bool small = false, warnings = true;
   int gpu_ranks = 0;
   bool failing_device = false;
+  [[maybe_unused]] bool keep_elements = false;  // --gpu-ranks only
   std::vector<std::vector<uint64_t>> configs = {{}};
   for (int i = 3; i < argc; ++i) {
     const std::string a = argv[i];
@@ -189,15 +210,18 @@ int run_parse(int argc, char** argv) {
     else if (a == "--no-default") configs.erase(configs.begin());
     else if (a == "--gpu-ranks") gpu_ranks = std::stoi(argv[++i]);
     else if (a == "--failing-device") failing_device = true;
+    else if (a == "--keep-elements") keep_elements = true;
   }
   PartReader reader;
   if (failing_device)
     reader = [](const std::string& file, uint64_t begin, uint64_t end, const ParseOptions& options, NetlistPart& part,
-                std::unique_ptr<NodeNamesOnDevice>& names) {
+                std::unique_ptr<NodeNamesOnDevice>& names, std::shared_ptr<ElementsOnDevice>& elements) {
       part = parse_netlist_part(file, begin, end, options);
       if (part.error) return true;
       names = std::make_unique<FailingDeviceNames>(std::move(part.netlist.node_names));
       part.netlist.node_names = Netlist().node_names;  // ground alone, as a reader that keeps its names leaves it
+      elements = std::make_shared<HostHeldElements>(std::move(part.netlist.elements));
+      FillVector<Element>().swap(part.netlist.elements);
       return true;
     };
 #ifdef PGSIM_HAVE_CUDA
@@ -207,11 +231,12 @@ int run_parse(int argc, char** argv) {
     return 1;
   }
   if (rank < gpu_ranks)
-    reader = [device = rank % std::max(devices, 1)](const std::string& file, uint64_t begin, uint64_t end,
-                                                     const ParseOptions& options, NetlistPart& part,
-                                                     std::unique_ptr<NodeNamesOnDevice>& names) {
+    reader = [device = rank % std::max(devices, 1), keep_elements](
+                 const std::string& file, uint64_t begin, uint64_t end, const ParseOptions& options, NetlistPart& part,
+                 std::unique_ptr<NodeNamesOnDevice>& names, std::shared_ptr<ElementsOnDevice>& elements) {
       std::string why;
-      return gpu::parse_netlist_part_on_gpu(file, begin, end, options, device, part, why, nullptr, &names);
+      return gpu::parse_netlist_part_on_gpu(file, begin, end, options, device, part, why, nullptr, &names,
+                                            keep_elements ? &elements : nullptr);
     };
 #else
   if (gpu_ranks > 0) {

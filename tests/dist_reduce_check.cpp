@@ -3,7 +3,9 @@
 // reduce() of the whole one. Usage: dist_reduce_check [--memory [--file-order]] [--gpu] NETLIST.
 // With --gpu each rank makes the super-nodes' first pass and stamps its rows on a GPU (rank r on
 // device r mod the GPUs it sees; dist/distributed_reduce.hpp), in the checks below (the first
-// pass's marks also against the host's) and in reduce_distributed(). Each rank
+// pass's marks and merging elements also against the host's) and in reduce_distributed(), its
+// part's elements held there only, as the GPU reader of a range leaves them
+// (dist/elements_on_device.hpp). Each rank
 // parses the whole file (a test may) and cuts its RankNetlist from it with split_netlist(),
 // exactly the contract of dist/rank_netlist.hpp; then
 //   - every rank's rows of G and b, before elimination, equal reduce()'s rows bit for bit, and
@@ -32,6 +34,9 @@
 
 #include "dist/distributed_reduce.hpp"
 #include "dist/distributed_solve.hpp"
+#ifdef PGSIM_HAVE_NCCL
+#include "gpu/device_stamp.hpp"
+#endif
 #include "mna/host_memory.hpp"
 #include "mna/reduce.hpp"
 #include "parser/input_error.hpp"
@@ -112,10 +117,22 @@ void check_rows(const OwnedRows& rows, const ReducedSystem& sys, const SuperNode
 
 // reduce_distributed() with or without the repartition, solved by the CPU distributed PCG:
 // owned_voltages() against the direct solve's voltages of every node (`reference`).
+// part, its elements held on GPU `device` only (dist/elements_on_device.hpp); part itself where device < 0.
+RankNetlist held_on(const RankNetlist& part, [[maybe_unused]] int device) {
+  RankNetlist held = part;
+#ifdef PGSIM_HAVE_NCCL
+  if (device >= 0) {
+    held.device_elements = std::make_shared<gpu::DeviceElements>(device, part.elements);
+    FillVector<Element>().swap(held.elements);
+  }
+#endif
+  return held;
+}
+
 void check_solve(const RankNetlist& part, bool repartition, const std::vector<double>& reference, int device) {
   const int rank = part.rank;
   const char* how = repartition ? "repartitioned" : "file order";
-  RankSystem rs = reduce_distributed(part, MPI_COMM_WORLD, repartition, {}, {}, device);
+  RankSystem rs = reduce_distributed(held_on(part, device), MPI_COMM_WORLD, repartition, {}, {}, device);
   SolveControl control;
   control.tolerance = 1e-12;
   control.max_iterations = 5000;
@@ -236,15 +253,24 @@ int main(int argc, char** argv) {
     const RankNetlist part = split_netlist(nl, rank, ranks);
     try {
       // With --gpu, as reduce_distributed() does: the super-nodes' first pass and the stamp on the GPU.
-      ElementsOnDevice up = elements_on_device(part, device);
-      const SuperNodes sn(part, MPI_COMM_WORLD, up.elements ? &up.scan : nullptr);
+      const RankNetlist held = held_on(part, device);
+      ScannedOnDevice up = scan_on_device(held, device);
+      if (up.elements) {  // the GPU's merging elements are the host's
+        const ElementScan& scan = up.scan;
+        uint64_t differ = 0;
+        for (size_t i = 0; i < scan.merging.size(); ++i)
+          differ += scan.merging[i] >= part.elements.size() ||
+                    std::memcmp(&scan.merging_elements[i], &part.elements[scan.merging[i]], sizeof(Element)) != 0;
+        if (differ > 0) fail(rank, std::to_string(differ) + " merging element(s) from the GPU differ from the host's");
+      }
+      const SuperNodes sn(held, MPI_COMM_WORLD, up.elements ? &up.scan : nullptr);
       if (up.elements) {  // the GPU's first pass marks exactly the host pass's nodes of other ranks
         const SuperNodes on_host(part, MPI_COMM_WORLD);
         const SubsetArrays a = sn.lookup().foreign, b = on_host.lookup().foreign;
         if (a.word_count != b.word_count || !std::equal(a.words, a.words + a.word_count, b.words))
           fail(rank, "the first pass on the GPU marked other nodes of other ranks than the host's");
       }
-      const OwnedRows rows = stamp_owned_rows(part, sn, MPI_COMM_WORLD, up.elements.get());
+      const OwnedRows rows = stamp_owned_rows(held, sn, MPI_COMM_WORLD, up.elements.get());
       if (!serial_error.empty()) fail(rank, "the distributed reduction accepts what reduce() rejects: " + serial_error);
       check_rows(rows, sys, sn, part);
       std::vector<double> x;

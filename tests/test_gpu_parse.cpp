@@ -286,7 +286,9 @@ TEST_CASE("GPU parse: a byte range of a file reads as parse_netlist_part reads i
 // tests/dist_parse_check.cpp against the serial parse, with ranges read on the GPU (ranks share a
 // device where there are fewer). Every rank's read there: the node ids numbered on the GPUs
 // (dist/node_names_on_device.hpp); some ranks' (or an empty range, which the CPU reads): the names
-// brought down for the host's numbering. Random cuts give empty and uneven ranges.
+// brought down for the host's numbering. Each way also with the elements left on the GPUs
+// (--keep-elements: renumbered there, or brought down with the names). Random cuts give empty and
+// uneven ranges.
 TEST_CASE("GPU parse under mpirun: node ids numbered on the GPUs are the serial parse's, 1 to 3 ranks",
           "[gpu][parse][mpi]") {
   test::skip_without_gpu();
@@ -294,6 +296,17 @@ TEST_CASE("GPU parse under mpirun: node ids numbered on the GPUs are the serial 
   test::TempDir dir;
   const std::string grid = dir.file("grid.sp");
   REQUIRE(std::system(("\"" PGSIM_GEN_EXE "\" --nodes 30k --seed 5 -o " + grid + " >/dev/null").c_str()) == 0);
+  // The grid with two elements of one name last: a duplicate element name in the last range (at
+  // the default cuts), whose reader brings its elements down (the warning reads their lines)
+  // while the other ranks' stay on their GPUs.
+  const std::string duplicated = dir.file("duplicated.sp");
+  {
+    std::string text = test::read_text(grid);
+    const size_t op = text.rfind(".op");
+    REQUIRE(op != std::string::npos);
+    text.insert(op, "Rtwice n1_0_0 n1_2_0 5e-01\nRtwice n1_2_0 n1_4_0 7e-01\n");
+    std::ofstream(duplicated, std::ios::binary) << text;
+  }
   std::vector<std::string> netlists{grid};
   if (std::filesystem::exists(PGSIM_SHARED_DATA "/ibmpg1.spice")) netlists.push_back(PGSIM_SHARED_DATA "/ibmpg1.spice");
   const auto check = [&](int ranks, const std::string& args) {
@@ -307,8 +320,11 @@ TEST_CASE("GPU parse under mpirun: node ids numbered on the GPUs are the serial 
   for (const std::string& netlist : netlists)
     for (int ranks = 1; ranks <= 3; ++ranks) {
       check(ranks, netlist + " --random 3 --gpu-ranks " + std::to_string(ranks));
+      check(ranks, netlist + " --random 2 --keep-elements --gpu-ranks " + std::to_string(ranks));
       if (ranks > 1) check(ranks, netlist + " --random 1 --gpu-ranks 1");
+      if (ranks > 1) check(ranks, netlist + " --random 1 --keep-elements --gpu-ranks 1");
     }
+  for (int ranks = 1; ranks <= 3; ++ranks) check(ranks, duplicated + " --keep-elements --gpu-ranks " + std::to_string(ranks));
 }
 #endif
 

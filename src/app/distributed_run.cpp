@@ -79,19 +79,22 @@ void check_distributed_options(const Options& opt, int ranks) {
 #ifdef PGSIM_HAVE_CUDA
 // Each rank's range read on its GPU (gpu/gpu_parse.hpp), device `device`, where --parse asks for
 // it by one process's rule for its whole file (app/backend.hpp gpu_parse_wanted; a GPU run makes
-// its context beside the parse), its node names left there (dist/node_names_on_device.hpp). Where
+// its context beside the parse), its node names left there (dist/node_names_on_device.hpp), and
+// in a GPU run, whose reduction runs there too, its elements (dist/elements_on_device.hpp). Where
 // the reader declines or fails, the rank reads its range on the CPU. `on_gpu` is set where it did.
 dist::PartReader gpu_part_reader(const Options& opt, bool gpu_run, int device, bool& on_gpu) {
   if (!gpu_parse_wanted(opt.parse, gpu_run, UINT64_MAX)) return {};  // no range is
   return [parse = opt.parse, gpu_run, device, &on_gpu](const std::string& path, uint64_t begin, uint64_t end,
                                                        const ParseOptions& options, NetlistPart& part,
-                                                       std::unique_ptr<dist::NodeNamesOnDevice>& names) {
+                                                       std::unique_ptr<dist::NodeNamesOnDevice>& names,
+                                                       std::shared_ptr<dist::ElementsOnDevice>& elements) {
     if (!gpu_parse_wanted(parse, gpu_run, end - begin)) return false;
     std::string why;
     gpu::GpuParseTimes t;
     try {
       // The node names stay on the GPU, where the node ids are numbered if every rank's range is read there.
-      if (gpu::parse_netlist_part_on_gpu(path, begin, end, options, device, part, why, &t, &names)) {
+      if (gpu::parse_netlist_part_on_gpu(path, begin, end, options, device, part, why, &t, &names,
+                                         gpu_run ? &elements : nullptr)) {
         spdlog::debug("range [{}, {}) parsed on GPU {}: {}", begin, end, device, t.text());
         on_gpu = true;
         return true;
@@ -223,7 +226,7 @@ RunReport run_distributed(const Options& opt, const dist::MpiSession& mpi, Distr
   MPI_Allreduce(MPI_IN_PLACE, &bytes, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
   rep.bytes = bytes;
   spdlog::info("parsed {} on {} ranks: {} nodes, {:.1f} MB in {:.3f} s (rank 0: {} elements, {} nodes of its own)",
-               opt.netlist, mpi.size(), rep.nodes, double(rep.bytes) / 1e6, rep.time.parse, netlist.elements.size(),
+               opt.netlist, mpi.size(), rep.nodes, double(rep.bytes) / 1e6, rep.time.parse, netlist.element_count(),
                netlist.owned());
 
   dist::RankSystem& sys = keep.system;
@@ -247,6 +250,7 @@ RunReport run_distributed(const Options& opt, const dist::MpiSession& mpi, Distr
         },
         [&] {
           decltype(netlist.elements)().swap(netlist.elements);
+          netlist.device_elements.reset();
           Stopwatch parking;
           owned_names = park_names(netlist.owned_names);
           park_seconds = parking.lap();

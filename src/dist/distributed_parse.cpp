@@ -645,13 +645,17 @@ RankNetlist parse_distributed(const std::string& path, MPI_Comm comm, const Pars
 
   Stopwatch watch;  // -v: the steps' times (dist/step_log.hpp)
   NetlistPart part;
-  std::unique_ptr<NodeNamesOnDevice> device_names;  // the part's node names, where its reader left them on its GPU
+  // The part's node names, and maybe its elements, where its reader left them on its GPU.
+  std::unique_ptr<NodeNamesOnDevice> device_names;
+  std::shared_ptr<ElementsOnDevice> device_elements;
   std::exception_ptr failure;
   try {
-    if (!read_part || !read_part(path, begin, end, options, part, device_names)) {
+    if (!read_part || !read_part(path, begin, end, options, part, device_names, device_elements)) {
       device_names.reset();
+      device_elements.reset();
       part = parse_netlist_part(path, begin, end, options);
     }
+    if (device_elements && !device_names) throw std::logic_error("parse_distributed: a reader left elements without names on its device");
   } catch (...) {
     failure = std::current_exception();
   }
@@ -666,6 +670,7 @@ RankNetlist parse_distributed(const std::string& path, MPI_Comm comm, const Pars
     part = NetlistPart();
     part.netlist.files = {path};
     device_names.reset();
+    device_elements.reset();
   }
   // Lines before this range (uint32 wraps as the serial parse's count does).
   uint64_t lines = part.lines, before = 0;
@@ -683,7 +688,7 @@ RankNetlist parse_distributed(const std::string& path, MPI_Comm comm, const Pars
     throw_everywhere(comm, error_rank, failure ? failure : rank == error_rank ? part_error(part, line_offset) : nullptr);
 
   // 4. What a distributed run cannot take.
-  uint64_t elements = part.netlist.elements.size();
+  uint64_t elements = part.netlist.elements.size() + (device_elements ? device_elements->count() : 0);
   MPI_Allreduce(MPI_IN_PLACE, &elements, 1, MPI_UINT64_T, MPI_SUM, comm);
   if (elements == 0) throw InputError(path + ": the netlist has no elements");
   const std::optional<std::string> transient = transient_place(part, line_offset);
@@ -694,14 +699,14 @@ RankNetlist parse_distributed(const std::string& path, MPI_Comm comm, const Pars
                                         : nullptr);
 
   // 5. Global node ids (on the ranks' GPUs where every rank's names are there); elements
-  // renumbered, their top-file lines the whole file's.
+  // renumbered (there too, where they are), their top-file lines the whole file's.
   const double parsed = watch.lap();
   int on_devices = device_names != nullptr;
   MPI_Allreduce(MPI_IN_PLACE, &on_devices, 1, MPI_INT, MPI_MIN, comm);
   const uint32_t local_names = device_names ? device_names->count() + 1 : part.netlist.node_names.size();
   NodeNumbering on_gpus;
   if (on_devices) try {
-      on_gpus = device_names->number(rank_exchange(comm));
+      on_gpus = device_names->number(rank_exchange(comm), device_elements.get(), line_offset);
     } catch (const InputError&) {
       throw;  // the netlist's (too many names), the same on every rank
     } catch (const std::exception& e) {
@@ -715,9 +720,11 @@ RankNetlist parse_distributed(const std::string& path, MPI_Comm comm, const Pars
     numbering.global = std::move(on_gpus.global);
     numbering.total_nodes = on_gpus.total_nodes;
   } else {
-    agree_on_failure(comm, [&] {  // every rank's names on the host
+    agree_on_failure(comm, [&] {  // every rank's names, and elements, on the host
       if (device_names) device_names->download(part.netlist.node_names);
+      if (device_elements) device_elements->download(part.netlist.elements);
     });
+    device_elements.reset();
     numbering = number_nodes(part.netlist.node_names, comm);
   }
   device_names.reset();
@@ -740,6 +747,7 @@ RankNetlist parse_distributed(const std::string& path, MPI_Comm comm, const Pars
                                : balance_owned(numbering.owned, numbering.first_node, numbering.total_nodes, comm);
   numbering.owned = NameTable();
   out.elements = std::move(el);
+  out.device_elements = std::move(device_elements);
   out.element_names = std::move(part.netlist.element_names);
   out.named_elements = std::move(part.netlist.named_elements);
   out.names_thinned = part.netlist.names_thinned;

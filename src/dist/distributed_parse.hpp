@@ -33,7 +33,9 @@
 //    is (OwnShare::kLeft), and every buffer is written on all threads, so that what runs on one
 //    thread is MPI's copying of other ranks' shares. "0" and "gnd" are ground, id 0, sent
 //    nowhere. Where every rank's reader left its names on its GPU, this step and the next run
-//    there instead (dist/node_names_on_device.hpp), giving the same ids and names.
+//    there instead (dist/node_names_on_device.hpp), giving the same ids and names; and where
+//    a reader left its elements there too, they are renumbered there and stay there
+//    (dist/elements_on_device.hpp).
 // 6. Ownership balanced: rank r owns ids [1 + r (N - 1) / P, 1 + (r + 1) (N - 1) / P) of the N
 //    ids, and each rank sends the names of its first appearances to their owners (one slice of
 //    its table per owner, in id order). First appearances are far from balanced (pgsim-gen writes
@@ -67,10 +69,13 @@ namespace pgsim::dist {
 // GPU reader, gpu/gpu_parse.hpp); false leaves the range to parse_netlist_part. Must not throw.
 // It may leave the part's node names on its device (`names`; the part's table then holds ground
 // alone): step 5 numbers them there where every rank's are (dist/node_names_on_device.hpp), else
-// brings them to the host.
+// brings them to the host. With its names it may leave the part's elements there too
+// (`elements`; the part's array then empty): step 5 renumbers them there and the RankNetlist
+// keeps them there (device_elements), or where the names come to the host, they do too.
 using PartReader = std::function<bool(const std::string& path, uint64_t begin, uint64_t end,
                                       const ParseOptions& options, NetlistPart& part,
-                                      std::unique_ptr<NodeNamesOnDevice>& names)>;
+                                      std::unique_ptr<NodeNamesOnDevice>& names,
+                                      std::shared_ptr<ElementsOnDevice>& elements)>;
 
 // Collective over `comm`. `options` applies to each rank's parse (block and chunk sizes, and
 // progress, called with the rank's bytes read and its range's size). `split_at` is for tests:

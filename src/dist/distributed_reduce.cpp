@@ -177,14 +177,23 @@ void eliminate_and_split(RankSystem& sys, MovedRows rows, const std::vector<int6
 
 }  // namespace
 
-ElementsOnDevice elements_on_device([[maybe_unused]] const RankNetlist& nl, int device) {
-  ElementsOnDevice up;
-  if (device < 0) return up;
+ScannedOnDevice scan_on_device(const RankNetlist& nl, int device) {
+  ScannedOnDevice up;
+  if (device < 0) {
+    if (nl.device_elements) throw std::logic_error("scan_on_device: the elements are on a device, the reduction on the host");
+    return up;
+  }
 #ifdef PGSIM_HAVE_NCCL
-  up.elements = std::make_shared<gpu::DeviceElements>(device, nl.elements);
+  if (nl.device_elements) {
+    up.elements = std::dynamic_pointer_cast<gpu::DeviceElements>(nl.device_elements);
+    if (!up.elements || up.elements->device() != device)
+      throw std::logic_error("scan_on_device: the elements are on another device than the reduction's");
+  } else {
+    up.elements = std::make_shared<gpu::DeviceElements>(device, nl.elements);
+  }
   up.scan = up.elements->scan(nl.first_node, nl.owned(), nl.total_nodes);
 #else
-  throw std::logic_error("elements_on_device: this build has no GPU stamp (it needs CUDA, MPI and NCCL)");
+  throw std::logic_error("scan_on_device: this build has no GPU stamp (it needs CUDA, MPI and NCCL)");
 #endif
   return up;
 }
@@ -197,8 +206,11 @@ RankSystem reduce_distributed(const RankNetlist& nl, MPI_Comm comm, bool reparti
   sys.block.rank = nl.rank;
   Stopwatch step;  // -v: the steps' times (dist/step_log.hpp)
   double peak[4];  // -v: the peak host bytes after each step (VmHWM)
-  ElementsOnDevice up = elements_on_device(nl, device);
-  const std::string scanned = up.elements ? fmt::format("elements up to its GPU and scanned there {:.3f} s, ", step.lap()) : "";
+  const bool were_there = nl.device_elements != nullptr;
+  ScannedOnDevice up = scan_on_device(nl, device);
+  const std::string scanned =
+      up.elements ? fmt::format("elements {} its GPU and scanned there {:.3f} s, ", were_there ? "already on" : "up to", step.lap())
+                  : "";
   sys.super_nodes = SuperNodes(nl, comm, up.elements ? &up.scan : nullptr);
   if (merged) merged();
   const double merge_seconds = step.lap();

@@ -71,21 +71,24 @@ struct RankSystem {
 // step 2 is done (the floating check, which names a node, is its end): from then on only nl.rank
 // and nl.ranks are read, so the caller may release nl.elements and set nl.owned_names aside
 // there, before steps 3 and 4 hold the rows twice.
-// `device` >= 0: nl's elements go up to that GPU once, where step 1's first pass over them
-// (element_scan.hpp) and step 2's stamp run (gpu/device_stamp.hpp), the same rows.
+// `device` >= 0: nl's elements go up to that GPU once (or are there already: nl.device_elements,
+// which must be on that device), where step 1's first pass over them (element_scan.hpp) and step
+// 2's stamp run (gpu/device_stamp.hpp), the same rows. device < 0 takes nl.elements only.
 RankSystem reduce_distributed(const RankNetlist& nl, MPI_Comm comm, bool repartition = true,
                               const std::function<void()>& merged = {}, const std::function<void()>& stamped = {},
                               int device = -1);
 
 // A rank's elements on its GPU (gpu/device_stamp.hpp) with the super-nodes' first pass made there
 // (element_scan.hpp), for SuperNodes and stamp_owned_rows(), as reduce_distributed() uses them.
-struct ElementsOnDevice {
+struct ScannedOnDevice {
   std::shared_ptr<gpu::DeviceElements> elements;  // null: the elements stay on the host
   ElementScan scan;
 };
-// nl's elements up to GPU `device` and scanned there; nothing where device < 0. Not collective.
-// Throws GpuError on a CUDA failure; std::logic_error in a build without CUDA, MPI and NCCL.
-ElementsOnDevice elements_on_device(const RankNetlist& nl, int device);
+// nl's elements on GPU `device` (copied up, unless nl.device_elements holds them there) and
+// scanned there; nothing where device < 0. Not collective. Throws GpuError on a CUDA failure;
+// std::logic_error in a build without CUDA, MPI and NCCL, and where nl.device_elements is not on
+// `device` (or device < 0).
+ScannedOnDevice scan_on_device(const RankNetlist& nl, int device);
 
 // Collective. The voltage of every node this rank owns (index i: node first_node + i) from the
 // rank's part x_block of the kept system's solution (block order): eliminated unknowns recovered

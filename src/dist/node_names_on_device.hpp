@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "dist/elements_on_device.hpp"
 #include "parser/default_init.hpp"
 #include "parser/name_table.hpp"
 
@@ -50,7 +51,7 @@ struct RankExchange {
 
 // A rank's node ids (steps 5 and 6 of distributed_parse.hpp).
 struct NodeNumbering {
-  FillVector<uint32_t> global;  // by local id: global[0] = 0 (ground)
+  FillVector<uint32_t> global;  // by local id: global[0] = 0 (ground); empty where number() renumbered the elements
   uint32_t total_nodes = 1;     // ground included
   uint32_t first_seen = 0;      // the local names this rank saw first
   NameTable owned;              // the rank's names once balanced (ids balanced_first(rank) on), no hash index
@@ -68,7 +69,11 @@ class NodeNamesOnDevice {
   // as the host's numbering gives them. Throws on every rank alike: InputError beyond the ids'
   // width; another exception where a rank's device failed (RankExchange::agree), after which the
   // distributed parse brings the names down (download()) and numbers them on the host.
-  virtual NodeNumbering number(const RankExchange& ranks) = 0;
+  // `elements`, where given: the part's elements, left on the same device by the same reader
+  // (dist/elements_on_device.hpp), whose ends name the local ids. They are renumbered there, last,
+  // their ends given the global ids and the lines of file 0 moved on by `line_offset`, and
+  // `global` comes back empty; after a failure they are as they were.
+  virtual NodeNumbering number(const RankExchange& ranks, ElementsOnDevice* elements, uint32_t line_offset) = 0;
 };
 
 }  // namespace pgsim::dist

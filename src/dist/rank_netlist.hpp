@@ -15,13 +15,17 @@
 // and their unknowns are its rows. Ground belongs to no rank.
 //
 // Elements keep file order within the range; with the ranges in rank order they are the
-// serial parse's elements, split. Element names are kept per rank (a duplicate name in two ranges
-// is not detected); element_name() reads them. Both name tables are read by id only (no hash
-// index: find() and intern() are not allowed).
+// serial parse's elements, split. Where the range's reader left them on the rank's GPU for a
+// reduction there (dist/elements_on_device.hpp), `elements` is empty and device_elements holds
+// them, the same elements: element_count() and element() read either. Element names are kept
+// per rank (a duplicate name in two ranges is not detected); element_name() reads them. Both
+// name tables are read by id only (no hash index: find() and intern() are not allowed).
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "dist/elements_on_device.hpp"
 #include "parser/default_init.hpp"
 #include "parser/name_table.hpp"
 #include "parser/netlist.hpp"
@@ -34,6 +38,7 @@ struct RankNetlist {
   uint32_t total_nodes = 1;  // node ids of the whole netlist, ground included (a serial node_count())
   NameTable owned_names;     // owned node i (global id first_node + i) is named owned_names[i]
   FillVector<Element> elements;  // this range's elements, file order; plus/minus are global node ids
+  std::shared_ptr<ElementsOnDevice> device_elements;  // or, where set, these hold them (elements empty)
   // Element k's name, element_name(k): element_names[k], or where a reader kept only the names a
   // DC run shows (ParseOptions::dc_names_only: the merging elements' and the duplicates'),
   // element_names[i] for k = named_elements[i] (names_thinned).
@@ -45,6 +50,9 @@ struct RankNetlist {
   std::vector<std::string> warnings;  // rank 0: the parse's warnings as logged, in file order (Netlist::warnings); others: none
 
   uint32_t owned() const { return owned_names.size(); }
+  uint64_t element_count() const { return device_elements ? device_elements->count() : elements.size(); }
+  // Element k < element_count() (from the device one at a time: for messages).
+  Element element(uint64_t k) const { return device_elements ? device_elements->at(k) : elements[k]; }
   bool owns(uint32_t node) const { return node >= first_node && node - first_node < owned(); }
   std::string_view element_name(uint32_t k) const {
     return element_name_in(element_names, named_elements, names_thinned, k);

@@ -246,7 +246,7 @@ MergeEdge member_edge(const RoutedEdge& e, const NodeSubset& members) {
   for (size_t i = 0; i < labels.size(); ++i) {
     if (index[i] < my_base || index[i] - my_base >= my_merging.size()) continue;
     const uint32_t k = my_merging[index[i] - my_base];
-    labels[i] = shown(nl.element_name(k)) + " (" + nl.where(nl.elements[k].where()) + ")";
+    labels[i] = shown(nl.element_name(k)) + " (" + nl.where(nl.element(k).where()) + ")";
   }
   throw InputError(loop_message(loop, merge_known_strings(labels, comm)));
 }
@@ -371,14 +371,18 @@ SuperNodes::SuperNodes(const RankNetlist& nl, MPI_Comm comm, ElementScan* scanne
   // order, whether any rank has a source, and (for step 4) the other ranks' nodes that its stamping
   // elements touch.
   FillVector<uint32_t> my_merging;
+  FillVector<Element> merging_elements;  // the scan's copies of them (the elements may be on the device only)
   int has_source = 0;
   if (scanned) {
-    if (scanned->foreign.size() != (uint64_t(nl.total_nodes) + 63) / 64)
-      throw std::logic_error("SuperNodes: the scan's bitmap does not cover the netlist's nodes");
+    if (scanned->foreign.size() != (uint64_t(nl.total_nodes) + 63) / 64 ||
+        scanned->merging_elements.size() != scanned->merging.size())
+      throw std::logic_error("SuperNodes: the scan does not cover the netlist's nodes and merging elements");
     foreign_ = NodeSubset(0, std::move(scanned->foreign));
     my_merging.swap(scanned->merging);
+    merging_elements.swap(scanned->merging_elements);
     has_source = scanned->has_source;
   } else {
+    if (nl.device_elements) throw std::logic_error("SuperNodes: the elements are on a device, and no scan of them was given");
     // By blocks of elements, dynamically scheduled: the elements touching other ranks' nodes (a
     // locked write for each node's first mark) sit together at the end of a rank's range, as may
     // its sources and shorts, and a static schedule left them to one thread. Each block lists its
@@ -413,7 +417,8 @@ SuperNodes::SuperNodes(const RankNetlist& nl, MPI_Comm comm, ElementScan* scanne
   FillVector<MergeEdge> my_edges(my_merging.size());
 #pragma omp parallel for schedule(static, 4096)
   for (std::ptrdiff_t i = 0; i < std::ptrdiff_t(my_merging.size()); ++i)
-    my_edges[size_t(i)] = merge_edge(nl.elements[my_merging[size_t(i)]]);
+    my_edges[size_t(i)] = merge_edge(scanned ? merging_elements[size_t(i)] : nl.elements[my_merging[size_t(i)]]);
+  FillVector<Element>().swap(merging_elements);
   MPI_Allreduce(MPI_IN_PLACE, &has_source, 1, MPI_INT, MPI_LOR, comm);
   if (!has_source) throw InputError(no_sources_message(nl.files[0]));
   uint64_t count = my_edges.size(), base = 0, total = count;

@@ -49,7 +49,8 @@ class SuperNodes {
   // Collective over comm. Throws InputError on every rank, with reduce()'s text, for a netlist
   // with no voltage or current source and for the first loop of sources and shorts that
   // disagrees (the elements named by their name and file:line, fetched from their ranks).
-  // `scanned`: the first pass over nl's elements made already (element_scan.hpp; taken from).
+  // `scanned`: the first pass over nl's elements made already (element_scan.hpp; taken from),
+  // required where nl's elements are on a device (nl.device_elements; std::logic_error else).
   SuperNodes(const RankNetlist& nl, MPI_Comm comm, ElementScan* scanned = nullptr);
 
   // The node lookups below take ground, a node this rank owns, or (unknown_of, offset_of) an end

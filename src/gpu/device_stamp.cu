@@ -136,10 +136,27 @@ __global__ void scan_elements(const Element* elements, int64_t n, uint32_t range
   }
 }
 
-// The merging elements' numbers, ascending: at[k] (merges summed before k) is element k's place.
-__global__ void list_merging(const uint32_t* merges, const uint32_t* at, int64_t n, uint32_t* merging) {
+// The merging elements' numbers, ascending, and the elements themselves: at[k] (merges summed
+// before k) is element k's place.
+__global__ void list_merging(const Element* elements, const uint32_t* merges, const uint32_t* at, int64_t n,
+                             uint32_t* merging, Element* merging_elements) {
   const int64_t k = thread_index();
-  if (k < n && merges[k]) merging[at[k]] = uint32_t(k);
+  if (k >= n || !merges[k]) return;
+  merging[at[k]] = uint32_t(k);
+  merging_elements[at[k]] = elements[k];
+}
+
+// Element k's ends as global node ids (global[j - 1]: local node j's, 0 ground) and its line in
+// the whole file (line_offset more in the top file, 0).
+__global__ void renumber_elements(const Element* in, int64_t n, const uint32_t* global, uint32_t line_offset,
+                                  Element* out) {
+  const int64_t k = thread_index();
+  if (k >= n) return;
+  Element e = in[k];
+  e.plus = e.plus == 0 ? 0 : global[e.plus - 1];
+  e.minus = e.minus == 0 ? 0 : global[e.minus - 1];
+  if (e.file == 0) e.line += line_offset;
+  out[k] = e;
 }
 
 constexpr int kOtherShift = 32;  // an element's count of records for other ranks' rows, above its own rows'
@@ -286,9 +303,32 @@ DeviceElements::DeviceElements(int device, const FillVector<Element>& elements) 
   staging.finish();
 }
 
+Element DeviceElements::at(uint64_t k) const {
+  if (k >= count()) throw std::logic_error("DeviceElements::at: no element " + std::to_string(k));
+  PGSIM_CUDA(cudaSetDevice(device_));
+  return read_back(elements_.data() + k);
+}
+
+void DeviceElements::download(FillVector<Element>& out) const {
+  PGSIM_CUDA(cudaSetDevice(device_));
+  FillVector<Element>().swap(out);
+  out.resize(elements_.size());  // first touched by the staging's threads
+  HostStaging staging;
+  staging.download(out.data(), elements_.data(), elements_.size() * sizeof(Element));
+}
+
+void DeviceElements::renumber(const uint32_t* global, uint32_t line_offset) {
+  PGSIM_CUDA(cudaSetDevice(device_));
+  const auto n = int64_t(count());
+  DeviceBuffer<Element> renumbered(elements_.size());  // taken first: a failure leaves the elements as they were
+  launch(renumber_elements, n, elements_.data(), n, global, line_offset, renumbered.data());
+  PGSIM_CUDA(cudaStreamSynchronize(nullptr));
+  elements_ = std::move(renumbered);
+}
+
 dist::ElementScan DeviceElements::scan(uint32_t range_first, uint32_t range_count, uint32_t total_nodes) const {
   PGSIM_CUDA(cudaSetDevice(device_));
-  const int64_t n = count();
+  const auto n = int64_t(count());
   dist::ElementScan out;
   DeviceBuffer<uint32_t> merges(static_cast<size_t>(n) + 1), at(static_cast<size_t>(n) + 1);
   DeviceBuffer<uint64_t> foreign((uint64_t(total_nodes) + 63) / 64);
@@ -299,13 +339,16 @@ dist::ElementScan DeviceElements::scan(uint32_t range_first, uint32_t range_coun
   launch(scan_elements, n, data(), n, range_first, range_count, merges.data(),
          reinterpret_cast<unsigned long long*>(foreign.data()), has_source.data());
   exclusive_sum(merges.data(), at.data(), n + 1, nullptr);
-  out.merging.resize(read_back(at.data() + n));  // a FillVector: first touched by the download
+  out.merging.resize(read_back(at.data() + n));  // FillVectors: first touched by the downloads
+  out.merging_elements.resize(out.merging.size());
   DeviceBuffer<uint32_t> merging(out.merging.size());
-  launch(list_merging, n, merges.data(), at.data(), n, merging.data());
+  DeviceBuffer<Element> merging_elements(out.merging.size());
+  launch(list_merging, n, data(), merges.data(), at.data(), n, merging.data(), merging_elements.data());
   out.has_source = read_back(has_source.data()) != 0;
   out.foreign.resize(foreign.size());
   HostStaging staging;
   staging.download(out.merging.data(), merging.data(), merging.size() * sizeof(uint32_t));
+  staging.download(out.merging_elements.data(), merging_elements.data(), merging_elements.size() * sizeof(Element));
   staging.download(out.foreign.data(), foreign.data(), foreign.size() * sizeof(uint64_t));
   return out;
 }
@@ -315,7 +358,7 @@ void stamp_rows_on_device(DeviceElements& elements, const dist::NodeLookup& node
                           CsrMatrix& G, double* b, uint8_t* anchored, DeviceStampTimes& times) {
   PGSIM_CUDA(cudaSetDevice(elements.device()));
   Stopwatch watch;
-  const int64_t n_elements = elements.count();
+  const auto n_elements = int64_t(elements.count());
   // An element's counts share 64 bits (count_records): two records each stay below 2^32.
   if (n_elements > INT32_MAX) throw InputError("a rank holds more than 2^31 elements, beyond the GPU stamp's index width");
   RankRows rows;

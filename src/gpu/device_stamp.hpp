@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "dist/element_scan.hpp"
+#include "dist/elements_on_device.hpp"
 #include "dist/node_lookup.hpp"
 #include "dist/row_contribution.hpp"
 #include "gpu/device_buffer.hpp"
@@ -45,19 +46,31 @@ struct DeviceStampTimes {
   std::string text() const;
 };
 
-// A rank's elements (plus and minus: global node ids) on its GPU, copied up once for the
-// super-nodes' first pass (scan()) and the stamp.
-class DeviceElements {
+// A rank's elements (plus and minus: global node ids) on its GPU, for the super-nodes' first pass
+// (scan()) and the stamp: copied up once from the host, or left there by the GPU reader of the
+// rank's range (gpu/gpu_parse.hpp) and renumbered there by the node ids' numbering
+// (dist/elements_on_device.hpp).
+class DeviceElements final : public dist::ElementsOnDevice {
  public:
   // Copies them to device `device` (made current). Throws GpuError.
   DeviceElements(int device, const FillVector<Element>& elements);
+  // Takes those already on device `device`.
+  DeviceElements(int device, DeviceBuffer<Element> elements) : device_(device), elements_(std::move(elements)) {}
+
+  uint64_t count() const override { return elements_.size(); }
+  Element at(uint64_t k) const override;
+  void download(FillVector<Element>& out) const override;
+
+  // Each element's ends through `global` (device memory: local node j's global id at global[j - 1],
+  // ground 0 staying 0) and the lines of file 0 moved on by `line_offset`; a failure (GpuError)
+  // leaves them as they were.
+  void renumber(const uint32_t* global, uint32_t line_offset);
 
   // The super-nodes' first pass (dist/element_scan.hpp) over them, the rank's own nodes being
   // [range_first, range_first + range_count) of the node ids [0, total_nodes). Throws GpuError.
   dist::ElementScan scan(uint32_t range_first, uint32_t range_count, uint32_t total_nodes) const;
 
   int device() const { return device_; }
-  int64_t count() const { return int64_t(elements_.size()); }
   const Element* data() const { return elements_.data(); }
   void release() { elements_ = DeviceBuffer<Element>(); }
 

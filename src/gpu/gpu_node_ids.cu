@@ -14,14 +14,17 @@
 //    once balanced (dist::balanced_first), which take them in rank order: their ids' order.
 #include "gpu/gpu_node_ids.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
-#include <cstdio>
+#include <string>
 #include <stdexcept>
 #include <vector>
 
 #include "gpu/cuda_check.hpp"
 #include "gpu/device_algorithms.cuh"
 #include "gpu/device_name_table.cuh"
+#include "gpu/device_stamp.hpp"
 #include "gpu/host_staging.hpp"
 #include "gpu/launch.cuh"
 #include "mna/stopwatch.hpp"
@@ -286,7 +289,8 @@ class DeviceNodeNames final : public dist::NodeNamesOnDevice {
     staging.download(to.ends, ends.data(), size_t(count_) * sizeof(uint64_t));
   }
 
-  dist::NodeNumbering number(const dist::RankExchange& ranks) override;
+  dist::NodeNumbering number(const dist::RankExchange& ranks, dist::ElementsOnDevice* elements,
+                             uint32_t line_offset) override;
 
  private:
   ArenaNames names() const { return {chars_.data(), offsets_.data()}; }
@@ -297,7 +301,14 @@ class DeviceNodeNames final : public dist::NodeNamesOnDevice {
   int device_;
 };
 
-dist::NodeNumbering DeviceNodeNames::number(const dist::RankExchange& ranks) {
+dist::NodeNumbering DeviceNodeNames::number(const dist::RankExchange& ranks, dist::ElementsOnDevice* elements,
+                                            uint32_t line_offset) {
+  DeviceElements* on_device = nullptr;
+  if (elements) {
+    on_device = dynamic_cast<DeviceElements*>(elements);
+    if (!on_device || on_device->device() != device_)
+      throw std::logic_error("DeviceNodeNames::number: the elements are not on the names' device");
+  }
   const uint32_t n = count_;
   const auto P = size_t(ranks.ranks);
   dist::NodeNumbering result;
@@ -408,13 +419,14 @@ dist::NodeNumbering DeviceNodeNames::number(const dist::RankExchange& ranks) {
     seconds[3] = watch.lap();
     ranks.agree([&] {
       launch(ids_in_local_order, n, back.data(), order.data(), n, ids.data());
+      PGSIM_CUDA(cudaStreamSynchronize(nullptr));
+      if (on_device) return;  // the ids stay for the elements' renumbering
       result.global.resize(size_t(n) + 1);
       result.global[0] = 0;
-      PGSIM_CUDA(cudaStreamSynchronize(nullptr));
       exchange.staging().download(result.global.data() + 1, ids.data(), size_t(n) * sizeof(uint32_t));
     });
   }
-  ids = DeviceBuffer<uint32_t>();
+  if (!on_device) ids = DeviceBuffer<uint32_t>();
   order = DeviceBuffer<uint32_t>();
   seconds[4] = watch.lap();
 
@@ -452,14 +464,17 @@ dist::NodeNumbering DeviceNodeNames::number(const dist::RankExchange& ranks) {
     result.owned.drop_index();
   });
   seconds[5] = watch.lap();
-  char detail[320];
-  std::snprintf(detail, sizeof detail,
-                "on the GPUs: owners %.3f s, names to their owners %.3f s, first appearances %.3f s, flags back and ids "
-                "through the owners %.3f s, ids down %.3f s, owned names balanced and down %.3f s (%.0f MB out, %.0f MB "
-                "in through pinned host memory, pinned in %.3f s)",
-                seconds[0], seconds[1], seconds[2], seconds[3], seconds[4], seconds[5], double(exchange.sent()) / 1e6,
-                double(exchange.received()) / 1e6, exchange.setup_seconds());
-  result.detail = detail;
+  // 6. The elements renumbered where they are (last: a failure before leaves them as they were).
+  if (on_device) ranks.agree([&] { on_device->renumber(ids.data(), line_offset); });
+  ids = DeviceBuffer<uint32_t>();
+  const double renumbered = watch.lap();
+  result.detail = fmt::format(
+      "on the GPUs: owners {:.3f} s, names to their owners {:.3f} s, first appearances {:.3f} s, flags back and ids "
+      "through the owners {:.3f} s, {} {:.3f} s, owned names balanced and down {:.3f} s ({:.0f} MB out, {:.0f} MB in "
+      "through pinned host memory, pinned in {:.3f} s){}",
+      seconds[0], seconds[1], seconds[2], seconds[3], on_device ? "ids in local order" : "ids down", seconds[4], seconds[5],
+      double(exchange.sent()) / 1e6, double(exchange.received()) / 1e6, exchange.setup_seconds(),
+      on_device ? fmt::format(", its elements renumbered there {:.3f} s", renumbered) : std::string());
   return result;
 }
 

@@ -29,7 +29,9 @@
 #include <condition_variable>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <mutex>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
@@ -37,6 +39,7 @@
 #include "gpu/device_algorithms.cuh"
 #include "gpu/device_buffer.hpp"
 #include "gpu/device_name_table.cuh"
+#include "gpu/device_stamp.hpp"
 #include "gpu/gpu_node_ids.hpp"
 #include "gpu/host_staging.hpp"
 #include "gpu/launch.cuh"
@@ -49,6 +52,7 @@ namespace {
 
 using namespace plain_line;  // the line's grammar and fields (parser/plain_line.hpp)
 using KeptNames = std::unique_ptr<dist::NodeNamesOnDevice>;
+using KeptElements = std::shared_ptr<dist::ElementsOnDevice>;
 
 constexpr int kTileThreads = 256;
 constexpr int kTileBytesPerThread = 16;
@@ -292,7 +296,8 @@ struct TextRead {
 // earlier one, with that one (parser/duplicate_names.hpp). dc_names_only: ParseOptions'.
 bool parse_device_text(const char* text, int64_t size, const std::string& name, bool dc_names_only, Netlist& netlist,
                        std::vector<DuplicateName>& duplicates, TextRead& read, std::string& why, GpuParseTimes& times,
-                       std::chrono::steady_clock::time_point& clock, KeptNames* keep_names = nullptr) {
+                       std::chrono::steady_clock::time_point& clock, KeptNames* keep_names = nullptr,
+                       KeptElements* keep_elements = nullptr) {
   const cudaStream_t stream = nullptr;
   const int64_t tiles = (size + kTileBytes - 1) / kTileBytes;
   int64_t newline_count = 0;
@@ -470,14 +475,16 @@ bool parse_device_text(const char* text, int64_t size, const std::string& name, 
   } else {
     append(refs, is_first.data(), rank.data(), references, names, netlist.node_names);
   }
-  {
-    DeviceBuffer<Element> built(elements);
-    build_elements<<<blocks_for(elements), kBlock, 0, stream>>>(element_text, elements, slot_of.data(),
-                                                                 first.data(), rank.data(), built.data());
-    PGSIM_CUDA_LAUNCH();
+  DeviceBuffer<Element> built(elements);
+  build_elements<<<blocks_for(elements), kBlock, 0, stream>>>(element_text, elements, slot_of.data(), first.data(),
+                                                               rank.data(), built.data());
+  PGSIM_CUDA_LAUNCH();
+  const auto elements_down = [&] {
     netlist.elements.resize(elements);
     download(netlist.elements.data(), built.data(), elements * sizeof(Element));
-  }
+    built = DeviceBuffer<Element>();
+  };
+  if (!keep_elements) elements_down();
   for (DeviceBuffer<uint32_t>* done : {&slot_of, &first, &is_first, &rank})
     *done = DeviceBuffer<uint32_t>();  // freed: the element names' hash table takes their place
   // The duplicates first: with dc_names_only, their names are among those kept.
@@ -495,6 +502,15 @@ bool parse_device_text(const char* text, int64_t size, const std::string& name, 
     }
     slot_of = DeviceBuffer<uint32_t>();
     first = DeviceBuffer<uint32_t>();
+  }
+  if (keep_elements) {  // left on the device, unless duplicates' warnings will read their lines
+    if (duplicates.empty()) {
+      int device = 0;
+      PGSIM_CUDA(cudaGetDevice(&device));
+      *keep_elements = std::make_shared<DeviceElements>(device, std::move(built));
+    } else {
+      elements_down();
+    }
   }
   if (dc_names_only) {  // only the names a DC run may show: about a quarter of a grid's
     DeviceBuffer<uint32_t> kept_flags(size_t(elements) + 1), place(size_t(elements) + 1);
@@ -569,7 +585,7 @@ bool finish(bool accepted, Netlist& netlist, const std::string& name, std::vecto
 bool parse_file_range(const std::string& path, uint64_t begin, uint64_t end, const std::string& name,
                       const ParseOptions& options, Netlist& netlist, std::vector<DuplicateName>& duplicates,
                       TextRead& read, std::string& why, GpuParseTimes& times, std::chrono::steady_clock::time_point& clock,
-                      KeptNames* keep_names = nullptr) {
+                      KeptNames* keep_names = nullptr, KeptElements* keep_elements = nullptr) {
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     why = "cannot open it";
@@ -593,7 +609,7 @@ bool parse_file_range(const std::string& path, uint64_t begin, uint64_t end, con
   if (!upload_file(fd, int64_t(begin), size, text.data(), options, why)) return false;
   times.upload = seconds_since(clock);
   return parse_device_text(text.data(), size, name, options.dc_names_only, netlist, duplicates, read, why, times, clock,
-                           keep_names);
+                           keep_names, keep_elements);
 }
 
 }  // namespace
@@ -621,14 +637,17 @@ bool parse_netlist_on_gpu(const std::string& path, const std::string& name, cons
 
 bool parse_netlist_part_on_gpu(const std::string& path, uint64_t begin, uint64_t end, const ParseOptions& options,
                                int device, NetlistPart& part, std::string& why, GpuParseTimes* times_out,
-                               std::unique_ptr<dist::NodeNamesOnDevice>* keep_names) {
+                               std::unique_ptr<dist::NodeNamesOnDevice>* keep_names,
+                               std::shared_ptr<dist::ElementsOnDevice>* keep_elements) {
+  if (keep_elements && !keep_names) throw std::logic_error("parse_netlist_part_on_gpu: elements kept without their names");
   PGSIM_CUDA(cudaSetDevice(device));
   GpuParseTimes times;
   auto clock = std::chrono::steady_clock::now();
   Netlist netlist;
   std::vector<DuplicateName> duplicates;
   TextRead read;
-  if (!parse_file_range(path, begin, end, path, options, netlist, duplicates, read, why, times, clock, keep_names))
+  if (!parse_file_range(path, begin, end, path, options, netlist, duplicates, read, why, times, clock, keep_names,
+                        keep_elements))
     return false;
   part = finish_netlist_part(std::move(netlist), read.lines, read.ended, std::move(duplicates));
   times.finish = seconds_since(clock);

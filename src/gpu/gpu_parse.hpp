@@ -27,6 +27,7 @@
 #include <memory>
 #include <string>
 
+#include "dist/elements_on_device.hpp"
 #include "dist/node_names_on_device.hpp"
 #include "parser/netlist.hpp"
 #include "parser/netlist_part.hpp"
@@ -61,10 +62,14 @@ bool parse_netlist_on_gpu(const std::string& path, const std::string& name, cons
 // device `device` (a rank's), which becomes the calling thread's. Declines, failures and
 // dc_names_only as above. With `keep_names`, the part's node names stay on the device, given there
 // (gpu/gpu_node_ids.hpp): the part's table then holds ground alone, its elements' local ids
-// naming the kept names.
+// naming the kept names. With `keep_elements` too (not alone: std::logic_error), its elements
+// stay there as well (gpu::DeviceElements, gpu/device_stamp.hpp; the part's array then empty),
+// unless the range has duplicate element names, whose warnings read their lines: then they come
+// back as without it, and *keep_elements stays null.
 bool parse_netlist_part_on_gpu(const std::string& path, uint64_t begin, uint64_t end, const ParseOptions& options,
                                int device, NetlistPart& part, std::string& why, GpuParseTimes* times = nullptr,
-                               std::unique_ptr<dist::NodeNamesOnDevice>* keep_names = nullptr);
+                               std::unique_ptr<dist::NodeNamesOnDevice>* keep_names = nullptr,
+                               std::shared_ptr<dist::ElementsOnDevice>* keep_elements = nullptr);
 
 // The same for text in memory (tests).
 bool parse_netlist_text_on_gpu(const std::string& text, const std::string& name, Netlist& netlist, std::string& why,
