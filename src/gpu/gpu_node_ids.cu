@@ -303,12 +303,7 @@ class DeviceNodeNames final : public dist::NodeNamesOnDevice {
 
 dist::NodeNumbering DeviceNodeNames::number(const dist::RankExchange& ranks, dist::ElementsOnDevice* elements,
                                             uint32_t line_offset) {
-  DeviceElements* on_device = nullptr;
-  if (elements) {
-    on_device = dynamic_cast<DeviceElements*>(elements);
-    if (!on_device || on_device->device() != device_)
-      throw std::logic_error("DeviceNodeNames::number: the elements are not on the names' device");
-  }
+  DeviceElements* const on_device = dynamic_cast<DeviceElements*>(elements);
   const uint32_t n = count_;
   const auto P = size_t(ranks.ranks);
   dist::NodeNumbering result;
@@ -321,6 +316,8 @@ dist::NodeNumbering DeviceNodeNames::number(const dist::RankExchange& ranks, dis
   Gathered sent;
   std::vector<uint64_t> names_to(P, 0), bytes_to(P, 0);
   ranks.agree([&] {
+    if (elements && (!on_device || on_device->device() != device_))
+      throw std::logic_error("DeviceNodeNames::number: the elements are not on the names' device");
     PGSIM_CUDA(cudaSetDevice(device_));
     DeviceBuffer<uint32_t> owner(n), index(n), sorted(n);
     order = DeviceBuffer<uint32_t>(n);
@@ -465,7 +462,10 @@ dist::NodeNumbering DeviceNodeNames::number(const dist::RankExchange& ranks, dis
   });
   seconds[5] = watch.lap();
   // 6. The elements renumbered where they are (last: a failure before leaves them as they were).
-  if (on_device) ranks.agree([&] { on_device->renumber(ids.data(), line_offset); });
+  // A collective step on every rank, those whose elements are on the host too.
+  ranks.agree([&] {
+    if (on_device) on_device->renumber(ids.data(), line_offset);
+  });
   ids = DeviceBuffer<uint32_t>();
   const double renumbered = watch.lap();
   result.detail = fmt::format(
