@@ -209,7 +209,8 @@ RankSystem reduce_distributed(const RankNetlist& nl, MPI_Comm comm, bool reparti
   const bool were_there = nl.device_elements != nullptr;
   ScannedOnDevice up = scan_on_device(nl, device);
   const std::string scanned =
-      up.elements ? fmt::format("elements {} its GPU and scanned there {:.3f} s, ", were_there ? "already on" : "up to", step.lap())
+      up.elements ? fmt::format("elements {} its GPU and scanned there {:.3f} s (the pass {:.3f} s, its results down {:.3f} s), ",
+                                were_there ? "already on" : "up to", step.lap(), up.scan.seconds[0], up.scan.seconds[1])
                   : "";
   sys.super_nodes = SuperNodes(nl, comm, up.elements ? &up.scan : nullptr);
   if (merged) merged();

@@ -18,6 +18,7 @@ struct ElementScan {
   // nodes that the rank's stamping elements (stamps() in DC, not merging) touch; ground is none.
   std::vector<uint64_t> foreign;
   bool has_source = false;  // a voltage or current source among the rank's elements
+  double seconds[2] = {0, 0};  // -v, where made on the GPU: the pass itself, and its results brought down
 };
 
 }  // namespace pgsim::dist

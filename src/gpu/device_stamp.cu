@@ -328,6 +328,7 @@ void DeviceElements::renumber(const uint32_t* global, uint32_t line_offset) {
 
 dist::ElementScan DeviceElements::scan(uint32_t range_first, uint32_t range_count, uint32_t total_nodes) const {
   PGSIM_CUDA(cudaSetDevice(device_));
+  Stopwatch watch;
   const auto n = int64_t(count());
   dist::ElementScan out;
   DeviceBuffer<uint32_t> merges(static_cast<size_t>(n) + 1), at(static_cast<size_t>(n) + 1);
@@ -345,11 +346,13 @@ dist::ElementScan DeviceElements::scan(uint32_t range_first, uint32_t range_coun
   DeviceBuffer<Element> merging_elements(out.merging.size());
   launch(list_merging, n, data(), merges.data(), at.data(), n, merging.data(), merging_elements.data());
   out.has_source = read_back(has_source.data()) != 0;
+  out.seconds[0] = watch.lap();
   out.foreign.resize(foreign.size());
   HostStaging staging;
   staging.download(out.merging.data(), merging.data(), merging.size() * sizeof(uint32_t));
   staging.download(out.merging_elements.data(), merging_elements.data(), merging_elements.size() * sizeof(Element));
   staging.download(out.foreign.data(), foreign.data(), foreign.size() * sizeof(uint64_t));
+  out.seconds[1] = watch.lap();
   return out;
 }
 
