@@ -72,7 +72,7 @@ class NodeNamesOnDevice {
   // `elements`, where given: the part's elements, left on the same device by the same reader
   // (dist/elements_on_device.hpp), whose ends name the local ids. They are renumbered there, last,
   // their ends given the global ids and the lines of file 0 moved on by `line_offset`, and
-  // `global` comes back empty; after a failure they are as they were.
+  // `global` comes back empty; after a failure (on any rank) every rank's are as they were.
   virtual NodeNumbering number(const RankExchange& ranks, ElementsOnDevice* elements, uint32_t line_offset) = 0;
 };
 

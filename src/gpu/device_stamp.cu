@@ -317,13 +317,13 @@ void DeviceElements::download(FillVector<Element>& out) const {
   staging.download(out.data(), elements_.data(), elements_.size() * sizeof(Element));
 }
 
-void DeviceElements::renumber(const uint32_t* global, uint32_t line_offset) {
+DeviceBuffer<Element> DeviceElements::renumbered(const uint32_t* global, uint32_t line_offset) const {
   PGSIM_CUDA(cudaSetDevice(device_));
   const auto n = int64_t(count());
-  DeviceBuffer<Element> renumbered(elements_.size());  // taken first: a failure leaves the elements as they were
-  launch(renumber_elements, n, elements_.data(), n, global, line_offset, renumbered.data());
+  DeviceBuffer<Element> out(elements_.size());
+  launch(renumber_elements, n, elements_.data(), n, global, line_offset, out.data());
   PGSIM_CUDA(cudaStreamSynchronize(nullptr));
-  elements_ = std::move(renumbered);
+  return out;
 }
 
 dist::ElementScan DeviceElements::scan(uint32_t range_first, uint32_t range_count, uint32_t total_nodes) const {

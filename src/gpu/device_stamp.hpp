@@ -61,10 +61,12 @@ class DeviceElements final : public dist::ElementsOnDevice {
   Element at(uint64_t k) const override;
   void download(FillVector<Element>& out) const override;
 
-  // Each element's ends through `global` (device memory: local node j's global id at global[j - 1],
-  // ground 0 staying 0) and the lines of file 0 moved on by `line_offset`; a failure (GpuError)
-  // leaves them as they were.
-  void renumber(const uint32_t* global, uint32_t line_offset);
+  // A copy of them, each element's ends through `global` (device memory: local node j's global id
+  // at global[j - 1], ground 0 staying 0) and the lines of file 0 moved on by `line_offset`; they
+  // are left as they are (the numbering swaps the copy in once every rank has made its own).
+  // Throws GpuError.
+  DeviceBuffer<Element> renumbered(const uint32_t* global, uint32_t line_offset) const;
+  void replace(DeviceBuffer<Element> elements) { elements_ = std::move(elements); }
 
   // The super-nodes' first pass (dist/element_scan.hpp) over them, the rank's own nodes being
   // [range_first, range_first + range_count) of the node ids [0, total_nodes). Throws GpuError.

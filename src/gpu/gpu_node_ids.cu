@@ -461,20 +461,23 @@ dist::NodeNumbering DeviceNodeNames::number(const dist::RankExchange& ranks, dis
     result.owned.drop_index();
   });
   seconds[5] = watch.lap();
-  // 6. The elements renumbered where they are (last: a failure before leaves them as they were).
-  // A collective step on every rank, those whose elements are on the host too.
+  // 6. The elements renumbered where they are, last, into copies that replace them only once every
+  // rank has made its own: where any rank fails, every rank's are as they were, for the host's
+  // numbering. A collective step on every rank, those whose elements are on the host too.
+  DeviceBuffer<Element> renumbered;
   ranks.agree([&] {
-    if (on_device) on_device->renumber(ids.data(), line_offset);
+    if (on_device) renumbered = on_device->renumbered(ids.data(), line_offset);
   });
+  if (on_device) on_device->replace(std::move(renumbered));
   ids = DeviceBuffer<uint32_t>();
-  const double renumbered = watch.lap();
+  const double renumbered_seconds = watch.lap();
   result.detail = fmt::format(
       "on the GPUs: owners {:.3f} s, names to their owners {:.3f} s, first appearances {:.3f} s, flags back and ids "
       "through the owners {:.3f} s, {} {:.3f} s, owned names balanced and down {:.3f} s ({:.0f} MB out, {:.0f} MB in "
       "through pinned host memory, pinned in {:.3f} s){}",
       seconds[0], seconds[1], seconds[2], seconds[3], on_device ? "ids in local order" : "ids down", seconds[4], seconds[5],
       double(exchange.sent()) / 1e6, double(exchange.received()) / 1e6, exchange.setup_seconds(),
-      on_device ? fmt::format(", its elements renumbered there {:.3f} s", renumbered) : std::string());
+      on_device ? fmt::format(", its elements renumbered there {:.3f} s", renumbered_seconds) : std::string());
   return result;
 }
 
