@@ -18,6 +18,11 @@
 // the peak resident memory that reduce_distributed() (repartitioned, unless --file-order), the
 // solve and owned_voltages() add on top of its RankNetlist (docs/distributed.md's bytes per node
 // per rank come from it).
+// With --limit N (N entries, or "nnz": one less than the last rank's rows' stored entries, which
+// the stamp finds after its exchange; not with --gpu), no checks: each rank stamps its rows on the
+// host, the last with stamp_owned_rows' max_entries at N; every rank must throw the same
+// InputError, not wait for the last (dist/collective_error.hpp FailureAgreement). Each rank
+// prints "rank R: limit: TEXT".
 // Rank 0 prints "reduce checks passed on P ranks" (or "... error matched on P ranks: TEXT") at the
 // end, one line per failed check before; exit 1 on a failure.
 #include <mpi.h>
@@ -26,6 +31,7 @@
 #endif
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -158,6 +164,27 @@ void check_solve(const RankNetlist& part, bool repartition, const std::vector<do
                 static_cast<long long>(elsewhere));
 }
 
+// --limit: the host stamp with the last rank's max_entries at `limit` ("nnz": its rows' entries
+// less one, from a stamp without a limit first).
+void stamp_with_limit(const char* netlist, const std::string& limit, int rank, int ranks) {
+  const RankNetlist part = split_netlist(parse_netlist(netlist), rank, ranks);
+  const auto stamp = [&](int64_t max_entries) {
+    const SuperNodes sn(part, MPI_COMM_WORLD);
+    return stamp_owned_rows(part, sn, MPI_COMM_WORLD, nullptr, rank == ranks - 1 ? max_entries : INT32_MAX);
+  };
+  int64_t max_entries = 0;
+  if (limit == "nnz") max_entries = stamp(INT32_MAX).G.nnz() - 1;
+  else max_entries = std::stoll(limit);
+  std::string what = "no error";
+  try {
+    stamp(max_entries);
+  } catch (const InputError& e) {
+    what = e.what();
+  }
+  std::printf("rank %d: limit: %s\n", rank, what.c_str());
+  std::fflush(stdout);
+}
+
 // The Linux peak-resident counter (VmHWM) reset to the current resident size.
 void reset_peak_memory() {
   if (FILE* f = std::fopen("/proc/self/clear_refs", "w")) {
@@ -213,6 +240,11 @@ int main(int argc, char** argv) {
     return true;
   };
   const bool memory = flag("--memory"), file_order = flag("--file-order");
+  std::string limit;
+  if (const auto it = std::find(args.begin(), args.end(), "--limit"); it != args.end() && it + 1 != args.end()) {
+    limit = *(it + 1);
+    args.erase(it, it + 2);
+  }
   int device = -1;  // the host stamp
   if (flag("--gpu")) {
 #ifdef PGSIM_HAVE_NCCL
@@ -229,14 +261,19 @@ int main(int argc, char** argv) {
     return 2;
 #endif
   }
-  if (args.size() != 1 || (file_order && !memory)) {
-    if (rank == 0) std::printf("usage: dist_reduce_check [--memory [--file-order]] [--gpu] NETLIST\n");
+  if (args.size() != 1 || (file_order && !memory) || (!limit.empty() && device >= 0)) {
+    if (rank == 0) std::printf("usage: dist_reduce_check [--memory [--file-order]] [--gpu] [--limit N|nnz] NETLIST\n");
     MPI_Finalize();
     return 2;
   }
   const char* netlist = args[0].c_str();
   if (memory) {
     measure_memory(netlist, !file_order, rank, ranks, device);
+    MPI_Finalize();
+    return 0;
+  }
+  if (!limit.empty()) {
+    stamp_with_limit(netlist, limit, rank, ranks);
     MPI_Finalize();
     return 0;
   }

@@ -462,6 +462,26 @@ TEST_CASE("the distributed reduction rejects a loop of sources, a floating part 
   check_rejected_netlists(dir, "");
 }
 
+// The host stamp's index widths passed on the last rank alone (dist_reduce_check --limit, a
+// generated grid): every rank throws that rank's InputError rather than waiting for it in the
+// exchange or the floating check (dist/collective_error.hpp FailureAgreement): 10 entries fail
+// before the exchange, "nnz" (one less than the rank's rows hold) after it.
+TEST_CASE("the distributed stamp: a rank's rows beyond the index width end every rank with its error",
+          "[dist][mpi][reduce]") {
+  skip_without_mpirun();
+  test::TempDir dir;
+  const std::string gen = dir.file("limit.sp");
+  REQUIRE(run_command("\"" PGSIM_GEN_EXE "\" --nodes 20000 --seed 5 -o \"" + gen + "\"", dir.file("gen.log")) == 0);
+  const std::vector<std::pair<std::string, std::string>> limits{{"10", "a rank's rows have more than 2^31 element ends"},
+                                                                {"nnz", "the system has more than 2^31 nonzeros"}};
+  for (const auto& [limit, text] : limits)
+    for (int ranks = 2; ranks <= 3; ++ranks) {
+      CAPTURE(limit);
+      const std::string log = reduce_check(ranks, gen, dir, 1, "--limit " + limit);
+      for (int r = 0; r < ranks; ++r) CHECK(log.find("rank " + std::to_string(r) + ": limit: " + text) != std::string::npos);
+    }
+}
+
 #ifdef PGSIM_HAVE_NCCL
 // The stamp on the ranks' GPUs (gpu/device_stamp.hpp) against reduce(): every case above, the
 // ranks sharing the GPUs there are (one is enough).

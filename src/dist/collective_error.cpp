@@ -93,4 +93,27 @@ void agree_on_failure(MPI_Comm comm, const std::function<void()>& step) {
   if (root < size) throw_everywhere(comm, root, error);
 }
 
+void FailureAgreement::run(const std::function<void()>& step) {
+  if (agreed_) std::rethrow_exception(agreed_);
+  if (failed_) return;
+  try {
+    step();
+  } catch (...) {
+    if (agreed_) throw;  // an agreement inside the step: every rank has it
+    failed_ = std::current_exception();
+  }
+}
+
+void FailureAgreement::agree() {
+  if (agreed_) std::rethrow_exception(agreed_);
+  try {
+    agree_on_failure(comm_, [&] {
+      if (failed_) std::rethrow_exception(failed_);
+    });
+  } catch (...) {
+    agreed_ = std::current_exception();
+    throw;
+  }
+}
+
 }  // namespace pgsim::dist

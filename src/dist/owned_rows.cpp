@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "dist/collective_error.hpp"
 #include "dist/record_exchange.hpp"
 #include "dist/row_contribution.hpp"
 #include "dist/step_log.hpp"
@@ -189,9 +190,12 @@ struct StampTimes {
 // its couplings, own and received, plus one for the diagonal, which assemble() fills once (it is
 // exact unless the row has parallel conductances); G.col and G.val are allocated, and the second
 // pass writes the own couplings' element numbers into the slots (their count in the slot's last
-// place).
+// place). This rank's work before and after the exchange runs through `agreement`, which agrees
+// before the exchange; after a failure here or on another rank the result is not to be used
+// (the caller's next agreement throws).
 RowContributions exchange_contributions(const RankNetlist& nl, const SuperNodes& sn, OwnedRows& out,
-                                        MPI_Comm comm, StampTimes& times) {
+                                        MPI_Comm comm, StampTimes& times, FailureAgreement& agreement,
+                                        int64_t max_entries) {
   const auto ranks = size_t(nl.ranks);
   const auto n = size_t(out.rows());
   const int32_t first_row = out.first_unknown;
@@ -201,143 +205,152 @@ RowContributions exchange_contributions(const RankNetlist& nl, const SuperNodes&
   std::vector<size_t> count(size_t(threads) * ranks, 0);  // [thread][rank]: records, then where it writes
   std::vector<std::vector<uint32_t>> remote(static_cast<size_t>(threads));  // [thread]: its elements that stamp other ranks' rows
   const size_t elements = nl.elements.size();
-  if (elements > UINT32_MAX) throw InputError("a rank holds more than 2^32 elements, beyond this build's index width");
   const auto local = [&](int32_t u) { return uint32_t(u - first_row) < uint32_t(n); };
   FillVector<int32_t> cursor;  // row u's own couplings, then where the second pass writes the next
-  assign_parallel(cursor, n, 0);
-  assign_parallel(rc.extra_ptr, n + 1, 0);  // row u's count at [u], summed to row ends, filled downwards
-  int64_t own = 0;
+  std::vector<int> send_counts;
+  FillVector<Contribution> send;
+  agreement.run([&] {
+    if (elements > UINT32_MAX) throw InputError("a rank holds more than 2^32 elements, beyond this build's index width");
+    assign_parallel(cursor, n, 0);
+    assign_parallel(rc.extra_ptr, n + 1, 0);  // row u's count at [u], summed to row ends, filled downwards
+    int64_t own = 0;
 #pragma omp parallel num_threads(threads) reduction(+ : own)
-  {
-    const auto t = size_t(omp_get_thread_num());
-    // Counted and listed in the thread's own memory, published after its loop: count's entries
-    // and remote's headers of several threads share cache lines, which a write per record would
-    // pass from core to core (mna/per_thread.hpp; at 50M nodes, P = 2, about half of this pass
-    // on 16 threads).
-    std::vector<size_t> mine(ranks, 0);
-    std::vector<uint32_t> my_remote;
+    {
+      const auto t = size_t(omp_get_thread_num());
+      // Counted and listed in the thread's own memory, published after its loop: count's entries
+      // and remote's headers of several threads share cache lines, which a write per record would
+      // pass from core to core (mna/per_thread.hpp; at 50M nodes, P = 2, about half of this pass
+      // on 16 threads).
+      std::vector<size_t> mine(ranks, 0);
+      std::vector<uint32_t> my_remote;
 #pragma omp for schedule(static) nowait
-    for (size_t k = 0; k < elements; ++k) {
-      Ends x;
-      if (!stamped_ends(nl.elements[k], sn, x)) continue;
-      bool elsewhere = false;
-      rows_of(x, [&](int32_t u, bool coupling) {
-        if (!local(u)) {
-          elsewhere = true;
-          mine[size_t(owner_of_row(out.unknown_begin, u))] += x.current && x.up == x.um ? 2 : 1;
-          return;
-        }
-        __atomic_fetch_add(coupling ? &cursor[size_t(u - first_row)] : &rc.extra_ptr[size_t(u - first_row)], 1, __ATOMIC_RELAXED);
-        ++own;
-      });
-      if (elsewhere) my_remote.push_back(uint32_t(k));
+      for (size_t k = 0; k < elements; ++k) {
+        Ends x;
+        if (!stamped_ends(nl.elements[k], sn, x)) continue;
+        bool elsewhere = false;
+        rows_of(x, [&](int32_t u, bool coupling) {
+          if (!local(u)) {
+            elsewhere = true;
+            mine[size_t(owner_of_row(out.unknown_begin, u))] += x.current && x.up == x.um ? 2 : 1;
+            return;
+          }
+          int32_t* counted = coupling ? &cursor[size_t(u - first_row)] : &rc.extra_ptr[size_t(u - first_row)];
+          __atomic_fetch_add(counted, 1, __ATOMIC_RELAXED);
+          ++own;
+        });
+        if (elsewhere) my_remote.push_back(uint32_t(k));
+      }
+      std::copy(mine.begin(), mine.end(), &count[t * ranks]);
+      remote[t] = std::move(my_remote);
     }
-    std::copy(mine.begin(), mine.end(), &count[t * ranks]);
-    remote[t] = std::move(my_remote);
-  }
-  if (own > INT32_MAX) throw InputError("a rank's rows have more than 2^31 element ends, beyond this build's index width");
-  times.kept = uint64_t(own);
-  const std::vector<int> send_counts = send_places(count, ranks);
-  FillVector<Contribution> send(size_t(std::accumulate(send_counts.begin(), send_counts.end(), int64_t(0))));
+    if (own > max_entries) throw InputError("a rank's rows have more than 2^31 element ends, beyond this build's index width");
+    times.kept = uint64_t(own);
+    send_counts = send_places(count, ranks);
+    send.resize(size_t(std::accumulate(send_counts.begin(), send_counts.end(), int64_t(0))));
 #pragma omp parallel num_threads(threads)
-  {
-    const auto t = size_t(omp_get_thread_num());
-    std::vector<size_t> next(&count[t * ranks], &count[t * ranks] + ranks);  // the thread's own cursors, as above
-    for (uint32_t k : remote[t]) {
-      const Element& e = nl.elements[k];
-      Ends x;
-      stamped_ends(e, sn, x);
-      rows_of(x, [&](int32_t u, bool) {
-        if (local(u)) return;
-        size_t& at = next[size_t(owner_of_row(out.unknown_begin, u))];
-        contributions_to(e, x, u, sn, [&](const Contribution& c) { send[at++] = c; });
-      });
+    {
+      const auto t = size_t(omp_get_thread_num());
+      std::vector<size_t> next(&count[t * ranks], &count[t * ranks] + ranks);  // the thread's own cursors, as above
+      for (uint32_t k : remote[t]) {
+        const Element& e = nl.elements[k];
+        Ends x;
+        stamped_ends(e, sn, x);
+        rows_of(x, [&](int32_t u, bool) {
+          if (local(u)) return;
+          size_t& at = next[size_t(owner_of_row(out.unknown_begin, u))];
+          contributions_to(e, x, u, sn, [&](const Contribution& c) { send[at++] = c; });
+        });
+      }
     }
-  }
-  std::vector<std::vector<uint32_t>>().swap(remote);
-  times.contributions = times.watch.lap();
-  times.sent = send.size();
+    std::vector<std::vector<uint32_t>>().swap(remote);
+    times.contributions = times.watch.lap();
+    times.sent = send.size();
+  });
+  agreement.agree();  // before the exchange, which a rank that failed would not join
   std::vector<int> recv_counts;
   all_to_all(send, send_counts, comm, recv_counts, rc.received);
-  FillVector<Contribution>().swap(send);
-  for (int q = 0; q < nl.rank; ++q) rc.lower += size_t(recv_counts[size_t(q)]);
-  times.exchange = times.watch.lap();
+  agreement.run([&] {
+    FillVector<Contribution>().swap(send);
+    for (int q = 0; q < nl.rank; ++q) rc.lower += size_t(recv_counts[size_t(q)]);
+    times.exchange = times.watch.lap();
 
-  // The slots' sizes, G.ptr[u + 1]: the own couplings and the diagonal, then the received couplings.
-  FillVector<int32_t>& slot = out.G.ptr;
-  size_for_overwrite(slot, n + 1);
-  slot[0] = 0;
+    // The slots' sizes, G.ptr[u + 1]: the own couplings and the diagonal, then the received couplings.
+    FillVector<int32_t>& slot = out.G.ptr;
+    size_for_overwrite(slot, n + 1);
+    slot[0] = 0;
 #pragma omp parallel for schedule(static, 65536)
-  for (std::ptrdiff_t u = 0; u < std::ptrdiff_t(n); ++u) slot[size_t(u) + 1] = cursor[size_t(u)] + 1;
-  // The received, grouped by row: a counting sort with atomic increments (any order within a
-  // row), then each row's few indices sorted back into the order received.
-  const auto received = std::ptrdiff_t(rc.received.size());
-  if (received > 0) {
-    const auto row_of = [&](std::ptrdiff_t i) { return size_t(rc.received[size_t(i)].row - first_row); };
-    assign_parallel(rc.received_ptr, n + 1, 0);
+    for (std::ptrdiff_t u = 0; u < std::ptrdiff_t(n); ++u) slot[size_t(u) + 1] = cursor[size_t(u)] + 1;
+    // The received, grouped by row: a counting sort with atomic increments (any order within a
+    // row), then each row's few indices sorted back into the order received.
+    const auto received = std::ptrdiff_t(rc.received.size());
+    if (received > 0) {
+      const auto row_of = [&](std::ptrdiff_t i) { return size_t(rc.received[size_t(i)].row - first_row); };
+      assign_parallel(rc.received_ptr, n + 1, 0);
 #pragma omp parallel for schedule(static, 65536)
-    for (std::ptrdiff_t i = 0; i < received; ++i) {
-      __atomic_fetch_add(&rc.received_ptr[row_of(i)], 1, __ATOMIC_RELAXED);
-      if (rc.received[size_t(i)].neighbour >= 0) __atomic_fetch_add(&slot[row_of(i) + 1], 1, __ATOMIC_RELAXED);
-    }
-    prefix_sum(rc.received_ptr);
-    rc.received_order.resize(size_t(received));
+      for (std::ptrdiff_t i = 0; i < received; ++i) {
+        __atomic_fetch_add(&rc.received_ptr[row_of(i)], 1, __ATOMIC_RELAXED);
+        if (rc.received[size_t(i)].neighbour >= 0) __atomic_fetch_add(&slot[row_of(i) + 1], 1, __ATOMIC_RELAXED);
+      }
+      prefix_sum(rc.received_ptr);
+      rc.received_order.resize(size_t(received));
 #pragma omp parallel for schedule(static, 65536)
-    for (std::ptrdiff_t i = 0; i < received; ++i)
-      rc.received_order[size_t(__atomic_sub_fetch(&rc.received_ptr[row_of(i)], 1, __ATOMIC_RELAXED))] = uint32_t(i);
+      for (std::ptrdiff_t i = 0; i < received; ++i)
+        rc.received_order[size_t(__atomic_sub_fetch(&rc.received_ptr[row_of(i)], 1, __ATOMIC_RELAXED))] = uint32_t(i);
 #pragma omp parallel for schedule(static, 4096)
-    for (std::ptrdiff_t u = 0; u < std::ptrdiff_t(n); ++u)
-      sort_by_key(rc.received_order.data() + rc.received_ptr[size_t(u)], rc.received_order.data() + rc.received_ptr[size_t(u) + 1],
-                  [](uint32_t i) { return i; });
-  }
+      for (std::ptrdiff_t u = 0; u < std::ptrdiff_t(n); ++u)
+        sort_by_key(rc.received_order.data() + rc.received_ptr[size_t(u)],
+                    rc.received_order.data() + rc.received_ptr[size_t(u) + 1], [](uint32_t i) { return i; });
+    }
 
-  // The slots, and the second pass: each own coupling's element number written into its row's
-  // slot (downwards from the end of the own part), each other element's into `extra`.
-  int64_t slots = 0;
+    // The slots, and the second pass: each own coupling's element number written into its row's
+    // slot (downwards from the end of the own part), each other element's into `extra`.
+    int64_t slots = 0;
 #pragma omp parallel for schedule(static, 65536) reduction(+ : slots)
-  for (std::ptrdiff_t u = 0; u < std::ptrdiff_t(n); ++u) slots += slot[size_t(u) + 1];
-  if (slots > INT32_MAX) throw InputError("the system has more than 2^31 nonzeros, beyond this build's index width");
-  prefix_sum(slot);
-  prefix_sum(rc.extra_ptr);
-  rc.extra.resize(size_t(rc.extra_ptr[n]));
-  // Arrays of a row each (a 50M-node grid's rank: 17M rows), their pages faulted in by all threads
-  // (mna/touched_vector.hpp) rather than zeroed by this one first.
-  size_for_overwrite(out.G.col, size_t(slots));
-  size_for_overwrite(out.G.val, size_t(slots));
-  int32_t* col = out.G.col.data();
-  // Each row's own couplings counted in its slot's last place (RowContributions::own_couplings()).
+    for (std::ptrdiff_t u = 0; u < std::ptrdiff_t(n); ++u) slots += slot[size_t(u) + 1];
+    if (slots > max_entries) throw InputError("the system has more than 2^31 nonzeros, beyond this build's index width");
+    prefix_sum(slot);
+    prefix_sum(rc.extra_ptr);
+    rc.extra.resize(size_t(rc.extra_ptr[n]));
+    // Arrays of a row each (a 50M-node grid's rank: 17M rows), their pages faulted in by all threads
+    // (mna/touched_vector.hpp) rather than zeroed by this one first.
+    size_for_overwrite(out.G.col, size_t(slots));
+    size_for_overwrite(out.G.val, size_t(slots));
+    int32_t* col = out.G.col.data();
+    // Each row's own couplings counted in its slot's last place (RowContributions::own_couplings()).
 #pragma omp parallel for schedule(static, 65536)
-  for (std::ptrdiff_t u = 0; u < std::ptrdiff_t(n); ++u) {
-    col[slot[size_t(u) + 1] - 1] = cursor[size_t(u)];
-    cursor[size_t(u)] += slot[size_t(u)];
-  }
-  // Any order: each row's lists are sorted back into element order below.
-#pragma omp parallel
-  {
-    BatchedScatter batch;
-#pragma omp for schedule(dynamic, 65536) nowait
-    for (size_t k = 0; k < elements; ++k) {
-      Ends x;
-      if (!stamped_ends(nl.elements[k], sn, x)) continue;
-      rows_of(x, [&](int32_t u, bool coupling) {
-        if (!local(u)) return;
-        const auto r = size_t(u - first_row);
-        if (coupling) batch.place(&cursor[r], reinterpret_cast<uint32_t*>(col), uint32_t(k));
-        else batch.place(&rc.extra_ptr[r], rc.extra.data(), uint32_t(k));
-      });
+    for (std::ptrdiff_t u = 0; u < std::ptrdiff_t(n); ++u) {
+      col[slot[size_t(u) + 1] - 1] = cursor[size_t(u)];
+      cursor[size_t(u)] += slot[size_t(u)];
     }
-    batch.flush();
-  }
-  FillVector<int32_t>().swap(cursor);
-  // Each row's own lists back in element order: the couplings at the start of its slot (cursor
-  // came down to it).
+    // Any order: each row's lists are sorted back into element order below.
+#pragma omp parallel
+    {
+      BatchedScatter batch;
+#pragma omp for schedule(dynamic, 65536) nowait
+      for (size_t k = 0; k < elements; ++k) {
+        Ends x;
+        if (!stamped_ends(nl.elements[k], sn, x)) continue;
+        rows_of(x, [&](int32_t u, bool coupling) {
+          if (!local(u)) return;
+          const auto r = size_t(u - first_row);
+          if (coupling) batch.place(&cursor[r], reinterpret_cast<uint32_t*>(col), uint32_t(k));
+          else batch.place(&rc.extra_ptr[r], rc.extra.data(), uint32_t(k));
+        });
+      }
+      batch.flush();
+    }
+    FillVector<int32_t>().swap(cursor);
+    // Each row's own lists back in element order: the couplings at the start of its slot (cursor
+    // came down to it).
 #pragma omp parallel for schedule(static, 4096)
-  for (std::ptrdiff_t u = 0; u < std::ptrdiff_t(n); ++u) {
-    const int32_t couplings = RowContributions::own_couplings(col + slot[size_t(u)], slot[size_t(u) + 1] - slot[size_t(u)]);
-    sort_by_key(col + slot[size_t(u)], col + slot[size_t(u)] + couplings, [](int32_t k) { return uint32_t(k); });
-    sort_by_key(rc.extra.data() + rc.extra_ptr[size_t(u)], rc.extra.data() + rc.extra_ptr[size_t(u) + 1], [](uint32_t k) { return k; });
-  }
-  times.by_row = times.watch.lap();
+    for (std::ptrdiff_t u = 0; u < std::ptrdiff_t(n); ++u) {
+      const int32_t couplings = RowContributions::own_couplings(col + slot[size_t(u)], slot[size_t(u) + 1] - slot[size_t(u)]);
+      sort_by_key(col + slot[size_t(u)], col + slot[size_t(u)] + couplings, [](int32_t k) { return uint32_t(k); });
+      sort_by_key(rc.extra.data() + rc.extra_ptr[size_t(u)], rc.extra.data() + rc.extra_ptr[size_t(u) + 1],
+                  [](uint32_t k) { return k; });
+    }
+    times.by_row = times.watch.lap();
+  });
   return rc;
 }
 
@@ -657,7 +670,10 @@ std::string stamp_on_device(const RankNetlist& nl, const SuperNodes& sn, OwnedRo
 
 }  // namespace
 
-OwnedRows stamp_owned_rows(const RankNetlist& nl, const SuperNodes& sn, MPI_Comm comm, gpu::DeviceElements* on_device) {
+OwnedRows stamp_owned_rows(const RankNetlist& nl, const SuperNodes& sn, MPI_Comm comm, gpu::DeviceElements* on_device,
+                           int64_t max_entries) {
+  if (max_entries > INT32_MAX || (on_device && max_entries != INT32_MAX))
+    throw std::logic_error("stamp_owned_rows: max_entries beyond the index width, or given to the GPU stamp");
   OwnedRows out;
   out.unknown_begin = sn.unknown_begin();
   out.first_unknown = out.unknown_begin[size_t(nl.rank)];
@@ -674,17 +690,21 @@ OwnedRows stamp_owned_rows(const RankNetlist& nl, const SuperNodes& sn, MPI_Comm
     throw std::logic_error("stamp_owned_rows: this build has no GPU stamp (it needs CUDA, MPI and NCCL)");
 #endif
   }
+  // A rank's own failure (an index width passed, memory) waits for the next agreement: before the
+  // exchange, and before the floating check.
+  FailureAgreement agreement(comm);
   StampTimes times;
   {
     FillVector<int32_t> slot;
     {
-      const RowContributions rc = exchange_contributions(nl, sn, out, comm, times);
-      assemble(rc, out, parts, slot);
+      const RowContributions rc = exchange_contributions(nl, sn, out, comm, times, agreement, max_entries);
+      agreement.run([&] { assemble(rc, out, parts, slot); });
     }
     // The contributions freed first: the rare case holds G twice.
-    close_row_gaps(out.G, [&slot](int32_t u) { return size_t(slot[size_t(u)]); });
+    agreement.run([&] { close_row_gaps(out.G, [&slot](int32_t u) { return size_t(slot[size_t(u)]); }); });
     times.assemble = times.watch.lap();
   }
+  agreement.agree();
   check_floating(out, parts, nl, sn, comm);
   times.floating = times.watch.lap();
   log_step(comm, fmt::format("stamp on rank {}: contributions {:.3f} s ({} element ends of its rows, {} contributions sent), "
