@@ -187,7 +187,8 @@ RunReport run_distributed(const Options& opt, const dist::MpiSession& mpi, Distr
     spdlog::debug("rank {}: the launcher's local rank {} is not its place {} among its host's ranks: its device's "
                   "context begun again", mpi.rank(), early->device(), host.rank);
 #ifdef PGSIM_HAVE_NCCL
-  // Likewise the NCCL communicator (gpu/nccl_comm_ahead.hpp), kept with the solve's device objects.
+  // The NCCL communicator (gpu/nccl_comm_ahead.hpp), kept with the solve's device objects: agreed
+  // on here, made from the parse's end.
   std::unique_ptr<gpu::NcclCommAhead> nccl;
   if (gpu) {
     try {
@@ -220,7 +221,18 @@ RunReport run_distributed(const Options& opt, const dist::MpiSession& mpi, Distr
   if (ranges_on_gpu > 0) spdlog::info("{} of {} ranks read their ranges on their GPUs", ranges_on_gpu, mpi.size());
   rep.time.parse = phase.lap();
   rep.nodes = int64_t(netlist.total_nodes) - 1;
-  omp_set_num_threads(std::max(1, threads.cap() - warm_up.busy_cores()));
+  int nccl_busy = 0;  // the communicator's thread, at work through the reduction and setup: a core left to it
+#ifdef PGSIM_HAVE_NCCL
+  if (nccl) {
+    try {
+      nccl->start();
+    } catch (const std::exception& e) {
+      end_job(mpi, "the NCCL communicator's setup", e);
+    }
+    nccl_busy = nccl->busy_cores();
+  }
+#endif
+  omp_set_num_threads(std::max(1, threads.cap() - warm_up.busy_cores() - nccl_busy));
   rep.threads = omp_get_max_threads();
   uint64_t bytes = netlist.bytes_read;
   MPI_Allreduce(MPI_IN_PLACE, &bytes, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
@@ -301,6 +313,8 @@ RunReport run_distributed(const Options& opt, const dist::MpiSession& mpi, Distr
   }
 #ifdef PGSIM_HAVE_NCCL
   if (nccl) keep.gpu = std::make_shared<KeptGpu>(KeptGpu{std::move(nccl), std::move(solved.device_state)});
+  // The solve waited for the communicator's thread: its core is the recovery's and the file's again.
+  if (nccl_busy) omp_set_num_threads(std::max(1, threads.cap() - warm_up.busy_cores()));
 #endif
   solve_progress.finish();
   rep.result = solved.result;
