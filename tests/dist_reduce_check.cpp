@@ -19,8 +19,8 @@
 // solve and owned_voltages() add on top of its RankNetlist (docs/distributed.md's bytes per node
 // per rank come from it).
 // With --limit N (N entries, or "nnz": one less than the last rank's rows' stored entries, which
-// the stamp finds after its exchange; not with --gpu), no checks: each rank stamps its rows on the
-// host, the last with stamp_owned_rows' max_entries at N; every rank must throw the same
+// the stamp finds after its exchange), no checks: each rank stamps its rows (with --gpu on its
+// GPU), the last with stamp_owned_rows' max_entries at N; every rank must throw the same
 // InputError, not wait for the last (dist/collective_error.hpp FailureAgreement). Each rank
 // prints "rank R: limit: TEXT".
 // Rank 0 prints "reduce checks passed on P ranks" (or "... error matched on P ranks: TEXT") at the
@@ -164,13 +164,15 @@ void check_solve(const RankNetlist& part, bool repartition, const std::vector<do
                 static_cast<long long>(elsewhere));
 }
 
-// --limit: the host stamp with the last rank's max_entries at `limit` ("nnz": its rows' entries
-// less one, from a stamp without a limit first).
-void stamp_with_limit(const char* netlist, const std::string& limit, int rank, int ranks) {
+// --limit: the stamp (on GPU `device`, or the host where < 0) with the last rank's max_entries at
+// `limit` ("nnz": its rows' entries less one, from a stamp without a limit first).
+void stamp_with_limit(const char* netlist, const std::string& limit, int rank, int ranks, int device) {
   const RankNetlist part = split_netlist(parse_netlist(netlist), rank, ranks);
-  const auto stamp = [&](int64_t max_entries) {
-    const SuperNodes sn(part, MPI_COMM_WORLD);
-    return stamp_owned_rows(part, sn, MPI_COMM_WORLD, nullptr, rank == ranks - 1 ? max_entries : INT32_MAX);
+  const auto stamp = [&](int64_t max_entries) {  // the elements up again each time: the GPU stamp releases them
+    const RankNetlist held = held_on(part, device);
+    ScannedOnDevice up = scan_on_device(held, device);
+    const SuperNodes sn(held, MPI_COMM_WORLD, up.elements ? &up.scan : nullptr);
+    return stamp_owned_rows(held, sn, MPI_COMM_WORLD, up.elements.get(), rank == ranks - 1 ? max_entries : INT32_MAX);
   };
   int64_t max_entries = 0;
   if (limit == "nnz") max_entries = stamp(INT32_MAX).G.nnz() - 1;
@@ -261,7 +263,7 @@ int main(int argc, char** argv) {
     return 2;
 #endif
   }
-  if (args.size() != 1 || (file_order && !memory) || (!limit.empty() && device >= 0)) {
+  if (args.size() != 1 || (file_order && !memory)) {
     if (rank == 0) std::printf("usage: dist_reduce_check [--memory [--file-order]] [--gpu] [--limit N|nnz] NETLIST\n");
     MPI_Finalize();
     return 2;
@@ -273,7 +275,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (!limit.empty()) {
-    stamp_with_limit(netlist, limit, rank, ranks);
+    stamp_with_limit(netlist, limit, rank, ranks, device);
     MPI_Finalize();
     return 0;
   }

@@ -645,11 +645,17 @@ void join_parts(const OwnedRows& out, const std::vector<uint8_t>& anchored, RowC
 }
 
 // The rows stamped on the elements' GPU (gpu/device_stamp.hpp), the other ranks' records exchanged
-// here; then joined into `parts`. The -v line's text.
+// here; then joined into `parts`. The -v line's text. This rank's failures wait for `agreement`'s
+// next agreement: one in the exchange (where a rank that failed before it agrees instead), and the
+// caller's after the stamp.
 std::string stamp_on_device(const RankNetlist& nl, const SuperNodes& sn, OwnedRows& out, RowComponents& parts,
-                            gpu::DeviceElements& elements, MPI_Comm comm) {
+                            gpu::DeviceElements& elements, MPI_Comm comm, FailureAgreement& agreement,
+                            int64_t max_entries) {
+  bool exchanged = false;
   const auto exchange = [&](const FillVector<Contribution>& send, const std::vector<int>& send_counts,
                             FillVector<Contribution>& received) {
+    exchanged = true;
+    agreement.agree();  // throws here on every rank where one failed before its exchange
     std::vector<int> recv_counts;
     all_to_all(send, send_counts, comm, recv_counts, received);
     size_t lower = 0;
@@ -658,13 +664,18 @@ std::string stamp_on_device(const RankNetlist& nl, const SuperNodes& sn, OwnedRo
   };
   gpu::DeviceStampTimes times;
   std::vector<uint8_t> anchored;
-  size_for_overwrite(anchored, size_t(out.rows()));
-  size_for_overwrite(out.b, size_t(out.rows()));
-  gpu::stamp_rows_on_device(elements, sn.lookup(), out.unknown_begin, nl.rank, exchange, out.G, out.b.data(),
-                            anchored.data(), times);
-  Stopwatch watch;
-  join_parts(out, anchored, parts);
-  return times.text() + fmt::format(", parts joined {:.3f} s", watch.lap());
+  double joined = 0;
+  agreement.run([&] {
+    size_for_overwrite(anchored, size_t(out.rows()));
+    size_for_overwrite(out.b, size_t(out.rows()));
+    gpu::stamp_rows_on_device(elements, sn.lookup(), out.unknown_begin, nl.rank, exchange, out.G, out.b.data(),
+                              anchored.data(), max_entries, times);
+    Stopwatch watch;
+    join_parts(out, anchored, parts);
+    joined = watch.lap();
+  });
+  if (!exchanged) agreement.agree();  // this rank failed before its exchange, where the others agree
+  return times.text() + fmt::format(", parts joined {:.3f} s", joined);
 }
 #endif
 
@@ -672,16 +683,19 @@ std::string stamp_on_device(const RankNetlist& nl, const SuperNodes& sn, OwnedRo
 
 OwnedRows stamp_owned_rows(const RankNetlist& nl, const SuperNodes& sn, MPI_Comm comm, gpu::DeviceElements* on_device,
                            int64_t max_entries) {
-  if (max_entries > INT32_MAX || (on_device && max_entries != INT32_MAX))
-    throw std::logic_error("stamp_owned_rows: max_entries beyond the index width, or given to the GPU stamp");
+  if (max_entries > INT32_MAX) throw std::logic_error("stamp_owned_rows: max_entries beyond the index width");
   OwnedRows out;
   out.unknown_begin = sn.unknown_begin();
   out.first_unknown = out.unknown_begin[size_t(nl.rank)];
   out.G.rows = out.unknown_begin[size_t(nl.rank) + 1] - out.first_unknown;
   RowComponents parts(out.rows());
+  // A rank's own failure (an index width passed, memory, its GPU) waits for the next agreement:
+  // before the exchange, and before the floating check.
+  FailureAgreement agreement(comm);
   if (on_device) {
 #ifdef PGSIM_HAVE_NCCL
-    const std::string detail = stamp_on_device(nl, sn, out, parts, *on_device, comm);
+    const std::string detail = stamp_on_device(nl, sn, out, parts, *on_device, comm, agreement, max_entries);
+    agreement.agree();
     Stopwatch watch;
     check_floating(out, parts, nl, sn, comm);
     log_step(comm, fmt::format("stamp on rank {} {}, floating check {:.3f} s", nl.rank, detail, watch.lap()));
@@ -690,9 +704,6 @@ OwnedRows stamp_owned_rows(const RankNetlist& nl, const SuperNodes& sn, MPI_Comm
     throw std::logic_error("stamp_owned_rows: this build has no GPU stamp (it needs CUDA, MPI and NCCL)");
 #endif
   }
-  // A rank's own failure (an index width passed, memory) waits for the next agreement: before the
-  // exchange, and before the floating check.
-  FailureAgreement agreement(comm);
   StampTimes times;
   {
     FillVector<int32_t> slot;

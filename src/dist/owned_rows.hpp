@@ -45,15 +45,13 @@ int owner_of_row(const std::vector<Index>& begin, int64_t u) {
 // Throws InputError with reduce()'s text, on every rank, for a floating part of the circuit
 // (the first node of its lowest unknown, and its netlist node count), and for more than
 // `max_entries` (at most 2^31 - 1, this build's index width; tests set it small on one rank)
-// element ends or entries in one rank's rows. On the host a failure of one rank's own work
-// (those, memory) is thrown on every rank alike (dist/collective_error.hpp FailureAgreement:
+// element ends or entries in one rank's rows. A failure of one rank's own work (those, memory,
+// on_device its GPU) is thrown on every rank alike (dist/collective_error.hpp FailureAgreement:
 // agreed on before the exchange and before the floating check), so no rank is left in a
 // collective call.
 // on_device: nl's elements on the rank's GPU (gpu/device_stamp.hpp; a build with CUDA, MPI and
-// NCCL, else std::logic_error; max_entries must be left as it is): the records made and the rows
-// summed and written there, the same rows bit for bit, and the elements' device copy released. A
-// failure there (more than 2^31 entries in the rank's rows, its GPU) is thrown on that rank alone:
-// the caller must end the job.
+// NCCL, else std::logic_error): the records made and the rows summed and written there, the same
+// rows bit for bit, and the elements' device copy released.
 OwnedRows stamp_owned_rows(const RankNetlist& nl, const SuperNodes& super_nodes, MPI_Comm comm,
                            gpu::DeviceElements* on_device = nullptr, int64_t max_entries = INT32_MAX);
 

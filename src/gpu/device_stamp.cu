@@ -284,8 +284,12 @@ DeviceBuffer<T> copy_up(const T* host, size_t n, HostStaging& staging) {
   return d;
 }
 
-[[noreturn]] void too_many_entries() {
+// The host stamp's texts (dist/owned_rows.cpp): its records, then its stored entries.
+[[noreturn]] void too_many_element_ends() {
   throw InputError("a rank's rows have more than 2^31 element ends, beyond this build's index width");
+}
+[[noreturn]] void too_many_nonzeros() {
+  throw InputError("the system has more than 2^31 nonzeros, beyond this build's index width");
 }
 
 }  // namespace
@@ -358,7 +362,7 @@ dist::ElementScan DeviceElements::scan(uint32_t range_first, uint32_t range_coun
 
 void stamp_rows_on_device(DeviceElements& elements, const dist::NodeLookup& nodes,
                           const std::vector<int32_t>& unknown_begin, int rank, const StampExchange& exchange,
-                          CsrMatrix& G, double* b, uint8_t* anchored, DeviceStampTimes& times) {
+                          CsrMatrix& G, double* b, uint8_t* anchored, int64_t max_entries, DeviceStampTimes& times) {
   PGSIM_CUDA(cudaSetDevice(elements.device()));
   Stopwatch watch;
   const auto n_elements = int64_t(elements.count());
@@ -405,7 +409,7 @@ void stamp_rows_on_device(DeviceElements& elements, const dist::NodeLookup& node
   const uint64_t totals = read_back(at.data() + n_elements);
   if (read_back(missing.data()) != 0) throw std::logic_error("SuperNodes: an element's node is neither this rank's nor one it stamps");
   const auto own_records = int64_t(totals & 0xffffffffu), other_records = int64_t(totals >> kOtherShift);
-  if (own_records > INT32_MAX || other_records > INT32_MAX) too_many_entries();
+  if (own_records > max_entries || other_records > max_entries) too_many_element_ends();
   times.kept = uint64_t(own_records), times.sent = uint64_t(other_records);
   FillVector<Contribution> send;
   std::vector<int> send_counts(size_t(rows.ranks), 0);
@@ -433,7 +437,7 @@ void stamp_rows_on_device(DeviceElements& elements, const dist::NodeLookup& node
 
   // All records for this rank's rows in the host's order: lower ranks', its own, higher ranks'.
   const int64_t total = int64_t(received.size()) + own_records;
-  if (total > INT32_MAX) too_many_entries();
+  if (total > max_entries) too_many_element_ends();
   DeviceBuffer<Contribution> records(static_cast<size_t>(total));
   staging.copy(records.data(), received.data(), lower * sizeof(Contribution));
   staging.copy(records.data() + lower + own_records, received.data() + lower, (received.size() - lower) * sizeof(Contribution));
@@ -465,7 +469,7 @@ void stamp_rows_on_device(DeviceElements& elements, const dist::NodeLookup& node
     exclusive_sum(couplings.data(), coupling_start.data(), n + 1, nullptr);
   }
   const int64_t coupled = read_back(coupling_start.data() + n);
-  if (coupled + n > INT32_MAX) too_many_entries();
+  if (coupled + n > max_entries) too_many_nonzeros();
   DeviceBuffer<int32_t> column(static_cast<size_t>(coupled));
   DeviceBuffer<double> g(static_cast<size_t>(coupled));
   {

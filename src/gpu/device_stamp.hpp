@@ -85,11 +85,13 @@ class DeviceElements final : public dist::ElementsOnDevice {
 // global (G.rows set), from its `elements` (released once their records are made) and every other
 // rank's records, on their device (made current). b and anchored: one entry per row, sized by
 // the caller; anchored[u]: whether row u has a conductance to a fixed node (the floating check's
-// anchor). Throws InputError where the rank's records or
-// its rows' entries pass 2^31 (this build's index width), std::logic_error for an element end
-// that `nodes` does not hold (SuperNodes::unknown_of's contract), GpuError on a CUDA failure.
+// anchor). Throws InputError where the rank's records or its rows' entries pass `max_entries`
+// (at most 2^31 - 1, this build's index width; tests set it small), std::logic_error for an
+// element end that `nodes` does not hold (SuperNodes::unknown_of's contract), GpuError on a CUDA
+// failure; `exchange` may throw too (every rank's failure, agreed there). Not collective itself:
+// a failure before `exchange` leaves it uncalled, which the caller must make up for.
 void stamp_rows_on_device(DeviceElements& elements, const dist::NodeLookup& nodes,
                           const std::vector<int32_t>& unknown_begin, int rank, const StampExchange& exchange,
-                          CsrMatrix& G, double* b, uint8_t* anchored, DeviceStampTimes& times);
+                          CsrMatrix& G, double* b, uint8_t* anchored, int64_t max_entries, DeviceStampTimes& times);
 
 }  // namespace pgsim::gpu
