@@ -4,9 +4,10 @@
 // own, it joins the other ranks while the host reduces, and connects the rank's peers while the
 // host builds the preconditioner.
 // When to start it: after the parse. Begun with the run, it was made beside the CUDA context and
-// the GPU parse, and slowed both on the 2-GPU machine (session 25: P = 2's parse ended at 0.79-1.09 s
-// against 0.68-0.84 s begun after it, benchmarks/dist/README.md). Its thread also wants a core:
-// while it works the caller's OpenMP threads leave it one (busy_cores()).
+// the GPU parse, and slowed both on the 2-GPU machine (session 25, benchmarks/dist/README.md:
+// P = 2's parse phase 0.898 s against 0.768 s begun after it, medians of 8). Its thread also
+// wants a core: while it works the caller's OpenMP threads leave it one (busy_cores(); the file
+// came 0.24 s sooner so in that session's probe).
 // Plain C++ (no CUDA or NCCL headers), for the application.
 #include <mpi.h>
 
