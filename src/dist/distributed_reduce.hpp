@@ -62,11 +62,11 @@ struct RankSystem {
 
 // Steps 1 to 5 (step 3 only with `repartition` and more than one rank). Throws InputError, on
 // every rank with reduce()'s text, for a netlist without sources, a disagreeing loop of sources
-// and shorts, or a floating part of the circuit, and, on the host stamp, for a rank's rows beyond
-// this build's index width (owned_rows.hpp). Anything else (std::bad_alloc outside the host stamp,
-// the GPU stamp's failures, its rows beyond the index width among them) may be thrown on the rank
-// where it happens alone: the caller must end the job (MpiSession::abort), or the other ranks wait
-// forever.
+// and shorts, or a floating part of the circuit, and for a rank's rows beyond this build's index
+// width (owned_rows.hpp: the stamp agrees on its ranks' own failures, and throws them on every
+// rank). Anything else (std::bad_alloc outside the stamp, a GPU failure outside it) may be thrown
+// on the rank where it happens alone: the caller must end the job (MpiSession::abort), or the
+// other ranks wait forever.
 // `merged`, when given, is called once step 1 is done: nl's element names are not read after it
 // (they name the members of a loop that step 1 reports), so the caller may release them there,
 // before step 2's stamp, where a rank's host memory peaks. `stamped`, when given, is called once
