@@ -585,6 +585,25 @@ TEST_CASE("mpirun --backend gpu with more ranks than GPUs: every rank ends, the 
   CHECK(log.find("one rank per GPU") != std::string::npos);
   CHECK_FALSE(std::ifstream(dir.file("v.txt")).good());
 }
+
+// The reduction's errors come after the parse, where each rank's NCCL communicator is being made
+// on a thread of its own (gpu/nccl_comm_ahead.hpp): every rank still ends with reduce()'s text and
+// exit 2 (the thread stopped, not waited on forever), and no file is written.
+TEST_CASE("mpirun -np 2 --backend gpu with a netlist the reduction rejects: every rank ends with its text",
+          "[dist][mpi][gpu]") {
+  skip_without_mpirun();
+  skip_without_gpus(2);
+  test::TempDir dir;
+  for (const auto& [netlist, text] : rejected_netlists(dir)) {
+    CAPTURE(netlist);
+    const int rc = mpirun_pgsim_gpu(2, netlist + " -q --backend gpu -o " + dir.file("v.txt"), dir.file("rejected.log"));
+    const std::string log = test::read_text(dir.file("rejected.log"));
+    CAPTURE(log);
+    CHECK(rc == kExitInput);
+    CHECK(log.find(text) != std::string::npos);
+    CHECK_FALSE(std::ifstream(dir.file("v.txt")).good());
+  }
+}
 #else
 TEST_CASE("mpirun -np 2 --backend gpu in a build without NCCL: exit 2 naming what is missing", "[dist][mpi]") {
   skip_without_mpirun();
