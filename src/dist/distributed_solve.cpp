@@ -136,8 +136,8 @@ BlockSolve solve_on_gpu(RankBlock& blk, const SolveControl& control, const Block
   gpu::GpuBlockReport g = gpu::solve_block_on_gpu(blk, h ? &*h : nullptr, on_device ? &*on_device : nullptr,
                                                   coarse ? &*coarse : nullptr, control, settings, *backend.nccl);
   log_step(MPI_COMM_WORLD, fmt::format("GPU solve on rank {}: upload {:.3f} s (of which {:.3f} s waiting for the NCCL "
-                                       "communicator), PCG {:.3f} s; the communicator made beside the parse and "
-                                       "reduction in {:.3f} s, its peers connected beside the setup in {:.3f} s",
+                                       "communicator), PCG {:.3f} s; the communicator made beside the reduction in "
+                                       "{:.3f} s, its peers connected beside the setup in {:.3f} s",
                                        blk.rank, g.upload_seconds, g.communicator_wait_seconds, g.solve_seconds,
                                        backend.nccl->make_seconds(), backend.nccl->connect_seconds()));
   s.result = g.result;
