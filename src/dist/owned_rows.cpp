@@ -243,7 +243,7 @@ RowContributions exchange_contributions(const RankNetlist& nl, const SuperNodes&
       std::copy(mine.begin(), mine.end(), &count[t * ranks]);
       remote[t] = std::move(my_remote);
     }
-    if (own > max_entries) throw InputError("a rank's rows have more than 2^31 element ends, beyond this build's index width");
+    if (own > max_entries) throw InputError(kTooManyElementEnds);
     times.kept = uint64_t(own);
     send_counts = send_places(count, ranks);
     send.resize(size_t(std::accumulate(send_counts.begin(), send_counts.end(), int64_t(0))));
@@ -307,7 +307,7 @@ RowContributions exchange_contributions(const RankNetlist& nl, const SuperNodes&
     int64_t slots = 0;
 #pragma omp parallel for schedule(static, 65536) reduction(+ : slots)
     for (std::ptrdiff_t u = 0; u < std::ptrdiff_t(n); ++u) slots += slot[size_t(u) + 1];
-    if (slots > max_entries) throw InputError("the system has more than 2^31 nonzeros, beyond this build's index width");
+    if (slots > max_entries) throw InputError(too_many_nonzeros_message());
     prefix_sum(slot);
     prefix_sum(rc.extra_ptr);
     rc.extra.resize(size_t(rc.extra_ptr[n]));

@@ -13,4 +13,8 @@ struct Contribution {
 };
 constexpr int32_t kFixed = -1, kCurrent = -2;
 
+// The error where one rank's rows take more records than this build's 32-bit indices hold (both
+// stamps' text).
+constexpr const char* kTooManyElementEnds = "a rank's rows have more than 2^31 element ends, beyond this build's index width";
+
 }  // namespace pgsim::dist

@@ -12,6 +12,7 @@
 #include "gpu/host_staging.hpp"
 #include "gpu/launch.cuh"
 #include "gpu/row_kernels.cuh"
+#include "mna/reduce.hpp"
 #include "mna/stopwatch.hpp"
 #include "parser/input_error.hpp"
 
@@ -285,12 +286,8 @@ DeviceBuffer<T> copy_up(const T* host, size_t n, HostStaging& staging) {
 }
 
 // The host stamp's texts (dist/owned_rows.cpp): its records, then its stored entries.
-[[noreturn]] void too_many_element_ends() {
-  throw InputError("a rank's rows have more than 2^31 element ends, beyond this build's index width");
-}
-[[noreturn]] void too_many_nonzeros() {
-  throw InputError("the system has more than 2^31 nonzeros, beyond this build's index width");
-}
+[[noreturn]] void too_many_element_ends() { throw InputError(dist::kTooManyElementEnds); }
+[[noreturn]] void too_many_nonzeros() { throw InputError(too_many_nonzeros_message()); }
 
 }  // namespace
 

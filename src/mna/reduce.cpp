@@ -261,7 +261,7 @@ RowEntries entries_by_row(const Netlist& nl, const Companion* companion, Reduced
     if (ub >= 0) __atomic_fetch_add(&count[size_t(ub)], 1, __ATOMIC_RELAXED);
   }
   if (total + n > INT32_MAX || extras > INT32_MAX)
-    throw InputError("the system has more than 2^31 nonzeros, beyond this build's index width");
+    throw InputError(too_many_nonzeros_message());
   prefix_sum(rows.ptr);
   prefix_sum(rows.extra_ptr);
   rows.extra.resize(size_t(extras));
@@ -425,6 +425,10 @@ bool is_short(const Element& e, const Companion* companion) {
 
 std::string no_sources_message(const std::string& top_file) {
   return top_file + ": the netlist has no voltage or current sources";
+}
+
+std::string too_many_nonzeros_message() {
+  return "the system has more than 2^31 nonzeros, beyond this build's index width";
 }
 
 std::string floating_message(int64_t nodes, std::string_view node_name) {

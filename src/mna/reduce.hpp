@@ -75,9 +75,11 @@ ReducedSystem reduce(const Netlist& netlist, const Companion* companion, const M
 // elements on a 50M-node grid, whose vias are 0 V sources).
 void keep_merging_names(Netlist& netlist, const MergingElements& merging);
 
-// The texts of two of those errors, shared with the distributed reduction (dist/distributed_reduce.hpp).
+// The texts of those errors shared with the distributed reduction (dist/distributed_reduce.hpp),
+// its host and GPU stamps (dist/owned_rows.hpp, gpu/device_stamp.hpp) among them.
 std::string no_sources_message(const std::string& top_file);
 std::string floating_message(int64_t nodes, std::string_view node_name);  // node_name: one node of it
+std::string too_many_nonzeros_message();  // the system's entries beyond this build's 32-bit indices
 
 // Every netlist node's voltage from the solution x of G x = b (entry 0, ground, is 0).
 std::vector<double> node_voltages(const ReducedSystem& system, const std::vector<double>& x);
