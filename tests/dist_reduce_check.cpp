@@ -1,6 +1,6 @@
 // Run under mpirun by tests/test_dist_mpi.cpp: the distributed reduction
 // (src/dist/distributed_reduce.hpp) on each rank's part of a netlist against the single-process
-// reduce() of the whole one. Usage: dist_reduce_check [--memory [--file-order]] [--gpu] NETLIST.
+// reduce() of the whole one. Usage: dist_reduce_check [--memory [--file-order]] [--gpu] [--limit N|nnz] NETLIST.
 // With --gpu each rank makes the super-nodes' first pass and stamps its rows on a GPU (rank r on
 // device r mod the GPUs it sees; dist/distributed_reduce.hpp), in the checks below (the first
 // pass's marks and merging elements also against the host's) and in reduce_distributed(), its
@@ -121,8 +121,6 @@ void check_rows(const OwnedRows& rows, const ReducedSystem& sys, const SuperNode
   if (bad_nodes > 0) fail(rank, std::to_string(bad_nodes) + " node(s) with another unknown or offset than reduce()'s");
 }
 
-// reduce_distributed() with or without the repartition, solved by the CPU distributed PCG:
-// owned_voltages() against the direct solve's voltages of every node (`reference`).
 // part, its elements held on GPU `device` only (dist/elements_on_device.hpp); part itself where device < 0.
 RankNetlist held_on(const RankNetlist& part, [[maybe_unused]] int device) {
   RankNetlist held = part;
@@ -135,6 +133,8 @@ RankNetlist held_on(const RankNetlist& part, [[maybe_unused]] int device) {
   return held;
 }
 
+// reduce_distributed() with or without the repartition, solved by the CPU distributed PCG:
+// owned_voltages() against the direct solve's voltages of every node (`reference`).
 void check_solve(const RankNetlist& part, bool repartition, const std::vector<double>& reference, int device) {
   const int rank = part.rank;
   const char* how = repartition ? "repartitioned" : "file order";
